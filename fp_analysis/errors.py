@@ -1,0 +1,26 @@
+"""The one exception hierarchy of fp_analysis.
+
+Every error raised at a public boundary is an ``FpaError``; each also derives from the builtin that
+PyTorch (or Python) would raise for the same mistake, so callers that catch ``ValueError`` /
+``RuntimeError`` / ``TypeError`` keep working.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DtypeError", "FpaError", "ParameterError", "ShapeError"]
+
+
+class FpaError(Exception):
+    """Base class of every error fp_analysis raises on purpose."""
+
+
+class ParameterError(FpaError, ValueError):
+    """A parameter has a value outside what is allowed; the message names both."""
+
+
+class ShapeError(FpaError, RuntimeError):
+    """Tensors or a configuration have shapes that do not fit together (PyTorch raises RuntimeError)."""
+
+
+class DtypeError(FpaError, TypeError):
+    """An array or tensor has a dtype (or type) the function does not accept."""

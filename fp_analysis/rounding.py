@@ -1,0 +1,147 @@
+"""Rounding of fp32/fp64 values to a narrower binary format, exactly, under a chosen rounding mode.
+
+The algorithm works in float64, where every step is exact for the formats in the table: the value is
+scaled by a power of two so that the target format's quantum (the spacing of its numbers at that
+magnitude, IEEE 754-2019 §3.3) becomes 1, the integer part is rounded by the chosen rule, and the result
+is scaled back. Scaling by powers of two and ``trunc`` are exact in binary floating point (Muller et al.,
+*Handbook of Floating-Point Arithmetic*, 2nd ed. 2018, §2.2), and so is ``s - trunc(s)`` (Sterbenz's
+lemma, ibid. Lemma 4.1), so no double rounding can occur.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import numpy as np
+
+from .errors import DtypeError, ParameterError
+from .formats import FloatFormat, get_format
+
+__all__ = ["Rounding", "flush_subnormals", "round_to"]
+
+
+class Rounding(str, Enum):
+    """IEEE 754-2019 §4.3 rounding-direction attributes used by the toolkit."""
+
+    RNE = "rne"
+    """Round to nearest, ties to even: IEEE's default, and what tensor cores do for fp32→TF32."""
+    RNA = "rna"
+    """Round to nearest, ties away from zero (roundTiesToAway)."""
+    RZ = "rz"
+    """Round toward zero (truncation of the extra significand bits)."""
+
+
+_ROUNDABLE = ("fp32", "tf32", "bf16", "fp16")
+
+
+def _check_rounding(rounding: str | Rounding) -> Rounding:
+    try:
+        return Rounding(rounding)
+    except ValueError:
+        allowed = ", ".join(repr(r.value) for r in Rounding)
+        raise ParameterError(f"Got rounding={rounding!r}, but the only valid values are {allowed}.") from None
+
+
+def _check_target(fmt: str | FloatFormat) -> FloatFormat:
+    target = get_format(fmt)
+    if target.name not in _ROUNDABLE:
+        allowed = ", ".join(repr(n) for n in _ROUNDABLE)
+        raise ParameterError(f"Got fmt={target.name!r}, but round_to only rounds to {allowed}.")
+    return target
+
+
+def _pow2(exponent: np.ndarray) -> np.ndarray:
+    """2.0**exponent for integer exponents in the float64 normal range, built from bits (exact)."""
+    return ((exponent.astype(np.int64) + 1023) << 52).view(np.float64)
+
+
+def _round_float64(x: np.ndarray, target: FloatFormat, rounding: Rounding) -> np.ndarray:
+    """Round float64 values to ``target``; returns float64 holding values of the target format."""
+    finite_nonzero = np.isfinite(x) & (x != 0)
+    v = np.where(finite_nonzero, x, 1.0)  # placeholder keeps frexp/ldexp in range; masked out below
+    _, e = np.frexp(v)  # v = m·2^e with 0.5 ≤ |m| < 1, so the normal exponent is e - 1
+    quantum_exp = np.maximum(e - 1, target.emin) - (target.precision - 1)
+    scaled = v * _pow2(-quantum_exp)  # exact: only the exponent changes
+    whole = np.trunc(scaled)
+    frac = np.abs(scaled - whole)  # exact (Sterbenz)
+    if rounding is Rounding.RZ:
+        up = np.zeros(v.shape, dtype=bool)
+    elif rounding is Rounding.RNA:
+        up = frac >= 0.5
+    else:  # RNE: above the midpoint, or on it with an odd integer part
+        up = (frac > 0.5) | ((frac == 0.5) & (np.fmod(whole, 2.0) != 0))
+    magnitude = np.abs(whole) + up
+    rounded = np.copysign(magnitude, v) * _pow2(quantum_exp)  # exact, may overflow to inf beyond fp64
+    overflow = np.abs(rounded) > target.max_finite
+    if rounding is Rounding.RZ:
+        # IEEE 754-2019 §7.4: toward zero, an overflow delivers the largest finite number.
+        rounded = np.where(overflow, np.copysign(target.max_finite, v), rounded)
+    else:
+        rounded = np.where(overflow, np.copysign(np.inf, v), rounded)
+    # Zero results keep the sign of x (IEEE 754-2019 §6.3); ±0, ±inf and NaN pass through unchanged.
+    rounded = np.copysign(rounded, v)
+    return np.where(finite_nonzero, rounded, x)
+
+
+def round_to(x, fmt: str | FloatFormat, rounding: str | Rounding = "rne"):
+    """Return ``x`` rounded to the format ``fmt``, as the same type (numpy array or torch tensor) and dtype.
+
+    Parameters
+    ----------
+    x : numpy array or torch tensor of float32 or float64 (any device; CUDA tensors are rounded on the
+        CPU and returned on their device).
+    fmt : "fp32", "tf32", "bf16" or "fp16".
+    rounding : "rne" (nearest, ties to even), "rna" (nearest, ties away) or "rz" (toward zero).
+
+    Subnormals of the target format are kept (gradual underflow); overflow gives ±inf for rne/rna and
+    ±max_finite for rz; ±0, ±inf and NaN are returned as they are (IEEE 754-2019 §4.3, §7.4).
+    Rounding float32 input to "fp32" is the identity.
+    """
+    target = _check_target(fmt)
+    mode = _check_rounding(rounding)
+    torch_tensor = _is_torch_tensor(x)
+    if torch_tensor:
+        array = _torch_to_numpy(x)
+    elif isinstance(x, np.ndarray) or (np.isscalar(x) and isinstance(x, np.floating)):
+        array = np.asarray(x)
+    else:
+        raise DtypeError(f"round_to takes a numpy array or a torch tensor for x, got {type(x).__name__}.")
+    if array.dtype not in (np.float32, np.float64):
+        raise DtypeError(f"round_to takes float32 or float64 values for x, got dtype {array.dtype}.")
+    with np.errstate(invalid="ignore", over="ignore"):
+        result = _round_float64(array.astype(np.float64), target, mode).astype(array.dtype)
+    if torch_tensor:
+        import torch
+
+        return torch.from_numpy(result).to(x.device)
+    return result if isinstance(x, np.ndarray) else result[()]
+
+
+def flush_subnormals(x: np.ndarray, fmt: str | FloatFormat = "fp32") -> np.ndarray:
+    """Return ``x`` with values below the smallest normal of ``fmt`` replaced by a zero of the same sign.
+
+    This is flush-to-zero as CUDA's ``-ftz=true`` (implied by ``--use_fast_math``) applies it to fp32
+    operands and results (CUDA C++ Programming Guide, "Floating-Point Standard"; PTX ISA, ``.ftz``).
+    """
+    target = get_format(fmt)
+    tiny = np.abs(x) < target.smallest_normal
+    return np.where(tiny, np.copysign(np.zeros_like(x), x), x)
+
+
+def _is_torch_tensor(x) -> bool:
+    torch = _torch_if_loaded()
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _torch_if_loaded():
+    import sys
+
+    return sys.modules.get("torch")
+
+
+def _torch_to_numpy(t) -> np.ndarray:
+    import torch
+
+    if t.dtype not in (torch.float32, torch.float64):
+        raise DtypeError(f"round_to takes float32 or float64 values for x, got dtype {t.dtype}.")
+    return t.detach().to("cpu").contiguous().numpy()
