@@ -4,9 +4,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 # Fast by default (CI); HYPOTHESIS_PROFILE=thorough for a long run.
-settings.register_profile(
-    "fast", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+settings.register_profile("fast", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 

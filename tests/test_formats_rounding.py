@@ -58,9 +58,7 @@ def test_extremes_round_trip_and_overflow(name):
 
 
 def _random_fp32_bits(n: int, seed: int) -> np.ndarray:
-    return (
-        np.random.default_rng(seed).integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
-    )
+    return np.random.default_rng(seed).integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
 
 
 def _ties(name: str, n: int, seed: int) -> np.ndarray:
@@ -71,9 +69,7 @@ def _ties(name: str, n: int, seed: int) -> np.ndarray:
     significands = rng.integers(0, 2**f.precision, n)  # covers subnormal multiples of the quantum too
     lower = significands * np.exp2(exponents.astype(np.float64))
     lower = np.where(lower <= f.max_finite, lower, f.max_finite)
-    quantum = np.exp2(
-        np.maximum(np.floor(np.log2(np.maximum(lower, f.smallest_normal))), f.emin) - f.precision + 1
-    )
+    quantum = np.exp2(np.maximum(np.floor(np.log2(np.maximum(lower, f.smallest_normal))), f.emin) - f.precision + 1)
     ties = (lower + quantum / 2) * rng.choice([-1.0, 1.0], n)
     return ties.astype(np.float32)
 
@@ -132,9 +128,7 @@ def test_tf32_nearest_even_matches_the_h100_measurement():
 
 @pytest.mark.parametrize(("name", "dtype"), [("bf16", torch.bfloat16), ("fp16", torch.float16)])
 def test_rne_agrees_with_torch_conversion(name, dtype):
-    values = torch.from_numpy(
-        np.concatenate([_random_fp32_bits(200_000, seed=5), _ties(name, 20_000, seed=6)])
-    )
+    values = torch.from_numpy(np.concatenate([_random_fp32_bits(200_000, seed=5), _ties(name, 20_000, seed=6)]))
     ours = round_to(values, name)
     theirs = values.to(dtype).to(torch.float32)
     assert isinstance(ours, torch.Tensor) and ours.dtype == torch.float32
@@ -157,7 +151,7 @@ def test_bad_arguments_are_named():
         round_to(x, "fp8")
     with pytest.raises(ParameterError, match="round_to only rounds to"):
         round_to(x, "fp64")
-    with pytest.raises(ParameterError, match="rounding='up'.*'rne', 'rna', 'rz'"):
+    with pytest.raises(ParameterError, match=r"rounding='up'.*'rne', 'rna', 'rz'"):
         round_to(x, "tf32", "up")
     with pytest.raises(DtypeError, match="dtype int64"):
         round_to(np.ones(2, np.int64), "tf32")

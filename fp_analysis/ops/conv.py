@@ -1,0 +1,543 @@
+"""Convolution specs (2 and 3 spatial dims), shape inference and gathering of the K terms per output.
+
+A convolution output is a dot product of K = (C_in / groups) · prod(kernel_size) terms plus an
+optional bias (PyTorch ``torch.nn.Conv2d`` / ``Conv3d`` documentation, "Shape" and the formula
+out(N_i, C_out_j) = bias(C_out_j) + Σ_k weight(C_out_j, k) ⋆ input(N_i, k)). This module describes a
+convolution as data (``ConvSpec``), validates it the way PyTorch does, infers output shapes exactly
+as PyTorch does, and gathers the K (weight, input) pairs of chosen output elements so that the rest
+of the toolkit can re-sum them in any order and precision on a CPU.
+
+Validation happens here, at the public boundary; inner helpers trust validated input.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..errors import DtypeError, ParameterError, ShapeError
+
+__all__ = [
+    "ConvSpec",
+    "TermOrder",
+    "Terms",
+    "conv2d_spec",
+    "conv3d_kk1_spec",
+    "gather_terms",
+    "sample_output_indices",
+    "term_permutation",
+]
+
+_PADDING_STRINGS = ("same", "valid")
+
+
+# --------------------------------------------------------------------------------------------------
+# Validation helpers (messages name the parameter and what is allowed)
+# --------------------------------------------------------------------------------------------------
+
+
+def _is_int(value: Any) -> bool:
+    """True for Python and numpy integers, False for bools (``True`` is not a kernel size)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if not _is_int(value):
+        raise ParameterError(f"{name} must be a positive integer, got {value!r} of type {type(value).__name__}")
+    if value <= 0:
+        raise ParameterError(f"{name} must be a positive integer, got {value}")
+    return int(value)
+
+
+def _int_tuple(name: str, value: Any, nd: int, *, minimum: int) -> tuple[int, ...]:
+    """Expand an int or a length-``nd`` sequence of ints to a tuple, as ``torch.nn.modules.utils._ntuple``."""
+    allowed = f"an integer or a tuple of {nd} integers, each >= {minimum}"
+    if _is_int(value):
+        items: tuple[Any, ...] = (value,) * nd
+    elif isinstance(value, Sequence) and not isinstance(value, str):
+        items = tuple(value)
+        if len(items) != nd:
+            raise ParameterError(f"{name} must be {allowed}; got {value!r} with {len(items)} entries")
+    else:
+        raise ParameterError(f"{name} must be {allowed}; got {value!r} of type {type(value).__name__}")
+    for item in items:
+        if not _is_int(item):
+            raise ParameterError(f"{name} must be {allowed}; got {value!r} (entry {item!r} is not an integer)")
+        if item < minimum:
+            raise ParameterError(f"{name} must be {allowed}; got {value!r}")
+    return tuple(int(item) for item in items)
+
+
+def _resolve_padding(
+    padding: Any, kernel_size: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...]
+) -> tuple[tuple[int, int], ...]:
+    """Return (before, after) per spatial dim, resolved as ``torch.nn.modules.conv._ConvNd.__init__``.
+
+    'valid' is no padding. 'same' pads a total of dilation·(kernel_size − 1) per dim, total // 2
+    before and the rest after (``_ConvNd.__init__``: ``left_pad = total_padding // 2``), and is
+    refused for strided convolutions as PyTorch refuses it. An int or tuple is symmetric padding.
+    """
+    nd = len(kernel_size)
+    if isinstance(padding, str):
+        if padding not in _PADDING_STRINGS:
+            raise ParameterError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+        if padding == "valid":
+            return ((0, 0),) * nd
+        if any(s != 1 for s in stride):
+            raise ParameterError(
+                f"padding='same' is not supported for strided convolutions (got stride={stride}); "
+                "use stride=1 or give the padding as integers"
+            )
+        totals = [d * (k - 1) for k, d in zip(kernel_size, dilation, strict=True)]
+        return tuple((total // 2, total - total // 2) for total in totals)
+    symmetric = _int_tuple("padding", padding, nd, minimum=0)
+    return tuple((p, p) for p in symmetric)
+
+
+def _padding_pairs(value: Any, nd: int) -> tuple[tuple[int, int], ...]:
+    """Validate an already-resolved padding: ``nd`` pairs of non-negative ints (before, after)."""
+    allowed = f"a tuple of {nd} (before, after) pairs of integers >= 0"
+    if not isinstance(value, Sequence) or isinstance(value, str) or len(value) != nd:
+        raise ParameterError(f"padding must be {allowed}; got {value!r}")
+    pairs = []
+    for pair in value:
+        if not isinstance(pair, Sequence) or isinstance(pair, str) or len(pair) != 2:
+            raise ParameterError(f"padding must be {allowed}; got {value!r}")
+        if not all(_is_int(p) for p in pair):
+            raise ParameterError(f"padding must be {allowed}; got {value!r} (non-integer entry)")
+        if any(p < 0 for p in pair):
+            raise ParameterError(f"negative padding is not supported: padding must be {allowed}; got {value!r}")
+        pairs.append((int(pair[0]), int(pair[1])))
+    return tuple(pairs)
+
+
+# --------------------------------------------------------------------------------------------------
+# ConvSpec
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConvSpec:
+    """A convolution with 2 or 3 spatial dims, every parameter resolved to per-dim tuples.
+
+    ``padding`` holds one (before, after) pair per spatial dim, so the asymmetric padding that
+    PyTorch's ``padding='same'`` produces for an even total dilation·(k−1) is representable.
+    Construct through ``conv2d_spec`` / ``conv3d_kk1_spec`` (which resolve ints and padding strings
+    as PyTorch does); direct construction is validated too.
+    """
+
+    in_channels: int
+    out_channels: int
+    kernel_size: tuple[int, ...]
+    stride: tuple[int, ...]
+    padding: tuple[tuple[int, int], ...]
+    dilation: tuple[int, ...]
+    groups: int = 1
+    bias: bool = True
+
+    def __post_init__(self) -> None:
+        _positive_int("in_channels", self.in_channels)
+        _positive_int("out_channels", self.out_channels)
+        if not _is_int(self.groups) or self.groups <= 0:
+            raise ParameterError(f"groups must be a positive integer, got {self.groups!r}")
+        if self.in_channels % self.groups != 0:
+            raise ParameterError(
+                f"in_channels must be divisible by groups (in_channels={self.in_channels}, groups={self.groups})"
+            )
+        if self.out_channels % self.groups != 0:
+            raise ParameterError(
+                f"out_channels must be divisible by groups (out_channels={self.out_channels}, groups={self.groups})"
+            )
+        if not isinstance(self.kernel_size, tuple) or len(self.kernel_size) not in (2, 3):
+            raise ParameterError(
+                f"kernel_size must be a tuple of 2 or 3 positive integers (one per spatial dim); "
+                f"got {self.kernel_size!r}"
+            )
+        nd = len(self.kernel_size)
+        object.__setattr__(self, "kernel_size", _int_tuple("kernel_size", self.kernel_size, nd, minimum=1))
+        object.__setattr__(self, "stride", _int_tuple("stride", self.stride, nd, minimum=1))
+        object.__setattr__(self, "dilation", _int_tuple("dilation", self.dilation, nd, minimum=1))
+        object.__setattr__(self, "padding", _padding_pairs(self.padding, nd))
+        if not isinstance(self.bias, (bool, np.bool_)):
+            raise ParameterError(f"bias must be a bool, got {self.bias!r}")
+        object.__setattr__(self, "in_channels", int(self.in_channels))
+        object.__setattr__(self, "out_channels", int(self.out_channels))
+        object.__setattr__(self, "groups", int(self.groups))
+        object.__setattr__(self, "bias", bool(self.bias))
+
+    # -- derived quantities --------------------------------------------------------------------
+
+    @property
+    def spatial_dims(self) -> int:
+        """Number of spatial dims (2 for conv2d, 3 for conv3d)."""
+        return len(self.kernel_size)
+
+    @property
+    def in_channels_per_group(self) -> int:
+        """C_in / groups: the input channels each output channel reads."""
+        return self.in_channels // self.groups
+
+    @property
+    def out_channels_per_group(self) -> int:
+        """C_out / groups."""
+        return self.out_channels // self.groups
+
+    @property
+    def taps(self) -> int:
+        """prod(kernel_size): kernel taps per input channel."""
+        return math.prod(self.kernel_size)
+
+    @property
+    def K(self) -> int:
+        """Terms per output: (C_in / groups) · prod(kernel_size) (bias not counted)."""
+        return self.in_channels_per_group * self.taps
+
+    @property
+    def weight_shape(self) -> tuple[int, ...]:
+        """(C_out, C_in / groups, *kernel_size), the shape of ``torch.nn.ConvNd.weight``."""
+        return (self.out_channels, self.in_channels_per_group, *self.kernel_size)
+
+    @property
+    def is_symmetric_padding(self) -> bool:
+        """True when every spatial dim pads the same amount before and after."""
+        return all(before == after for before, after in self.padding)
+
+    def dilated_kernel_size(self) -> tuple[int, ...]:
+        """dilation·(k − 1) + 1 per dim: the extent one output reads (PyTorch conv docs, "Shape")."""
+        return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel_size, self.dilation, strict=True))
+
+    def same_padding(self) -> tuple[tuple[int, int], ...] | None:
+        """Return the padding ``padding='same'`` would give this spec, or None when it is strided."""
+        if any(s != 1 for s in self.stride):
+            return None
+        return _resolve_padding("same", self.kernel_size, self.stride, self.dilation)
+
+    # -- shapes ----------------------------------------------------------------------------------
+
+    def output_shape(self, input_shape: Sequence[int]) -> tuple[int, ...]:
+        """Return the output shape (N, C_out, *spatial) torch computes for an input of ``input_shape``.
+
+        Per spatial dim, out = floor((in + pad_before + pad_after − dilation·(k − 1) − 1) / stride) + 1
+        (PyTorch ``torch.nn.Conv2d`` docs, "Shape"). Errors follow ATen's ``check_shape_forward``
+        (aten/src/ATen/native/Convolution.cpp): rank, channel count, zero-size dims, and a dilated
+        kernel larger than the padded input. A batch of 0 is allowed, as in PyTorch.
+        """
+        shape = self._validated_input_shape(input_shape)
+        padded = tuple(size + before + after for size, (before, after) in zip(shape[2:], self.padding, strict=True))
+        dilated = self.dilated_kernel_size()
+        if any(p < k for p, k in zip(padded, dilated, strict=True)):
+            raise ShapeError(
+                f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+                f"Kernel size: ({' x '.join(map(str, dilated))}). "
+                "Kernel size can't be greater than actual input size"
+            )
+        spatial = tuple((p - k) // s + 1 for p, k, s in zip(padded, dilated, self.stride, strict=True))
+        return (shape[0], self.out_channels, *spatial)
+
+    def _validated_input_shape(self, input_shape: Sequence[int]) -> tuple[int, ...]:
+        rank = 2 + self.spatial_dims
+        if isinstance(input_shape, torch.Size):
+            input_shape = tuple(input_shape)
+        if (
+            not isinstance(input_shape, Sequence)
+            or isinstance(input_shape, str)
+            or not all(_is_int(s) for s in input_shape)
+        ):
+            raise ShapeError(f"input_shape must be a sequence of {rank} integers (N, C, *spatial); got {input_shape!r}")
+        shape = tuple(int(s) for s in input_shape)
+        if len(shape) != rank:
+            raise ShapeError(
+                f"Expected {rank}D (batched) input to conv{self.spatial_dims}d, but got input of size: {list(shape)}"
+            )
+        if any(s < 0 for s in shape):
+            raise ShapeError(f"input_shape must not have negative sizes, got {list(shape)}")
+        if shape[1] != self.in_channels:
+            raise ShapeError(
+                f"Given groups={self.groups}, weight of size {list(self.weight_shape)}, expected "
+                f"input{list(shape)} to have {self.in_channels} channels, but got {shape[1]} channels instead"
+            )
+        if any(s == 0 for s in shape[2:]):
+            raise ShapeError(
+                f"Only zero batch or zero channel inputs are supported, but got input shape: {list(shape)}"
+            )
+        return shape
+
+
+def conv2d_spec(
+    in_channels: int,
+    out_channels: int,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] | str = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+    bias: bool = True,
+) -> ConvSpec:
+    """Return the ``ConvSpec`` of ``torch.nn.Conv2d`` with the same arguments (ints expand to pairs)."""
+    return _make_spec(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, nd=2)
+
+
+def conv3d_kk1_spec(
+    in_channels: int,
+    out_channels: int,
+    kernel_size: int | Sequence[int],
+    stride: int | Sequence[int] = 1,
+    padding: int | Sequence[int] | str = 0,
+    dilation: int | Sequence[int] = 1,
+    groups: int = 1,
+    bias: bool = True,
+) -> ConvSpec:
+    """Return the ``ConvSpec`` of a ``torch.nn.Conv3d`` whose kernel is (k, k, 1) or (kh, kw, 1).
+
+    ``kernel_size`` as an int k means (k, k, 1); a 3-tuple must end in 1. Stride, padding and
+    dilation apply to all three axes as in ``torch.nn.Conv3d`` (so depth padding/stride are allowed).
+    """
+    if _is_int(kernel_size):
+        _positive_int("kernel_size", kernel_size)
+        kernel_size = (int(kernel_size), int(kernel_size), 1)
+    elif isinstance(kernel_size, Sequence) and not isinstance(kernel_size, str):
+        if len(kernel_size) != 3 or not _is_int(kernel_size[-1]) or kernel_size[-1] != 1:
+            raise ParameterError(
+                f"kernel_size of conv3d_kk1_spec must be an integer k (meaning (k, k, 1)) or a tuple "
+                f"(kh, kw, 1) whose last entry is 1; got {tuple(kernel_size)!r}"
+            )
+    else:
+        raise ParameterError(
+            f"kernel_size must be an integer k or a tuple (kh, kw, 1); got {kernel_size!r} "
+            f"of type {type(kernel_size).__name__}"
+        )
+    return _make_spec(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, nd=3)
+
+
+def _make_spec(
+    in_channels: Any,
+    out_channels: Any,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: Any,
+    bias: Any,
+    *,
+    nd: int,
+) -> ConvSpec:
+    # Validate the scalar parameters first so that, as in PyTorch, a bad `groups` is reported
+    # before anything that depends on it.
+    _positive_int("in_channels", in_channels)
+    _positive_int("out_channels", out_channels)
+    if not _is_int(groups) or groups <= 0:
+        raise ParameterError(f"groups must be a positive integer, got {groups!r}")
+    kernel = _int_tuple("kernel_size", kernel_size, nd, minimum=1)
+    strides = _int_tuple("stride", stride, nd, minimum=1)
+    dilations = _int_tuple("dilation", dilation, nd, minimum=1)
+    pads = _resolve_padding(padding, kernel, strides, dilations)
+    return ConvSpec(in_channels, out_channels, kernel, strides, pads, dilations, groups, bias)
+
+
+# --------------------------------------------------------------------------------------------------
+# Terms of sampled outputs
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Terms:
+    """The K (weight, input) pairs of M sampled outputs, ready to be summed in any order.
+
+    ``w[m]`` equals ``weight[o].reshape(-1)`` for the output channel o of ``index[m]``; the K axis
+    runs input channel (within the group) outermost, then kernel taps row-major. ``x[m, k]`` is the
+    input value that meets ``w[m, k]``, 0.0 where the tap falls in the padding. ``bias`` is the
+    per-output bias (None when the convolution has none).
+    """
+
+    w: np.ndarray  # (M, K) float32
+    x: np.ndarray  # (M, K) float32
+    bias: np.ndarray | None  # (M,) float32
+    index: np.ndarray  # (M, 2 + spatial dims) int64: (n, o, *spatial)
+
+    @property
+    def M(self) -> int:
+        """Number of sampled outputs."""
+        return int(self.w.shape[0])
+
+    @property
+    def K(self) -> int:
+        """Terms per output."""
+        return int(self.w.shape[1])
+
+
+def _as_float32_array(name: str, value: Any) -> np.ndarray:
+    """Return ``value`` (torch tensor, any device, or numpy array) as a float32 numpy array, or raise."""
+    if isinstance(value, torch.Tensor):
+        if value.dtype != torch.float32:
+            raise DtypeError(f"{name} must have dtype float32, got {value.dtype}")
+        return value.detach().cpu().contiguous().numpy()
+    if isinstance(value, np.ndarray):
+        if value.dtype != np.float32:
+            raise DtypeError(f"{name} must have dtype float32, got {value.dtype}")
+        return value
+    raise DtypeError(f"{name} must be a torch.Tensor or numpy.ndarray of float32, got {type(value).__name__}")
+
+
+def _validated_out_index(out_index: Any, out_shape: tuple[int, ...]) -> np.ndarray:
+    if isinstance(out_index, torch.Tensor):
+        out_index = out_index.detach().cpu().numpy()
+    index = np.asarray(out_index)
+    if index.dtype.kind not in "iu":
+        raise DtypeError(f"out_index must hold integers, got dtype {index.dtype}")
+    if index.ndim != 2 or index.shape[1] != len(out_shape):
+        raise ShapeError(
+            f"out_index must have shape (M, {len(out_shape)}) holding (n, o, *spatial) per row; got shape {index.shape}"
+        )
+    index = index.astype(np.int64)
+    bad = (index < 0) | (index >= np.asarray(out_shape, dtype=np.int64))
+    if bad.any():
+        row = int(np.argwhere(bad.any(axis=1))[0, 0])
+        raise ShapeError(f"out_index row {row} = {index[row].tolist()} is outside the output shape {list(out_shape)}")
+    return index
+
+
+def gather_terms(spec: ConvSpec, x: Any, weight: Any, bias: Any, out_index: Any) -> Terms:
+    """Return the ``Terms`` (weights, inputs, bias) that produce the outputs at ``out_index``.
+
+    For output (n, o, *p) with o in group g = o // (C_out/groups), term (c, *t) pairs
+    weight[o, c, *t] with input[n, g·(C_in/groups) + c, *(p·stride − pad_before + t·dilation)]
+    (PyTorch ``torch.nn.Conv2d`` docs: cross-correlation with stride, padding, dilation, groups);
+    inputs whose position falls outside the input read the zero padding.
+
+    ``x``, ``weight``, ``bias`` are float32 torch tensors or numpy arrays (``bias`` None iff
+    ``spec.bias`` is False); ``out_index`` is an integer array (M, 2 + spatial dims).
+    """
+    if not isinstance(spec, ConvSpec):
+        raise ParameterError(f"spec must be a ConvSpec, got {type(spec).__name__}")
+    x_arr = _as_float32_array("x", x)
+    w_arr = _as_float32_array("weight", weight)
+    out_shape = spec.output_shape(x_arr.shape)
+    if tuple(w_arr.shape) != spec.weight_shape:
+        raise ShapeError(f"weight must have shape {list(spec.weight_shape)} for this spec, got {list(w_arr.shape)}")
+    b_arr = _validated_bias(spec, bias)
+    index = _validated_out_index(out_index, out_shape)
+
+    m = index.shape[0]
+    o = index[:, 1]
+    w_terms = w_arr.reshape(spec.out_channels, spec.K)[o]
+    x_terms = _gather_inputs(spec, x_arr, index)
+    b_terms = None if b_arr is None else b_arr[o]
+    return Terms(
+        w=np.ascontiguousarray(w_terms, dtype=np.float32).reshape(m, spec.K),
+        x=x_terms,
+        bias=b_terms,
+        index=index,
+    )
+
+
+def _validated_bias(spec: ConvSpec, bias: Any) -> np.ndarray | None:
+    if bias is None:
+        if spec.bias:
+            raise ParameterError("bias is None but spec.bias is True; pass the (out_channels,) bias tensor")
+        return None
+    if not spec.bias:
+        raise ParameterError("bias was given but spec.bias is False; pass bias=None")
+    b_arr = _as_float32_array("bias", bias)
+    if tuple(b_arr.shape) != (spec.out_channels,):
+        raise ShapeError(f"bias must have shape [{spec.out_channels}], got {list(b_arr.shape)}")
+    return b_arr
+
+
+def _gather_inputs(spec: ConvSpec, x: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Return the (M, K) input values of each output's terms, zeros where a tap is in the padding."""
+    nd = spec.spatial_dims
+    m = index.shape[0]
+    cin_g = spec.in_channels_per_group
+    # Index arrays broadcast to (M, C_in/groups, *kernel_size): one axis per term coordinate, so
+    # reshaping to (M, K) gives channel outermost then taps row-major, the order of weight[o].reshape(-1).
+    rank = 2 + nd
+
+    def on_axis(values: np.ndarray, axis: int) -> np.ndarray:
+        shape = [1] * rank
+        shape[axis] = values.size
+        return values.reshape(shape)
+
+    def per_output(values: np.ndarray) -> np.ndarray:
+        return values.reshape(m, *([1] * (rank - 1)))
+
+    group = index[:, 1] // spec.out_channels_per_group
+    batch = per_output(index[:, 0])
+    channel = per_output(group * cin_g) + on_axis(np.arange(cin_g, dtype=np.int64), 1)
+    inside = np.ones((m, *([1] * (rank - 1))), dtype=bool)
+    positions = []
+    for d in range(nd):
+        start = index[:, 2 + d] * spec.stride[d] - spec.padding[d][0]
+        offsets = np.arange(spec.kernel_size[d], dtype=np.int64) * spec.dilation[d]
+        pos = per_output(start) + on_axis(offsets, 2 + d)
+        size = x.shape[2 + d]
+        inside = inside & (pos >= 0) & (pos < size)
+        positions.append(np.clip(pos, 0, size - 1))  # keeps the gather in range; masked to 0 below
+    gathered = np.where(inside, x[(batch, channel, *positions)], np.float32(0.0))
+    term_shape = (m, cin_g, *spec.kernel_size)
+    return np.ascontiguousarray(np.broadcast_to(gathered, term_shape), dtype=np.float32).reshape(m, spec.K)
+
+
+# --------------------------------------------------------------------------------------------------
+# Term orders and output sampling
+# --------------------------------------------------------------------------------------------------
+
+
+class TermOrder(str, Enum):
+    """An order of the K terms of one output, as a kernel's loop nest visits them."""
+
+    CHANNEL_OUTER = "channel_outer"
+    """Input channel outermost, kernel taps row-major inside: PyTorch's weight layout, im2col's order."""
+
+    TAP_OUTER = "tap_outer"
+    """Kernel taps (row-major) outermost, input channel inside: the order of NHWC / implicit-GEMM
+    kernels that loop over the filter window and vectorise over channels."""
+
+
+def term_permutation(spec: ConvSpec, order: TermOrder | str) -> np.ndarray:
+    """Return a permutation p of range(K) such that ``terms.w[:, p]`` lists terms in ``order``.
+
+    Term k in the gathered (channel-outer) layout is channel k // taps, tap k % taps; under
+    ``tap_outer`` position j = t·(C_in/groups) + c holds k = c·taps + t.
+    """
+    if not isinstance(spec, ConvSpec):
+        raise ParameterError(f"spec must be a ConvSpec, got {type(spec).__name__}")
+    try:
+        order = TermOrder(order)
+    except ValueError:
+        allowed = ", ".join(repr(o.value) for o in TermOrder)
+        raise ParameterError(f"order must be one of {allowed}; got {order!r}") from None
+    identity = np.arange(spec.K, dtype=np.int64)
+    if order is TermOrder.CHANNEL_OUTER:
+        return identity
+    return identity.reshape(spec.in_channels_per_group, spec.taps).T.reshape(-1).copy()
+
+
+def sample_output_indices(out_shape: Sequence[int], count: int, seed: int) -> np.ndarray:
+    """Return ``count`` distinct output coordinates drawn uniformly, as int64 (M, len(out_shape)).
+
+    Draws without replacement with ``numpy.random.default_rng(seed)``; rows are sorted in C order
+    (so gathers touch memory in order). When ``count`` ≥ the number of outputs, every coordinate
+    is returned, sorted.
+    """
+    if isinstance(out_shape, torch.Size):
+        out_shape = tuple(out_shape)
+    if not isinstance(out_shape, Sequence) or len(out_shape) == 0 or not all(_is_int(s) and s > 0 for s in out_shape):
+        raise ParameterError(f"out_shape must be a non-empty sequence of positive integers, got {out_shape!r}")
+    if not _is_int(count) or count < 1:
+        raise ParameterError(f"count must be an integer >= 1, got {count!r}")
+    if not _is_int(seed) or seed < 0:
+        raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
+    shape = tuple(int(s) for s in out_shape)
+    numel = math.prod(shape)
+    if count >= numel:
+        flat = np.arange(numel, dtype=np.int64)
+    else:
+        rng = np.random.default_rng(int(seed))
+        flat = np.sort(rng.choice(numel, size=int(count), replace=False)).astype(np.int64)
+    return np.stack(np.unravel_index(flat, shape), axis=1).astype(np.int64)

@@ -1,0 +1,67 @@
+"""The public API is a list a reader can see, and README's commands are what CI runs."""
+
+from __future__ import annotations
+
+import importlib
+import pathlib
+import re
+
+import pytest
+
+import fp_analysis
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGES = ["fp_analysis", "fp_analysis.ops"]
+MODULES = [
+    "arith",
+    "bounds",
+    "errors",
+    "formats",
+    "metrics",
+    "orders",
+    "reference",
+    "rounding",
+    "order_table",
+    "ops.conv",
+    "ops.epilogue",
+    "ops.modules",
+    "ops.presets",
+]
+
+
+@pytest.mark.parametrize("name", PACKAGES + [f"fp_analysis.{m}" for m in MODULES])
+def test_all_lists_exactly_what_exists(name):
+    module = importlib.import_module(name)
+    exported = module.__all__
+    assert len(exported) == len(set(exported)), "duplicate names in __all__"
+    assert sorted(exported, key=str.casefold) == sorted(exported, key=str.casefold)
+    missing = [n for n in exported if not hasattr(module, n)]
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_package_reexports_every_public_name_of_its_modules(name):
+    package = importlib.import_module(name)
+    public = {n for n in dir(package) if not n.startswith("_") and not isinstance(getattr(package, n), type(package))}
+    public -= {"annotations"}
+    assert public <= set(package.__all__) | {"order_table"}, public - set(package.__all__)
+
+
+def _readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    return re.findall(r"```\n(python3 -m venv[^\n]*)\n```", text)
+
+
+def test_ci_runs_readmes_test_command_verbatim():
+    commands = _readme_commands()
+    assert len(commands) == 2, "README should give one set-up-and-run command and one set-up-and-test command"
+    test_command = next(c for c in commands if "pytest" in c)
+    assert test_command in (ROOT / ".ci" / "run").read_text()
+    assert any(c.endswith("python -m fp_analysis") for c in commands)
+
+
+def test_errors_derive_from_the_builtins_pytorch_raises():
+    assert issubclass(fp_analysis.ParameterError, ValueError)
+    assert issubclass(fp_analysis.ShapeError, RuntimeError)
+    assert issubclass(fp_analysis.DtypeError, TypeError)
+    assert all(issubclass(e, fp_analysis.FpaError) for e in (fp_analysis.ParameterError, fp_analysis.ShapeError))
