@@ -83,15 +83,22 @@ def _validated_multiplier(spec: ConvSpec, multiplier: Any, name: str = "multipli
     return tensor
 
 
-def _validated_epilogue_args(spec: ConvSpec, epilogue: Any, multiplier: Any) -> torch.Tensor | None:
+def _epilogue_requested(epilogue: Any, multiplier: Any) -> bool:
+    """Whether an epilogue is asked for; raises unless epilogue and multiplier come together."""
     if epilogue is None:
         if multiplier is not None:
             raise ParameterError("multiplier was given without an epilogue; pass epilogue=EpilogueSpec(...)")
-        return None
+        return False
     if not isinstance(epilogue, EpilogueSpec):
         raise ParameterError(f"epilogue must be an EpilogueSpec or None, got {type(epilogue).__name__}")
     if multiplier is None:
         raise ParameterError("epilogue needs the per-channel multiplier; pass multiplier=(C_out, 1, …, 1) tensor")
+    return True
+
+
+def _validated_epilogue_args(spec: ConvSpec, epilogue: Any, multiplier: Any) -> torch.Tensor | None:
+    if not _epilogue_requested(epilogue, multiplier):
+        return None
     return _validated_multiplier(spec, multiplier)
 
 
@@ -353,14 +360,8 @@ def _exact_sum(addends: list[float]) -> mpmath.mpf:
 
 def _multiplier_values(terms: Terms, epilogue: Any, multiplier: Any) -> list[float] | None:
     """The multiplier of each sampled output's channel, as exact Python floats (or None)."""
-    if epilogue is None:
-        if multiplier is not None:
-            raise ParameterError("multiplier was given without an epilogue; pass epilogue=EpilogueSpec(...)")
+    if not _epilogue_requested(epilogue, multiplier):
         return None
-    if not isinstance(epilogue, EpilogueSpec):
-        raise ParameterError(f"epilogue must be an EpilogueSpec or None, got {type(epilogue).__name__}")
-    if multiplier is None:
-        raise ParameterError("epilogue needs the per-channel multiplier; pass multiplier=(C_out, 1, …, 1) tensor")
     m = _validated_tensor("multiplier", multiplier)
     spatial_dims = terms.index.shape[1] - 2
     if m.ndim != 1 + spatial_dims or any(s != 1 for s in m.shape[1:]):

@@ -16,9 +16,11 @@ def pytest_collection_modifyitems(config, items):
         has_cuda = torch.cuda.is_available()
     except ImportError:
         has_cuda = False
-    if has_cuda:
-        return
-    skip = pytest.mark.skip(reason="needs a CUDA device (torch.cuda.is_available() is false)")
+    skip_gpu = pytest.mark.skip(reason="needs a CUDA device (torch.cuda.is_available() is false)")
+    skip_slow = pytest.mark.skip(reason="slow (full-size presets, GBs of memory); set FPA_RUN_SLOW=1 to run")
+    run_slow = os.environ.get("FPA_RUN_SLOW") == "1"
     for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+        if "gpu" in item.keywords and not has_cuda:
+            item.add_marker(skip_gpu)
+        if "slow" in item.keywords and not run_slow:
+            item.add_marker(skip_slow)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -56,7 +56,6 @@ _NUMPY_FORMATS = {"fp64": np.float64, "fp32": np.float32, "fp16": np.float16}
 
 @given(data=st.data(), name=st.sampled_from(sorted(_NUMPY_FORMATS)))
 @example(data=None, name="fp32").via("powers of two and subnormals")
-@settings(max_examples=60, deadline=None)
 def test_ulp_matches_numpy_spacing(data, name):
     dtype = _NUMPY_FORMATS[name]
     finfo = np.finfo(dtype)
@@ -204,7 +203,6 @@ _TOLS = st.one_of(st.sampled_from([0.0, 1e-5, 1e-4, 1e-2]), st.floats(0, 1))
 @example(pair=(np.array([INF, 1.0], np.float32), np.array([1.0, -INF], np.float32)), atol=0, rtol=0)
 @example(pair=(np.array([-0.0, TINY32], np.float32), np.array([0.0, 0.0], np.float32)), atol=0, rtol=0)
 @example(pair=(np.array([1.0 + 2**-10], np.float32), np.array([1.0], np.float32)), atol=0, rtol=2**-10)
-@settings(max_examples=150, deadline=None)
 def test_allclose_fail_count_matches_torch_isclose(pair, atol, rtol):
     a, r = pair
     s = error_stats(a, r, atol=atol, rtol=rtol)
@@ -254,7 +252,6 @@ _FINITE_FIELDS = ("max_abs", "mean_abs", "rmse", "max_rel", "mean_rel", "ulp_p50
     seed=st.integers(0, 2**16),
     junk=st.lists(st.sampled_from([NAN, INF, -INF]), min_size=1, max_size=6),
 )
-@settings(max_examples=40, deadline=None)
 def test_finite_stats_unaffected_by_nonfinite(r, seed, junk):
     rng = np.random.default_rng(seed)
     a = (r + rng.standard_normal(r.size).astype(np.float32) * 1e-3).astype(np.float32)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from fp_analysis.errors import DtypeError, FpaError, ParameterError, ShapeError
@@ -292,7 +292,6 @@ def test_zero_batch_is_allowed_as_in_pytorch():
     assert conv2d_spec(4, 2, 3).output_shape((0, 4, 5, 5)) == (0, 2, 3, 3)
 
 
-@settings(max_examples=60, deadline=None)
 @given(
     kernel=st.tuples(st.integers(1, 5), st.integers(1, 5)),
     stride=st.tuples(st.integers(1, 3), st.integers(1, 3)),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 
 import numpy as np
 import pytest
@@ -212,7 +211,6 @@ def test_gelu_tanh_vs_erf_max_refines_the_scan():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(os.environ.get("FPA_RUN_SLOW") != "1", reason="allocates ~1.3 GB; set FPA_RUN_SLOW=1")
 @pytest.mark.parametrize("name", sorted(PRESETS))
 def test_full_size_presets_construct(name):
     problem = make_problem(name)
