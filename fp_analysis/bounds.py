@@ -20,12 +20,16 @@ from .rounding import Rounding
 
 __all__ = [
     "DotBound",
+    "TermSums",
+    "bound_from_sums",
     "dot_bound",
     "epilogue_bound",
     "gamma",
     "gamma_tilde",
     "lambda_for_probability",
     "rounding_depth",
+    "tensor_core_bound",
+    "term_sums",
 ]
 
 _FP32 = FORMATS["fp32"]
@@ -91,6 +95,35 @@ def _operation_count(spec: AccumulationSpec, k: int) -> int:
 
 
 @dataclass(frozen=True)
+class TermSums:
+    """The data-dependent scales of the bounds, per output (see ``dot_bound``), computed once per data set."""
+
+    k: int
+    s1: np.ndarray  # Σ|w||x|
+    s2: np.ndarray  # Σ(|w| + |x|)
+    sq: np.ndarray  # (Σ(|w||x|)²)^½
+    b: np.ndarray  # |init|, zeros without one
+    has_init: bool
+
+
+def term_sums(w: np.ndarray, x: np.ndarray, init: np.ndarray | None = None) -> TermSums:
+    """S1, S2, Sq and |b| of ``dot_bound``, each inflated by γ_{K+1}(u64) so float64 rounding cannot shrink them."""
+    k = w.shape[1]
+    w64, x64 = np.abs(w.astype(np.float64)), np.abs(x.astype(np.float64))
+    prod = w64 * x64
+    inflate = 1 + gamma(k + 1, _FP64.unit_roundoff)
+    b = np.zeros(w.shape[0]) if init is None else np.abs(init.astype(np.float64))
+    return TermSums(
+        k,
+        prod.sum(axis=1) * inflate,
+        (w64 + x64).sum(axis=1) * inflate,
+        np.sqrt((prod * prod).sum(axis=1)) * inflate,
+        b,
+        init is not None,
+    )
+
+
+@dataclass(frozen=True)
 class DotBound:
     """Componentwise error bounds for M outputs, against the exact b + Σ w·x of the unrounded operands."""
 
@@ -140,21 +173,16 @@ def dot_bound(
     rounding errors, independent and of mean zero (Hoeffding 1963, Thm 2); λ is chosen so that both hold
     together with at least ``probability`` per output (``lambda_for_probability``).
     """
-    k = w.shape[1]
-    w64, x64 = np.abs(w.astype(np.float64)), np.abs(x.astype(np.float64))
-    prod = w64 * x64
-    s1 = prod.sum(axis=1)
-    s2 = (w64 + x64).sum(axis=1)
-    sq = np.sqrt((prod * prod).sum(axis=1))
-    b = np.zeros(w.shape[0]) if init is None else np.abs(init.astype(np.float64))
-    # The float64 sums above are themselves rounded: inflate by γ_K(u64) so the bound stays a bound.
-    inflate = 1 + gamma(k + 1, _FP64.unit_roundoff)
-    s1, s2, sq = s1 * inflate, s2 * inflate, sq * inflate
+    return bound_from_sums(term_sums(w, x, init), spec, probability)
 
+
+def bound_from_sums(sums: TermSums, spec: AccumulationSpec, probability: float = 0.99) -> DotBound:
+    """``dot_bound`` from precomputed ``term_sums`` (many specs over the same data)."""
+    k, s1, s2, sq, b = sums.k, sums.s1, sums.s2, sums.sq, sums.b
     u = _FP32.unit_roundoff
     u_op, eta_op = _operand_model(spec.operand_rounding)
     e_op = (2 * u_op + u_op * u_op) * s1 + eta_op * (1 + u_op) * s2 + k * eta_op * eta_op
-    n = rounding_depth(spec, k, init is not None)
+    n = rounding_depth(spec, k, sums.has_init)
     if spec.order is Order.KAHAN:
         g = (1 + u) * (1 + 2 * u + 2 * k * u * u) - 1
     elif spec.order is Order.FP64:
@@ -176,6 +204,24 @@ def dot_bound(
     deterministic = np.where(overflowed, np.inf, deterministic)
     probabilistic = np.where(overflowed, np.inf, probabilistic)
     return DotBound(deterministic, probabilistic, n, lam, probability)
+
+
+def tensor_core_bound(sums: TermSums, split: int) -> np.ndarray:
+    """Deterministic bound for the TF32 tensor-core conv (``split`` 1) and 3xTF32 (``split`` 3), per output.
+
+    Operands: rounded to TF32 (nearest), |δ| ≤ u_t = 2^-11 each, so products err by ≤ (2u_t + u_t²)|w·x|
+    (Blanchard, Higham, Lopez, Mary & Pranesh 2020, SIAM J. Sci. Comput. 42(3), C124–C141); with the
+    3xTF32 split a = a_big + a_small + e, |e| ≤ u_t²|a|, and the dropped a_small·b_small, the product
+    errs by ≤ (3u_t² + 3u_t³ + u_t⁴)|w·x| (Ootomo & Yokota 2022, IJHPCA 36(4), §3). Accumulation: the
+    tensor cores' internal additions need not round to nearest (Fasi, Higham, Mikaitis & Pranesh 2021,
+    PeerJ Comput. Sci. 7:e330, found truncation), so each of the split·K + 1 additions is charged
+    2u (round toward zero): γ_{split·K+1}(2u)·(S1 + E_op + |b|). Assumes no underflow or overflow.
+    """
+    u_t = FORMATS["tf32"].unit_roundoff
+    op = (2 * u_t + u_t * u_t) if split == 1 else (3 * u_t**2 + 3 * u_t**3 + u_t**4)
+    e_op = op * sums.s1
+    g = gamma(split * sums.k + 1, 2 * _FP32.unit_roundoff)
+    return (1 + g) * e_op + g * (sums.s1 + sums.b)
 
 
 def epilogue_bound(

@@ -1,0 +1,83 @@
+"""The few CUDA driver API calls the kernels need, through ctypes on libcuda: no extra Python package.
+
+The module is loaded into the context PyTorch made current (its primary context), and launches go
+on PyTorch's current stream, so kernels order correctly with the surrounding torch work.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import pathlib
+from functools import lru_cache
+
+from fp_analysis.errors import FpaError
+
+__all__ = ["CudaError", "Kernel", "load_kernel"]
+
+
+class CudaError(FpaError, RuntimeError):
+    """A CUDA driver call failed; the message names the call and CUDA's error."""
+
+
+@lru_cache(maxsize=1)
+def _libcuda() -> ctypes.CDLL:
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError as error:
+        raise CudaError(f"libcuda.so.1 could not be loaded ({error}); a CUDA driver is needed to run kernels") from None
+    _check(lib, lib.cuInit(0), "cuInit")
+    return lib
+
+
+def _check(lib: ctypes.CDLL, status: int, call: str) -> None:
+    if status != 0:
+        name = ctypes.c_char_p()
+        text = ctypes.c_char_p()
+        lib.cuGetErrorName(status, ctypes.byref(name))
+        lib.cuGetErrorString(status, ctypes.byref(text))
+        raise CudaError(f"{call} failed: {(name.value or b'?').decode()} ({(text.value or b'').decode()})")
+
+
+class Kernel:
+    """One kernel function of a loaded cubin."""
+
+    def __init__(self, cubin: pathlib.Path, entry: str):
+        lib = _libcuda()
+        context = ctypes.c_void_p()
+        _check(lib, lib.cuCtxGetCurrent(ctypes.byref(context)), "cuCtxGetCurrent")
+        if not context.value:
+            raise CudaError("no CUDA context is current: create the tensors on the GPU with torch first")
+        self._image = cubin.read_bytes()  # kept alive: the driver may read it lazily
+        self._module = ctypes.c_void_p()
+        _check(lib, lib.cuModuleLoadData(ctypes.byref(self._module), self._image), f"cuModuleLoadData({cubin.name})")
+        self._function = ctypes.c_void_p()
+        _check(
+            lib,
+            lib.cuModuleGetFunction(ctypes.byref(self._function), self._module, entry.encode()),
+            f"cuModuleGetFunction({entry})",
+        )
+
+    def launch(self, grid: int, block: int, args: list, stream: int) -> None:
+        """Launch on ``stream`` with ``args`` (ctypes values, in the kernel's parameter order)."""
+        lib = _libcuda()
+        pointers = (ctypes.c_void_p * len(args))(*[ctypes.cast(ctypes.byref(a), ctypes.c_void_p) for a in args])
+        status = lib.cuLaunchKernel(
+            self._function,
+            ctypes.c_uint(grid),
+            1,
+            1,
+            ctypes.c_uint(block),
+            1,
+            1,
+            0,
+            ctypes.c_void_p(stream),
+            pointers,
+            None,
+        )
+        _check(lib, status, "cuLaunchKernel")
+
+
+@lru_cache(maxsize=512)
+def load_kernel(cubin: pathlib.Path, entry: str, device: int) -> Kernel:
+    """The kernel ``entry`` of ``cubin``, loaded once per device."""
+    return Kernel(cubin, entry)

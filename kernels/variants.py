@@ -1,0 +1,201 @@
+"""Kernel variants as data: one ``VariantSpec`` is both the CUDA build's defines/flags and the CPU twin.
+
+Each variant changes one arithmetic choice of a seed op (``Op``): the accumulation order and
+contraction and operand rounding (an ``fp_analysis.orders.AccumulationSpec``), the order in which a
+conv visits its K terms (``TermOrder``), fast-math, and for conv_gelu the GELU form and which erf/tanh
+evaluates it; for conv2d also a tensor-core path. ``defines()`` and ``nvcc_flags()`` give the build,
+``twin_accumulation()`` the CPU emulation of the same arithmetic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from fp_analysis.errors import ParameterError
+from fp_analysis.gelu32 import GeluForm32
+from fp_analysis.ops.conv import TermOrder
+from fp_analysis.orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order
+
+__all__ = ["GeluImpl", "Op", "TensorCore", "VariantSpec", "variant_matrix"]
+
+
+class Op(str, Enum):
+    """The seed ops the kernels implement."""
+
+    CONV2D = "conv2d"
+    """General 2-d convolution: stride, padding, dilation, groups, bias (the dilated seed is one preset)."""
+    CONV3D_KK1 = "conv3d_kk1"
+    """3-d convolution with a (kh, kw, 1) kernel; stride, padding, dilation on all three axes."""
+    CONV_GELU = "conv_gelu"
+    """2-d convolution → per-channel multiplier → LeakyReLU → GELU, fused in one kernel."""
+
+
+class GeluImpl(str, Enum):
+    """Which erf / tanh the fused epilogue calls."""
+
+    FPA = "fpa"
+    """fp_analysis.gelu32's piecewise polynomials: fma/mul/add only, so the CPU twin is bit-exact."""
+    CUDA = "cuda"
+    """CUDA's erff / tanhf, as PyTorch's GELU kernels call them: no twin; checked against a measured bound."""
+
+
+class TensorCore(str, Enum):
+    """Whether a conv2d variant multiplies on the tensor cores."""
+
+    NONE = "none"
+    """CUDA cores, one thread per output: every variant with a twin."""
+    TF32 = "tf32_mma"
+    """mma.sync m16n8k8 with TF32 operands (rounded to nearest even first): no twin, checked against its bound."""
+    TF32X3 = "3xtf32"
+    """Each operand split into big + small TF32 parts, three mma products: near-fp32 accuracy, no twin."""
+
+
+_KERNEL_ORDERS = {Order.SEQUENTIAL: 0, Order.SPLIT_K: 1, Order.KAHAN: 2, Order.FP64: 3}
+_KERNEL_OPERAND_ROUNDING = {OperandRounding.NONE: 0, OperandRounding.TF32: 1, OperandRounding.TF32_RZ: 2}
+
+
+@dataclass(frozen=True)
+class VariantSpec:
+    """One kernel variant of ``op``; see the module docstring. Validated at construction."""
+
+    op: Op
+    accumulation: AccumulationSpec = field(default_factory=AccumulationSpec)
+    term_order: TermOrder = TermOrder.CHANNEL_OUTER
+    fast_math: bool = False
+    gelu: GeluForm32 = GeluForm32.ERF
+    gelu_impl: GeluImpl = GeluImpl.FPA
+    tensor_core: TensorCore = TensorCore.NONE
+
+    def __post_init__(self):
+        def member(enum, value, name):
+            try:
+                return enum(value)
+            except ValueError:
+                allowed = ", ".join(repr(m.value) for m in enum)
+                raise ParameterError(f"Got {name}={value!r}, but the only valid values are {allowed}.") from None
+
+        object.__setattr__(self, "op", member(Op, self.op, "op"))
+        object.__setattr__(self, "term_order", member(TermOrder, self.term_order, "term_order"))
+        object.__setattr__(self, "gelu", member(GeluForm32, self.gelu, "gelu"))
+        object.__setattr__(self, "gelu_impl", member(GeluImpl, self.gelu_impl, "gelu_impl"))
+        object.__setattr__(self, "tensor_core", member(TensorCore, self.tensor_core, "tensor_core"))
+        acc = self.accumulation
+        if not isinstance(acc, AccumulationSpec):
+            raise ParameterError(f"accumulation must be an AccumulationSpec, got {type(acc).__name__}")
+        if acc.order not in _KERNEL_ORDERS:
+            allowed = ", ".join(repr(o.value) for o in _KERNEL_ORDERS)
+            raise ParameterError(f"Got order={acc.order.value!r}, but the kernels implement only {allowed}.")
+        if acc.order is Order.SPLIT_K and acc.combine is not Combine.TREE:
+            raise ParameterError("Got combine='sequential', but the split-K kernels combine by a tree only.")
+        if acc.operand_rounding not in _KERNEL_OPERAND_ROUNDING:
+            allowed = ", ".join(repr(r.value) for r in _KERNEL_OPERAND_ROUNDING)
+            raise ParameterError(
+                f"Got operand_rounding={acc.operand_rounding.value!r}, but the kernels offer only {allowed}."
+            )
+        if acc.ftz:
+            raise ParameterError("Got accumulation.ftz=True: flush-to-zero comes with fast_math=True in the kernels.")
+        if not isinstance(self.fast_math, bool):
+            raise ParameterError(f"Got fast_math={self.fast_math!r}, but fast_math must be True or False.")
+        if self.tensor_core is not TensorCore.NONE:
+            if self.op is not Op.CONV2D:
+                raise ParameterError(
+                    f"Got tensor_core={self.tensor_core.value!r} for op={self.op.value!r}: "
+                    "tensor-core variants exist for 'conv2d' only."
+                )
+            if acc != AccumulationSpec() or self.term_order is not TermOrder.CHANNEL_OUTER:
+                raise ParameterError(
+                    "tensor-core variants fix their own accumulation: leave accumulation and "
+                    "term_order at their defaults."
+                )
+        if self.op is not Op.CONV_GELU and (self.gelu is not GeluForm32.ERF or self.gelu_impl is not GeluImpl.FPA):
+            raise ParameterError(f"gelu and gelu_impl apply to op='conv_gelu' only, not op={self.op.value!r}.")
+
+    @property
+    def twinned(self) -> bool:
+        """Whether the CPU twin reproduces this variant bit for bit."""
+        return self.tensor_core is TensorCore.NONE and self.gelu_impl is GeluImpl.FPA
+
+    @property
+    def label(self) -> str:
+        """Stable short name, e.g. ``sequential/fma/tf32 [tap_outer] +fastmath``."""
+        if self.tensor_core is not TensorCore.NONE:
+            name = self.tensor_core.value
+        else:
+            name = self.accumulation.label
+            if self.term_order is not TermOrder.CHANNEL_OUTER:
+                name += f" [{self.term_order.value}]"
+        if self.op is Op.CONV_GELU:
+            name += f" gelu-{self.gelu.value}-{self.gelu_impl.value}"
+        return name + (" +fastmath" if self.fast_math else "")
+
+    @property
+    def source(self) -> str:
+        """The CUDA source file (in kernels/) this variant is built from."""
+        return "conv_direct.cu" if self.tensor_core is TensorCore.NONE else "conv_mma.cu"
+
+    @property
+    def entry(self) -> str:
+        """The kernel's extern "C" name."""
+        return "conv_direct" if self.tensor_core is TensorCore.NONE else "conv_mma"
+
+    def defines(self) -> dict[str, int]:
+        """Preprocessor defines that select this variant's arithmetic in the CUDA source."""
+        acc = self.accumulation
+        epilogue = 0 if self.op is not Op.CONV_GELU else (1 if self.gelu is GeluForm32.ERF else 2)
+        return {
+            "FPA_ORDER": _KERNEL_ORDERS[acc.order],
+            "FPA_SPLITS": acc.splits if acc.order is Order.SPLIT_K else 1,
+            "FPA_FUSED": int(acc.contraction is Contraction.FMA),
+            "FPA_OPROUND": _KERNEL_OPERAND_ROUNDING[acc.operand_rounding],
+            "FPA_TAP_OUTER": int(self.term_order is TermOrder.TAP_OUTER),
+            "FPA_EPILOGUE": epilogue,
+            "FPA_GELU_IMPL": 0 if self.gelu_impl is GeluImpl.FPA else 1,
+            "FPA_TC_SPLIT": 3 if self.tensor_core is TensorCore.TF32X3 else 1,
+        }
+
+    def nvcc_flags(self) -> list[str]:
+        """Compiler flags beyond the defines: fast-math is a flag, not a define."""
+        return ["--use_fast_math"] if self.fast_math else []
+
+    def twin_accumulation(self) -> AccumulationSpec:
+        """The CPU twin's spec: the variant's accumulation, flushing subnormals when fast-math is on."""
+        a = self.accumulation
+        return AccumulationSpec(
+            a.order, a.contraction, a.operand_rounding, self.fast_math, a.block, a.splits, a.combine
+        )
+
+
+def variant_matrix(op: Op | str) -> list[VariantSpec]:
+    """Every variant of ``op`` the validation builds: each axis varied against the plain sequential fmaf."""
+    op = Op(op)
+    seq = [
+        VariantSpec(op, AccumulationSpec(Order.SEQUENTIAL, c, r), t, fm)
+        for t in TermOrder
+        for c in Contraction
+        for r in _KERNEL_OPERAND_ROUNDING
+        for fm in (False, True)
+    ]
+    other = [
+        VariantSpec(op, AccumulationSpec(o, c, splits=s), TermOrder.CHANNEL_OUTER, fm)
+        for o, s in ((Order.SPLIT_K, 4), (Order.SPLIT_K, 7), (Order.KAHAN, 4), (Order.FP64, 4))
+        for c in (Contraction if o is not Order.FP64 else [Contraction.FMA])
+        for fm in (False, True)
+    ]
+    variants = seq + other
+    if op is Op.CONV_GELU:
+        variants = [
+            v
+            for v in variants
+            if v.accumulation.operand_rounding is OperandRounding.NONE or v.term_order is TermOrder.CHANNEL_OUTER
+        ]
+        variants = [VariantSpec(op, v.accumulation, v.term_order, v.fast_math, GeluForm32.ERF) for v in variants] + [
+            VariantSpec(op, AccumulationSpec(), TermOrder.CHANNEL_OUTER, fm, form, impl)
+            for form in GeluForm32
+            for impl in GeluImpl
+            for fm in (False, True)
+            if (form, impl) != (GeluForm32.ERF, GeluImpl.FPA)
+        ]
+    if op is Op.CONV2D:
+        variants += [VariantSpec(op, tensor_core=tc) for tc in (TensorCore.TF32, TensorCore.TF32X3)]
+    return variants
