@@ -42,6 +42,7 @@ from fpa_kernels import (
 )
 from fpa_kernels.driver import Kernel, load_kernel
 
+from fp_analysis.arith import add32
 from fp_analysis.bounds import bound_from_sums, epilogue_bound, tensor_core_bound, term_sums
 from fp_analysis.errors import FpaError
 from fp_analysis.gelu32 import GeluForm32
@@ -50,6 +51,7 @@ from fp_analysis.ops.conv import conv2d_spec, conv3d_kk1_spec, gather_terms, sam
 from fp_analysis.ops.epilogue import EpilogueSpec
 from fp_analysis.ops.modules import torch_padding_arg
 from fp_analysis.ops.presets import make_problem
+from fp_analysis.orders import AccumulationSpec, accumulate
 from fp_analysis.reference import fp64_full
 
 SLOPE = 0.01
@@ -473,7 +475,7 @@ def run_sanitizers(count: int, seed: int) -> list[dict]:
             proc.kill()
             output, _ = proc.communicate()
             output += "\n[killed after 300 s]"
-        # memcheck ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: H hazards displayed (N errors"
+        # memcheck ends "ERROR SUMMARY: N errors"; racecheck "RACECHECK SUMMARY: H hazards displayed (N errors"
         summary = re.findall(r"(?:ERROR SUMMARY: |SUMMARY: \d+ hazards? displayed \()(\d+) error", output)
         sanitized = sorted({int(i) for i in re.findall(rf"SANITIZED {op.value} (\d+)", output)})
         clean = proc.returncode == 0 and bool(summary) and all(int(n) == 0 for n in summary) and len(sanitized) == 10
