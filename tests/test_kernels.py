@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import subprocess
 
 import numpy as np
 import pytest
@@ -159,7 +160,11 @@ def test_committed_gpu_artifact_describes_committed_kernels():
     if not path.exists():
         pytest.skip("no GPU validation artifact committed yet")
     data = json.loads(path.read_text())
+    tree = subprocess.run(["git", "rev-parse", "HEAD:kernels"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    if tree:  # in a git checkout: the artifact must have validated exactly the committed kernels/
+        assert data["environment"]["kernels_tree"] == tree, "kernels/ changed since the GPU validation: re-run it"
     summary = data["summary"]
     assert summary["twinned_bitwise_equal"] == summary["twinned_records"]
     assert all(n >= 50 for n in summary["configs_per_op"].values())
-    assert summary["all_within_bound"] and summary["all_written"]
+    assert summary["all_within_bound"] and summary["all_written"] and summary["sanitizer_clean"]
+    assert data["seed000_full"]["twin_bitwise_equal_on_2000_samples"]
