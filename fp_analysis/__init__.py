@@ -16,6 +16,7 @@ from .metrics import ErrorStats, NonfiniteStats, error_stats, format_mismatch, u
 from .orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order, accumulate
 from .reference import SumMethod, abs_dot_at, fp64_at, fp64_full, mpmath_at, mpmath_to_float64
 from .rounding import Rounding, flush_subnormals, round_to
+from .testing import assert_equivalent
 
 __all__ = [
     "FORMATS",
@@ -37,6 +38,7 @@ __all__ = [
     "abs_dot_at",
     "accumulate",
     "add32",
+    "assert_equivalent",
     "dot_bound",
     "epilogue_bound",
     "error_stats",

@@ -1,0 +1,435 @@
+"""Explain a mismatch between a candidate kernel and its reference: which arithmetic, or a bug, and where.
+
+Each hypothesis re-creates one side's arithmetic on sampled outputs, from the reference model's own
+parameters and the trial's input: ``reference_tf32`` rounds the reference's operands to TF32 (nearest
+even) and sums in fp64; ``candidate_bf16`` does the same to bf16 for the candidate; ``gelu_approximation``
+evaluates the other GELU form; and so on. A side is explained by a hypothesis when its output stays
+within the fp32 floor of the re-creation. The floor is a same-precision baseline (STYLE: error relative
+to a baseline, as flash-attention's tests judge kernels): the largest error of a plain fp32 fmaf chain
+against fp64 on the same outputs, in units of u·scale (scale = Σ|w·x| + |b|, through the epilogue
+when there is one), times 8 — different fp32 orders differ by a few times (1.4× between the orders
+of the seed-000 table; cuDNN's TF32 result vs its fp64 emulation, 6.3e-6, is 2.1× cuDNN fp32's own
+3.0e-6 error: shared/facts), and 8 leaves a margin of about 4 over that. The verdict is the smallest
+set of causes, one per side at most, that explains both sides; ``accumulation_order`` when both are
+plain fp32 yet differ. If none does, the candidate's departure from its closest re-creation is located
+(border outputs, channels, batch items, a region) and the verdict is ``bug``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+
+from .bounds import term_sums
+from .formats import FORMATS
+from .kernelbench import ConvOp, KernelBenchError, extract_op, load_pair, numpy32, parameter_mismatch, run_check
+from .metrics import error_stats
+from .ops.conv import gather_terms
+from .ops.epilogue import EpilogueSpec, epilogue_torch, gelu_derivative_max
+from .orders import AccumulationSpec, accumulate
+from .reference import abs_dot_at, fp64_at
+from .rounding import round_to
+from .tolerance import FAST_MATH_UNITS, side_bound, tolerance_from_bounds
+
+__all__ = ["CAUSES", "Cause", "Explanation", "analyse", "explain_files"]
+
+CAUSES = (
+    "reference_tf32",
+    "reference_bf16",
+    "reference_fp16",
+    "candidate_tf32",
+    "candidate_bf16",
+    "candidate_fp16",
+    "accumulation_order",
+    "fast_math",
+    "gelu_approximation",
+    "parameter_mismatch",
+    "bug",
+    "unexplained",
+)
+_U = FORMATS["fp32"].unit_roundoff
+_FLOOR_MULTIPLIER = 8.0  # see the module docstring
+
+
+@dataclass
+class Cause:
+    """One named cause with its evidence; ``residual_max`` is what is left after re-creating it (abs)."""
+
+    name: str
+    evidence: str
+    residual_max: float
+    side: str  # "reference", "candidate", "both" or "pair"
+    residual_units: float | None = None  # the same residual in units of u·scale (the floor's unit)
+
+
+@dataclass
+class Explanation:
+    """The verdict and its evidence; ``to_dict`` is the ``--json`` schema."""
+
+    explained: bool
+    verdict: str
+    causes: list[Cause]
+    mismatch: dict
+    candidate_vs_fp64: dict
+    reference_vs_fp64: dict
+    recommended_tolerance: dict
+    trials: list[dict]
+    hypotheses: list[dict] = field(default_factory=list)
+    context: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["causes"] = [asdict(c) for c in self.causes]
+        return data
+
+
+def _sample(diff: np.ndarray, count: int, seed: int) -> np.ndarray:
+    """Flat indices: the worst quarter by |candidate − reference|, the rest uniformly at random."""
+    n = diff.size
+    if n <= count:
+        return np.arange(n)
+    worst = np.argsort(-np.nan_to_num(diff, nan=np.inf), kind="stable")[: count // 4]
+    rng = np.random.default_rng(seed)
+    rest = rng.choice(n, size=count, replace=False)
+    return np.unique(np.concatenate([worst, rest]))
+
+
+@dataclass
+class _Samples:
+    index: np.ndarray  # (M, ndim) output coordinates
+    reference: np.ndarray  # (M,) float64
+    candidate: np.ndarray
+    truth: np.ndarray  # fp64 of the reference op
+    scale: np.ndarray  # u·scale is the unit of the floor
+    recreations: dict  # name → (side, values)
+    baseline_units: float
+    sums: object
+    multiplier: np.ndarray | None
+
+
+def _pipeline(op: ConvOp, conv: np.ndarray, m: np.ndarray | None, form: str | None = None) -> np.ndarray:
+    if op.epilogue is None:
+        return conv
+    spec = EpilogueSpec(op.epilogue.negative_slope, form or op.epilogue.approximate)
+    return epilogue_torch(torch.from_numpy(conv), torch.from_numpy(m.astype(np.float64)), spec).numpy()
+
+
+def _sums64(terms, w, x) -> np.ndarray:
+    total = (w.astype(np.float64) * x.astype(np.float64)).sum(axis=1)
+    return total if terms.bias is None else total + terms.bias.astype(np.float64)
+
+
+def _collect(op: ConvOp, x: torch.Tensor, ref: np.ndarray, cand: np.ndarray, samples: int, seed: int) -> _Samples:
+    flat = _sample(np.abs(cand.astype(np.float64) - ref).reshape(-1), samples, seed)
+    index = np.stack(np.unravel_index(flat, ref.shape), axis=1).astype(np.int64)
+    terms = gather_terms(op.spec, numpy32(x), numpy32(op.weight), None if op.bias is None else numpy32(op.bias), index)
+    m = numpy32(op.multiplier).reshape(-1)[index[:, 1]] if op.multiplier is not None else None
+    truth = _pipeline(op, fp64_at(terms), m)
+    scale = abs_dot_at(terms)
+    if op.epilogue is not None:
+        scale = np.abs(m) * scale * gelu_derivative_max() + np.abs(truth)
+    scale = np.maximum(scale, FORMATS["fp32"].smallest_normal)
+    recreations = {"": ("both", truth)}
+    for fmt in ("tf32", "bf16", "fp16"):
+        values = _pipeline(op, _sums64(terms, round_to(terms.w, fmt), round_to(terms.x, fmt)), m)
+        recreations[f"reference_{fmt}"] = ("reference", values)
+        recreations[f"candidate_{fmt}"] = ("candidate", values)
+    if op.epilogue is not None:
+        other = "tanh" if op.epilogue.approximate.value == "none" else "none"
+        recreations["gelu_approximation"] = ("candidate", _pipeline(op, fp64_at(terms), m, other))
+        recreations["fast_math"] = ("candidate", truth)
+    base = accumulate(terms.w, terms.x, AccumulationSpec(), terms.bias)
+    if op.epilogue is not None:
+        base = epilogue_torch(torch.from_numpy(base), torch.from_numpy(m), op.epilogue).numpy()
+    baseline = float(np.max(np.abs(base.astype(np.float64) - truth) / (_U * scale)))
+    flat_ref = ref.reshape(-1)[flat].astype(np.float64)
+    flat_cand = cand.reshape(-1)[flat].astype(np.float64)
+    return _Samples(
+        index, flat_ref, flat_cand, truth, scale, recreations, baseline, term_sums(terms.w, terms.x, terms.bias), m
+    )
+
+
+def _units(values: np.ndarray, recreation: np.ndarray, scale: np.ndarray) -> float:
+    diff = np.abs(values - recreation)
+    if not np.all(np.isfinite(diff)):
+        return math.inf
+    return float(np.max(diff / (_U * scale))) if diff.size else 0.0
+
+
+_AXES = {2: ("rows", "columns"), 3: ("rows", "columns", "depth slices")}
+
+
+def _locate(op: ConvOp, s: _Samples, bad: np.ndarray, shape: tuple[int, ...]) -> str:
+    """Where the failing sampled outputs concentrate, in words: edges, channels, batch items, region."""
+    idx, total = s.index[bad], len(s.index)
+    parts = [f"{int(bad.sum())} of {total} sampled outputs beyond the floor"]
+    if not idx.size:
+        return parts[0]
+    for d, axis in enumerate(_AXES[op.spec.spatial_dims]):
+        extent = shape[2 + d]
+        lo, hi = int(idx[:, 2 + d].min()), int(idx[:, 2 + d].max())
+        if extent > 2 and hi == extent - 1 and lo > 0 and lo >= extent // 2:
+            parts.append(f"all in the last {extent - lo} {axis} (index ≥ {lo} of 0…{extent - 1})")
+        elif extent > 2 and lo == 0 and hi < extent - 1 and hi < extent // 2:
+            parts.append(f"all in the first {hi + 1} {axis} (index ≤ {hi} of 0…{extent - 1})")
+        elif extent > 2 and hi < extent - 1 and lo > 0:
+            parts.append(f"{axis} {lo}…{hi} only, of 0…{extent - 1}")
+    for axis, name in ((1, "channels"), (0, "batch items")):
+        values = np.unique(idx[:, axis])
+        present = len(np.unique(s.index[:, axis]))
+        if present > 1 and len(values) <= max(1, present // 4):
+            parts.append(f"{name} {values.tolist()[:8]} only ({len(values)} of {present} sampled)")
+    return "; ".join(parts)
+
+
+def _tolerance(op: ConvOp, s: _Samples, ref_cause: str, cand_cause: str, numel: int, measured: float) -> dict:
+    """Recommended atol for this pair: both sides' bounds under the causes found (``tolerance``)."""
+    bounds, labels = [], []
+    for cause in (ref_cause, cand_cause):
+        fmt = cause.split("_")[-1] if cause.startswith(("reference_", "candidate_")) else "fp32"
+        extra = cause if cause in ("gelu_approximation", "fast_math") else None
+        bounds.append(
+            side_bound(
+                s.sums,
+                fmt,
+                numel,
+                truth=s.truth,
+                multiplier=s.multiplier,
+                epilogue=op.epilogue,
+                extra=extra,
+                scale=s.scale,
+            )
+        )
+        labels.append(cause or "fp32")
+    return tolerance_from_bounds(bounds[0], bounds[1], numel, measured, tuple(labels))
+
+
+def analyse(
+    op: ConvOp, x: torch.Tensor, reference: torch.Tensor, candidate: torch.Tensor, *, samples: int = 4000, seed: int = 0
+) -> tuple[list[Cause], bool, str, dict, dict, dict, list[dict]]:
+    """The causes of ``candidate`` ≠ ``reference`` on one trial; see the module docstring."""
+    ref, cand = numpy32(reference), numpy32(candidate)
+    expected = op.spec.output_shape(tuple(x.shape))
+    if op.epilogue is None and tuple(ref.shape) != expected:
+        raise KernelBenchError(f"the Model's output {ref.shape} is not its convolution's {expected}: unsupported op")
+    s = _collect(op, x, ref, cand, samples, seed)
+    floor = _FLOOR_MULTIPLIER * max(1.0, s.baseline_units)
+    model_units = _units(s.reference, s.recreations[""][1], s.scale)
+    res = {}
+    for name, (side, values) in s.recreations.items():
+        limit = floor + (FAST_MATH_UNITS if name == "fast_math" else 0.0)
+        if side in ("both", "reference"):
+            res[("reference", name)] = (_units(s.reference, values, s.scale), limit)
+        if side in ("both", "candidate"):
+            res[("candidate", name)] = (_units(s.candidate, values, s.scale), limit)
+    hypotheses = [
+        {"side": side, "cause": name or "none", "residual_units": r, "floor_units": limit, "fits": r <= limit}
+        for (side, name), (r, limit) in res.items()
+    ]
+    ref_fits = [n for (side, n), (r, lim) in res.items() if side == "reference" and r <= lim]
+    cand_fits = [n for (side, n), (r, lim) in res.items() if side == "candidate" and r <= lim]
+    cand_vs = error_stats(s.candidate, s.truth).to_dict()
+    ref_vs = error_stats(s.reference, s.truth).to_dict()
+    measured = float(np.max(np.abs(cand.astype(np.float64) - ref)))
+
+    def absolute(side_values, name):
+        return float(np.max(np.abs(side_values - s.recreations[name][1])))
+
+    causes: list[Cause] = []
+    if ref_fits and cand_fits:
+        pick = lambda fits, side: min(fits, key=lambda n: (n != "", res[(side, n)][0]))  # noqa: E731
+        r, c = pick(ref_fits, "reference"), pick(cand_fits, "candidate")
+        for side, name, values in (("reference", r, s.reference), ("candidate", c, s.candidate)):
+            if name:
+                causes.append(
+                    Cause(
+                        name,
+                        _evidence(name, side, res[(side, name)][0], res[(side, "")][0], floor),
+                        absolute(values, name),
+                        side,
+                        res[(side, name)][0],
+                    )
+                )
+        if not causes and not np.array_equal(ref.view(np.uint32), cand.view(np.uint32)):
+            causes.append(
+                Cause(
+                    "accumulation_order",
+                    f"both sides stay within the fp32 floor of fp64 (reference {res[('reference', '')][0]:.1f}, "
+                    f"candidate {res[('candidate', '')][0]:.1f} ≤ {floor:.1f} units of u·Σ|w·x|) but differ "
+                    f"bitwise: the same fp32 arithmetic summed in another order",
+                    measured,
+                    "pair",
+                    max(res[("reference", "")][0], res[("candidate", "")][0]),
+                )
+            )
+        explained = True
+        verdict = "identical" if not causes else " + ".join(c.name for c in causes)
+        tolerance = _tolerance(op, s, r, c, ref.size, measured)
+    else:
+        explained = False
+        tolerance = _tolerance(op, s, "", "", ref.size, measured)
+        if not ref_fits:
+            causes.append(
+                Cause(
+                    "unexplained",
+                    f"no hypothesis re-creates the reference (closest: "
+                    f"{_closest(res, 'reference')}; floor {floor:.1f} units); the Model may compute more than "
+                    f"the conv{' + epilogue' if op.epilogue else ''} found in it (fp64 model residual "
+                    f"{model_units:.3g} units)",
+                    measured,
+                    "reference",
+                )
+            )
+        else:
+            best = min((n for (side, n) in res if side == "candidate"), key=lambda n: res[("candidate", n)][0])
+            values = s.recreations[best][1]
+            units = np.abs(s.candidate - values) / (_U * s.scale)
+            bad = ~(units <= floor)
+            where = _locate(op, s, bad, tuple(ref.shape))
+            causes.append(
+                Cause(
+                    "bug",
+                    f"the candidate departs from every re-creation of its arithmetic (closest: "
+                    f"{best or 'plain fp32'}, {res[('candidate', best)][0]:.3g} units > floor {floor:.1f}); "
+                    f"{where}",
+                    absolute(s.candidate, best),
+                    "candidate",
+                    res[("candidate", best)][0],
+                )
+            )
+        verdict = causes[0].name
+    return causes, explained, verdict, cand_vs, ref_vs, tolerance, hypotheses
+
+
+def _closest(res: dict, side: str) -> str:
+    name, (r, _) = min(((n, v) for (sd, n), v in res.items() if sd == side), key=lambda kv: kv[1][0])
+    return f"{name or 'plain fp32'} at {r:.3g} units"
+
+
+_DESCRIPTIONS = {
+    "reference_tf32": "the reference's operands rounded to TF32 (nearest even), as cuDNN does by default in fp32",
+    "reference_bf16": "the reference's operands rounded to bf16",
+    "reference_fp16": "the reference's operands rounded to fp16",
+    "candidate_tf32": "the candidate's operands rounded to TF32 (nearest even)",
+    "candidate_bf16": "the candidate's operands rounded to bf16",
+    "candidate_fp16": "the candidate's operands rounded to fp16",
+    "gelu_approximation": "the other GELU form (tanh approximation instead of erf, or the reverse)",
+    "fast_math": "fast-math transcendentals (tanhf up to 133 ulp; shared/facts, gpu_validation.json)",
+}
+
+
+def _evidence(name: str, side: str, residual: float, plain: float, floor: float) -> str:
+    return (
+        f"re-creating {_DESCRIPTIONS[name]} leaves a residual of {residual:.3g} units of u·Σ|w·x| on the {side} "
+        f"(floor {floor:.1f}); plain fp32 arithmetic would leave {plain:.3g}"
+    )
+
+
+def explain_files(
+    problem_path,
+    solution_path,
+    *,
+    device: str = "auto",
+    reference_mode: str | None = None,
+    trials: int = 5,
+    seed: int = 42,
+    atol: float = 1e-4,
+    rtol: float = 1e-4,
+    samples: int = 4000,
+) -> Explanation:
+    """Run KernelBench's check on the two files and explain what it sees."""
+    dev = _device(device)
+    mode = reference_mode or "fp32"
+    if dev.type == "cuda" and reference_mode not in (None, "fp32"):
+        raise KernelBenchError(
+            "--reference-mode emulates a precision on the CPU; on a GPU the reference runs as "
+            "your TF32 settings say (and is also run with TF32 forced on and off)"
+        )
+    problem, solution = load_pair(problem_path, solution_path)
+    reference, candidate, results = run_check(
+        problem,
+        solution,
+        dev,
+        trials=trials,
+        seed=seed,
+        atol=atol,
+        rtol=rtol,
+        reference_mode=mode if dev.type == "cpu" else "fp32",
+    )
+    context = {
+        "device": str(dev),
+        "reference_mode": mode if dev.type == "cpu" else _tf32_setting(),
+        "trials": trials,
+        "seed": seed,
+        "atol": atol,
+        "rtol": rtol,
+    }
+    mismatch = {
+        "max_abs": max(r.max_abs for r in results),
+        "mean_abs": float(np.mean([r.mean_abs for r in results])),
+        "allclose_fail_fraction": max(r.allclose_fail_fraction for r in results),
+        "failed_trials": sum(not r.passed for r in results),
+        "atol": atol,
+        "rtol": rtol,
+    }
+    trial_dicts = [r.to_dict() for r in results]
+    problems = parameter_mismatch(reference, candidate)
+    empty = {}
+    if problems:
+        cause = Cause("parameter_mismatch", "; ".join(problems), mismatch["max_abs"], "pair")
+        return Explanation(
+            False,
+            "parameter_mismatch",
+            [cause],
+            mismatch,
+            empty,
+            empty,
+            {"atol": None, "rtol": None, "basis": "parameters differ: no tolerance makes this right"},
+            trial_dicts,
+            [],
+            context,
+        )
+    op = extract_op(reference)
+    first = results[0]
+    x = next(t for t in first.inputs if isinstance(t, torch.Tensor))
+    if dev.type == "cuda":
+        context["reference_tf32_forced"] = _forced_tf32(reference, first.inputs, first.candidate)
+    causes, explained, verdict, cand_vs, ref_vs, tolerance, hyps = analyse(
+        op, x.cpu(), first.reference.cpu(), first.candidate.cpu(), samples=samples, seed=seed
+    )
+    return Explanation(explained, verdict, causes, mismatch, cand_vs, ref_vs, tolerance, trial_dicts, hyps, context)
+
+
+def _device(device: str) -> torch.device:
+    if device not in ("auto", "cpu", "cuda"):
+        raise KernelBenchError(f"Got device={device!r}, but the only valid values are 'auto', 'cpu', 'cuda'.")
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise KernelBenchError("device='cuda' was asked for but torch sees no CUDA device")
+    return torch.device(device)
+
+
+def _tf32_setting() -> str:
+    return "tf32" if torch.backends.cudnn.allow_tf32 else "fp32"
+
+
+def _forced_tf32(reference, inputs, candidate_out) -> dict:
+    """The reference rerun with cuDNN's TF32 forced on and off, and how far the candidate is from each."""
+    saved = torch.backends.cudnn.allow_tf32
+    out = {}
+    try:
+        with torch.no_grad():
+            for flag in (True, False):
+                torch.backends.cudnn.allow_tf32 = flag
+                ref = reference(*inputs)
+                out["tf32_on" if flag else "tf32_off"] = {
+                    "max_abs_vs_candidate": float((ref - candidate_out).abs().max()),
+                    "bitwise_equal_candidate": bool(torch.equal(ref, candidate_out)),
+                }
+    finally:
+        torch.backends.cudnn.allow_tf32 = saved
+    return out

@@ -1,0 +1,302 @@
+"""``fpa report``: every kernel variant's error against fp64, beside PyTorch's reference in fp32 and TF32.
+
+On a CPU each twinned variant is emulated exactly on a sample of outputs (each output needs only its own
+K terms); PyTorch's fp32 reference is the input-channel-outermost fmaf chain that cuDNN's fp32 conv
+equals bit for bit (bias added last: experiments/results/gpu_validation.json), its TF32 mode the
+operands rounded to TF32 and summed in fp64. On a GPU the real kernels and cuDNN run on full tensors
+and bounds are evaluated on the sample. Both print the same row schema.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .arith import add32
+from .bounds import bound_from_sums, epilogue_bound, tensor_core_bound, term_sums
+from .errors import ParameterError
+from .formats import FORMATS
+from .metrics import error_stats
+from .ops.conv import ConvSpec, Terms, gather_terms, sample_output_indices
+from .ops.epilogue import EpilogueSpec, epilogue_torch
+from .ops.modules import torch_padding_arg
+from .ops.presets import PRESETS, make_problem
+from .orders import AccumulationSpec, OperandRounding, accumulate
+from .reference import fp64_at, fp64_full, mpmath_at
+from .rounding import round_to
+
+__all__ = ["OPS", "ReportRow", "report"]
+
+OPS = {"dilated_conv2d": "conv2d", "conv3d_kk1": "conv3d_kk1", "conv_gelu": "conv_gelu"}
+_U = FORMATS["fp32"].unit_roundoff
+
+
+@dataclass(frozen=True)
+class ReportRow:
+    """One variant's error statistics against fp64 and its bounds (None where not applicable)."""
+
+    variant: str
+    kind: str  # "kernel", "kernel (GPU only)", "pytorch"
+    twinned: bool
+    max_abs: float | None
+    mean_abs: float | None
+    max_rel: float | None
+    ulp_p50: float | None
+    ulp_p99: float | None
+    ulp_max: float | None
+    bits_min: float | None
+    deterministic_bound: float | None
+    probabilistic_bound: float | None
+    error_over_bound: float | None
+    allclose_fail_percent: float | None
+    time_ms: float | None
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _row(
+    name: str, kind: str, twinned: bool, got: np.ndarray | None, truth: np.ndarray, det, prob, seconds, note: str = ""
+) -> ReportRow:
+    if got is None:
+        return ReportRow(name, kind, twinned, *([None] * 12), note=note)
+    stats = error_stats(got, truth, atol=1e-4, rtol=1e-4, rel_floor=1e-6)
+    err = np.abs(got.astype(np.float64) - truth)
+    ratio = None
+    if det is not None:
+        ratio = float(np.max(np.divide(err, det, out=np.zeros_like(err), where=err > 0)))
+    return ReportRow(
+        name,
+        kind,
+        twinned,
+        stats.max_abs,
+        stats.mean_abs,
+        stats.max_rel,
+        stats.ulp_p50,
+        stats.ulp_p99,
+        stats.ulp_max,
+        stats.bits_min,
+        None if det is None else float(np.max(det)),
+        None if prob is None else float(np.max(prob)),
+        ratio,
+        100 * stats.allclose_fail_fraction,
+        None if seconds is None else 1e3 * seconds,
+        note,
+    )
+
+
+def _problem(preset: str, seed: int, batch: int | None, input_shape: tuple[int, ...] | None):
+    if preset not in PRESETS:
+        allowed = ", ".join(repr(p) for p in PRESETS)
+        raise ParameterError(f"Got op={preset!r}, but the only valid ops are {allowed}.")
+    return make_problem(preset, seed=seed, batch=batch, input_shape=input_shape)
+
+
+def report(
+    preset: str,
+    *,
+    samples: int = 2000,
+    seed: int = 0,
+    device: str = "auto",
+    batch: int | None = None,
+    input_shape: tuple[int, ...] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
+    """Rows for every kernel variant of ``preset`` and PyTorch's reference in fp32 and TF32 (see the module doc)."""
+    from fpa_kernels import Op, TensorCore, run_variant, twin_from_terms, variant_matrix
+
+    if device not in ("auto", "cpu", "cuda"):
+        raise ParameterError(f"Got device={device!r}, but the only valid values are 'auto', 'cpu', 'cuda'.")
+    if samples < 1:
+        raise ParameterError(f"Got samples={samples}, but samples must be >= 1.")
+    dev = "cuda" if device == "auto" and torch.cuda.is_available() else ("cpu" if device == "auto" else device)
+    if dev == "cuda" and not torch.cuda.is_available():
+        raise ParameterError("Got device='cuda', but torch sees no CUDA device.")
+    problem = _problem(preset, seed, batch, input_shape)
+    spec: ConvSpec = problem.spec
+    op = Op(OPS[preset])
+    out_shape = spec.output_shape(tuple(problem.x.shape))
+    index = sample_output_indices(out_shape, samples, seed)
+    terms = gather_terms(spec, problem.x, problem.weight, problem.bias, index)
+    m = problem.multiplier.reshape(-1).numpy()[index[:, 1]] if problem.multiplier is not None else None
+    epilogue = problem.epilogue
+    conv64 = fp64_at(terms)
+    truth = _epilogue64(conv64, m, epilogue)
+    # Variants with the tanh GELU are measured against the fp64 tanh formula: the model difference between
+    # the two forms is a choice of op, not an error of the variant (fpa explain names it gelu_approximation).
+    truth_tanh = _epilogue64(conv64, m, EpilogueSpec(epilogue.negative_slope, "tanh")) if epilogue else truth
+    sums = term_sums(terms.w, terms.x, terms.bias)
+    probability = 1 - 0.01 / max(int(np.prod(out_shape)), 1)
+    rows = []
+    full = _GpuRunner(problem, spec, index, epilogue) if dev == "cuda" else None
+    for variant in variant_matrix(op):
+        if progress:
+            progress(variant.label)
+        det = prob = None
+        if variant.tensor_core is not TensorCore.NONE:
+            det = tensor_core_bound(sums, 3 if variant.tensor_core.value == "3xtf32" else 1)
+        else:
+            bounds = bound_from_sums(sums, variant.twin_accumulation(), probability)
+            det, prob = bounds.deterministic, bounds.probabilistic
+            if epilogue is not None:
+                det = epilogue_bound(conv64, det, m, epilogue.negative_slope)
+                prob = epilogue_bound(conv64, prob, m, epilogue.negative_slope)
+        tanh = epilogue is not None and variant.gelu.value == "tanh"
+        if full is not None:
+            got, seconds = full.kernel(lambda v=variant: run_variant(v, spec, *full.args))
+            truth_full = full.truth_tanh if tanh else full.truth
+            rows.append(
+                _row(
+                    variant.label,
+                    "kernel",
+                    variant.twinned,
+                    got,
+                    truth_full,
+                    det,
+                    prob,
+                    seconds,
+                    "full tensor; bounds on sampled outputs",
+                )
+            )
+        elif variant.twinned:
+            start = time.perf_counter()
+            slope = epilogue.negative_slope if epilogue else 0.01
+            got = twin_from_terms(variant, spec, terms, problem.multiplier, slope)
+            rows.append(
+                _row(
+                    variant.label,
+                    "kernel",
+                    True,
+                    got,
+                    truth_tanh if tanh else truth,
+                    det,
+                    prob,
+                    time.perf_counter() - start,
+                    "CPU twin, bit-exact",
+                )
+            )
+        else:
+            rows.append(
+                _row(
+                    variant.label,
+                    "kernel (GPU only)",
+                    False,
+                    None,
+                    truth,
+                    None,
+                    None,
+                    None,
+                    "tensor cores / CUDA math library: run with --device cuda",
+                )
+            )
+    rows += _pytorch_rows(spec, problem, terms, m, epilogue, truth, sums, probability, conv64, full)
+    spot = float(
+        np.max(
+            np.abs(
+                np.array([float(v) for v in mpmath_at(_head(terms, 20), 50, epilogue, problem.multiplier)]) - truth[:20]
+            )
+        )
+    )
+    return {
+        "op": preset,
+        "device": dev,
+        "input_shape": list(problem.x.shape),
+        "samples": len(index),
+        "K": spec.K,
+        "seed": seed,
+        "fp64_vs_mpmath_max": spot,
+        "rows": [r.to_dict() for r in rows],
+    }
+
+
+def _head(terms: Terms, n: int) -> Terms:
+    return Terms(terms.w[:n], terms.x[:n], None if terms.bias is None else terms.bias[:n], terms.index[:n])
+
+
+def _epilogue64(conv: np.ndarray, m: np.ndarray | None, epilogue) -> np.ndarray:
+    if epilogue is None:
+        return conv
+    return epilogue_torch(torch.from_numpy(conv), torch.from_numpy(m.astype(np.float64)), epilogue).numpy()
+
+
+def _epilogue32(conv: np.ndarray, m: np.ndarray | None, epilogue) -> np.ndarray:
+    if epilogue is None:
+        return conv
+    return epilogue_torch(torch.from_numpy(conv), torch.from_numpy(m), epilogue).numpy()
+
+
+def _pytorch_rows(spec, problem, terms, m, epilogue, truth, sums, probability, conv64, full) -> list[ReportRow]:
+    rows = []
+    for mode, rounding in (("fp32", OperandRounding.NONE), ("tf32", OperandRounding.TF32)):
+        bounds = bound_from_sums(sums, AccumulationSpec(operand_rounding=rounding), probability)
+        det, prob = bounds.deterministic, bounds.probabilistic
+        if epilogue is not None:
+            det = epilogue_bound(conv64, det, m, epilogue.negative_slope)
+            prob = epilogue_bound(conv64, prob, m, epilogue.negative_slope)
+        name = f"pytorch_{mode}"
+        if full is not None:
+            got, seconds = full.kernel(lambda mode=mode: full.torch_reference(mode == "tf32"))
+            rows.append(_row(name, "pytorch", False, got, full.truth, det, prob, seconds, "cuDNN, full tensor"))
+            continue
+        start = time.perf_counter()
+        if mode == "fp32":  # cuDNN fp32's order: channel-outermost fmaf chain, bias added after
+            conv = accumulate(terms.w, terms.x, AccumulationSpec())
+            if terms.bias is not None:
+                conv = add32(conv, terms.bias)
+            note = "CPU twin of cuDNN fp32 (input channel outermost fmaf, bias last)"
+        else:
+            w, x = round_to(terms.w, "tf32"), round_to(terms.x, "tf32")
+            conv = (w.astype(np.float64) * x).sum(axis=1) + (0 if terms.bias is None else terms.bias)
+            conv = conv.astype(np.float32)
+            note = "emulated: operands rounded to TF32 (nearest even), summed in fp64"
+        got = _epilogue32(conv, m, epilogue)
+        rows.append(_row(name, "pytorch", False, got, truth, det, prob, time.perf_counter() - start, note))
+    return rows
+
+
+class _GpuRunner:
+    """Full-tensor runs on the GPU: inputs on the device, fp64 truth, timing with CUDA events."""
+
+    def __init__(self, problem, spec, index, epilogue):
+        self.spec, self.problem = spec, problem
+        dev = torch.device("cuda")
+        self.args = [
+            problem.x.to(dev),
+            problem.weight.to(dev),
+            None if problem.bias is None else problem.bias.to(dev),
+            None if problem.multiplier is None else problem.multiplier.to(dev),
+        ]
+        self.index = tuple(index.T)
+        truth = fp64_full(spec, *self.args[:3], epilogue=epilogue, multiplier=self.args[3])
+        self.truth = self.truth_tanh = truth.cpu().numpy()
+        if epilogue is not None:
+            tanh = EpilogueSpec(epilogue.negative_slope, "tanh")
+            self.truth_tanh = fp64_full(spec, *self.args[:3], epilogue=tanh, multiplier=self.args[3]).cpu().numpy()
+
+    def kernel(self, fn):
+        fn()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        out = fn()
+        stop.record()
+        torch.cuda.synchronize()
+        return out.cpu().numpy(), start.elapsed_time(stop) / 1e3
+
+    def torch_reference(self, tf32: bool) -> torch.Tensor:
+        saved = torch.backends.cudnn.allow_tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+        try:
+            x, w, b, m = self.args
+            conv = F.conv3d if self.spec.spatial_dims == 3 else F.conv2d
+            y = conv(x, w, b, self.spec.stride, torch_padding_arg(self.spec), self.spec.dilation, self.spec.groups)
+            if self.problem.epilogue is not None:
+                y = epilogue_torch(y, m, self.problem.epilogue)
+            return y
+        finally:
+            torch.backends.cudnn.allow_tf32 = saved

@@ -1,0 +1,152 @@
+"""fpa on KernelBench-style cases built to have known causes: each must get the right verdict on the CPU."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from fp_analysis import assert_equivalent
+from fp_analysis.cli import app
+from fp_analysis.explain import CAUSES
+from fp_analysis.store import read_store
+
+CASES = pathlib.Path(__file__).parent / "kernelbench_cases"
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _store(tmp_path, monkeypatch):
+    monkeypatch.setenv("FPA_STORE", str(tmp_path / "store"))
+
+
+def _explain(problem: str, solution: str, *extra: str):
+    result = runner.invoke(
+        app,
+        [
+            "explain",
+            "--problem",
+            str(CASES / f"{problem}.py"),
+            "--solution",
+            str(CASES / f"{solution}.py"),
+            "--device",
+            "cpu",
+            "--json",
+            *extra,
+        ],
+    )
+    return result.exit_code, (json.loads(result.stdout) if result.stdout.strip().startswith("{") else result.output)
+
+
+@pytest.mark.parametrize(
+    ("problem", "solution", "extra", "verdict", "code"),
+    [
+        ("conv_problem", "conv_correct_fp32", ["--reference-mode", "tf32"], "reference_tf32", 0),  # the seed-000 story
+        ("conv_problem", "conv_other_order", [], "accumulation_order", 0),
+        ("conv_problem", "conv_bf16", [], "candidate_bf16", 0),
+        ("conv_problem", "conv_off_by_one", [], "bug", 1),
+        ("gelu_problem", "gelu_tanh", [], "gelu_approximation", 0),
+        ("gelu_problem", "gelu_rng_order", [], "parameter_mismatch", 1),
+    ],
+)
+def test_explain_names_the_cause(problem, solution, extra, verdict, code):
+    exit_code, data = _explain(problem, solution, *extra)
+    assert exit_code == code, data
+    assert data["verdict"] == verdict
+    assert data["explained"] is (code == 0)
+    assert [c["name"] for c in data["causes"]] == [verdict]
+    assert all(c["name"] in CAUSES and isinstance(c["residual_max"], float) for c in data["causes"])
+    assert set(data) >= {
+        "explained",
+        "causes",
+        "mismatch",
+        "candidate_vs_fp64",
+        "reference_vs_fp64",
+        "recommended_tolerance",
+        "trials",
+    }
+    assert len(data["trials"]) == 5 and {"max_abs", "mean_abs", "allclose_fail_fraction"} <= set(data["mismatch"])
+
+
+def test_tf32_story_numbers_and_tolerance():
+    _, data = _explain("conv_problem", "conv_correct_fp32", "--reference-mode", "tf32")
+    assert data["mismatch"]["failed_trials"] == 5  # fails the check, like the seed-000 kernel
+    assert data["candidate_vs_fp64"]["max_abs"] < 1e-6 < data["reference_vs_fp64"]["max_abs"]
+    tol = data["recommended_tolerance"]
+    assert tol["rtol"] == 0.0 and tol["atol"] > data["mismatch"]["max_abs"]  # the principled tolerance passes it
+
+
+def test_bug_is_located_at_the_edge_it_touches():
+    _, data = _explain("conv_problem", "conv_off_by_one")
+    assert "columns" in data["causes"][0]["evidence"] and "of 0…13" in data["causes"][0]["evidence"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--problem", "missing.py", "--solution", str(CASES / "conv_bf16.py")], "file not found"),
+        (["--problem", str(CASES / "conv_bf16.py"), "--solution", str(CASES / "conv_bf16.py")], "does not define"),
+        (
+            [
+                "--problem",
+                str(CASES / "conv_problem.py"),
+                "--solution",
+                str(CASES / "conv_bf16.py"),
+                "--reference-mode",
+                "fp8",
+            ],
+            "reference_mode='fp8'",
+        ),
+    ],
+)
+def test_usage_errors_exit_2(args, message):
+    result = runner.invoke(app, ["explain", *args, "--device", "cpu"])
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_report_json_csv_and_store(tmp_path):
+    shape = "1,32,24,40"
+    result = runner.invoke(app, ["report", "dilated_conv2d", "--input-shape", shape, "--samples", "300", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    rows = {r["variant"]: r for r in data["rows"]}
+    assert rows["sequential/fma/none"]["max_abs"] < 1e-5 < rows["pytorch_tf32"]["max_abs"]
+    assert rows["sequential/fma/none"]["error_over_bound"] <= 1 and rows["tf32_mma"]["max_abs"] is None
+    csv_path = tmp_path / "rows.csv"
+    assert (
+        runner.invoke(
+            app, ["report", "conv3d_kk1", "--batch", "1", "--samples", "200", "--csv", str(csv_path)]
+        ).exit_code
+        == 0
+    )
+    assert csv_path.read_text().splitlines()[0].startswith("variant,")
+    stored = read_store(command="report").to_pylist()
+    assert {r["variant"] for r in stored} >= {"pytorch_fp32", "pytorch_tf32"}
+    assert all(r["meta_command"] == "report" and r["meta_seed"] == 0 for r in stored)
+
+
+def test_tolerance_prints_its_reasoning():
+    result = runner.invoke(app, ["tolerance", "conv3d_kk1", "--mode", "bf16", "--json"])
+    data = json.loads(result.stdout)
+    assert data["atol"] > data["measured_max"] > 0 and data["rtol"] == 0.0 and len(data["reasoning"]) >= 4
+    assert runner.invoke(app, ["tolerance", "conv3d_kk1", "--mode", "int8"]).exit_code == 2
+
+
+def test_assert_equivalent_adds_the_cause():
+    torch.manual_seed(0)
+    model = torch.nn.Conv2d(8, 4, 3, padding=1, bias=False)
+    x = torch.rand(1, 8, 12, 12)
+    with torch.no_grad():
+        exact = torch.nn.functional.conv2d(x.double(), model.weight.double(), padding=1).float()
+        tf32 = torch.nn.functional.conv2d(
+            x.to(torch.bfloat16).float(), model.weight.to(torch.bfloat16).float(), padding=1
+        )
+    assert_equivalent(exact, exact.clone(), model=model, inputs=(x,))
+    with pytest.raises(AssertionError, match="Mismatched elements") as info:
+        assert_equivalent(tf32, exact, atol=1e-5, rtol=1e-5, model=model, inputs=(x,))
+    assert "candidate_bf16" in str(info.value)
+    with pytest.raises(AssertionError, match="Pass model="):
+        assert_equivalent(tf32, exact, atol=1e-5, rtol=1e-5)
