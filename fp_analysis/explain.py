@@ -218,9 +218,14 @@ def analyse(
     s = _collect(op, x, ref, cand, samples, seed)
     floor = _FLOOR_MULTIPLIER * max(1.0, s.baseline_units)
     model_units = _units(s.reference, s.recreations[""][1], s.scale)
+    # Operand-rounding hypotheses describe tensor-core arithmetic, whose fp32 accumulation truncates (Fasi,
+    # Higham, Mikaitis & Pranesh 2021, PeerJ Comput. Sci. 7:e330): about half an ulp of bias per mma k-step
+    # of 8 products, so up to K/8 units of u·Σ|w·x| beyond what an IEEE fp32 chain leaves.
+    tensor_core = op.spec.K / 8
     res = {}
     for name, (side, values) in s.recreations.items():
         limit = floor + (FAST_MATH_UNITS if name == "fast_math" else 0.0)
+        limit += tensor_core if name.endswith(("_tf32", "_bf16", "_fp16")) else 0.0
         if side in ("both", "reference"):
             res[("reference", name)] = (_units(s.reference, values, s.scale), limit)
         if side in ("both", "candidate"):

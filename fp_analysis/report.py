@@ -62,14 +62,26 @@ class ReportRow:
 
 
 def _row(
-    name: str, kind: str, twinned: bool, got: np.ndarray | None, truth: np.ndarray, det, prob, seconds, note: str = ""
+    name: str,
+    kind: str,
+    twinned: bool,
+    got: np.ndarray | None,
+    truth: np.ndarray,
+    det,
+    prob,
+    seconds,
+    note: str = "",
+    sample: tuple | None = None,
 ) -> ReportRow:
+    """Statistics over ``got`` (all of it); error ÷ bound where bounds exist: over the sampled outputs
+    (``sample`` indexes them in a full tensor; None when ``got`` holds only the samples)."""
     if got is None:
         return ReportRow(name, kind, twinned, *([None] * 12), note=note)
     stats = error_stats(got, truth, atol=1e-4, rtol=1e-4, rel_floor=1e-6)
-    err = np.abs(got.astype(np.float64) - truth)
     ratio = None
     if det is not None:
+        at = (lambda a: a[sample]) if sample is not None else (lambda a: a)
+        err = np.abs(at(got).astype(np.float64) - at(truth))
         ratio = float(np.max(np.divide(err, det, out=np.zeros_like(err), where=err > 0)))
     return ReportRow(
         name,
@@ -162,6 +174,7 @@ def report(
                     prob,
                     seconds,
                     "full tensor; bounds on sampled outputs",
+                    full.index,
                 )
             )
         elif variant.twinned:
@@ -242,7 +255,9 @@ def _pytorch_rows(spec, problem, terms, m, epilogue, truth, sums, probability, c
         name = f"pytorch_{mode}"
         if full is not None:
             got, seconds = full.kernel(lambda mode=mode: full.torch_reference(mode == "tf32"))
-            rows.append(_row(name, "pytorch", False, got, full.truth, det, prob, seconds, "cuDNN, full tensor"))
+            rows.append(
+                _row(name, "pytorch", False, got, full.truth, det, prob, seconds, "cuDNN, full tensor", full.index)
+            )
             continue
         start = time.perf_counter()
         if mode == "fp32":  # cuDNN fp32's order: channel-outermost fmaf chain, bias added after

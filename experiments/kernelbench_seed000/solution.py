@@ -1,9 +1,9 @@
 """A correct fp32 CUDA kernel for seed 000: fpa_kernels' direct conv, input channel outermost, fmaf."""
 
+from fpa_kernels import VariantSpec, run_variant
 from torch import nn
 
 from fp_analysis.ops.conv import conv2d_spec
-from fpa_kernels import VariantSpec, run_variant
 
 
 class ModelNew(nn.Module):
