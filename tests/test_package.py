@@ -57,7 +57,7 @@ def test_ci_runs_readmes_test_command_verbatim():
     assert len(commands) == 2, "README should give one set-up-and-run command and one set-up-and-test command"
     test_command = next(c for c in commands if "pytest" in c)
     assert test_command in (ROOT / ".ci" / "run").read_text()
-    assert any(c.endswith("python -m fp_analysis") for c in commands)
+    assert any(c.endswith("fpa report dilated_conv2d") for c in commands)
 
 
 def test_errors_derive_from_the_builtins_pytorch_raises():
