@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 
+from .arith import add32
 from .bounds import term_sums
 from .formats import FORMATS
 from .kernelbench import ConvOp, KernelBenchError, extract_op, load_pair, numpy32, parameter_mismatch, run_check
@@ -108,6 +109,7 @@ class _Samples:
     baseline_units: float
     sums: object
     multiplier: np.ndarray | None
+    twins: dict  # name → fp32 values of a bit-exact CPU twin of cuDNN's fp32 conv (no epilogue ops only)
 
 
 def _pipeline(op: ConvOp, conv: np.ndarray, m: np.ndarray | None, form: str | None = None) -> np.ndarray:
@@ -147,9 +149,14 @@ def _collect(op: ConvOp, x: torch.Tensor, ref: np.ndarray, cand: np.ndarray, sam
     baseline = float(np.max(np.abs(base.astype(np.float64) - truth) / (_U * scale)))
     flat_ref = ref.reshape(-1)[flat].astype(np.float64)
     flat_cand = cand.reshape(-1)[flat].astype(np.float64)
-    return _Samples(
-        index, flat_ref, flat_cand, truth, scale, recreations, baseline, term_sums(terms.w, terms.x, terms.bias), m
-    )
+    twins = {}
+    if op.epilogue is None:  # cuDNN's fp32 conv is this fmaf chain, the bias first or last (gpu_validation.json)
+        twins["fp32 fmaf chain, input channel outermost"] = base
+        if terms.bias is not None:
+            chain = accumulate(terms.w, terms.x, AccumulationSpec())
+            twins["same chain with the bias added last"] = add32(chain, terms.bias)
+    sums = term_sums(terms.w, terms.x, terms.bias)
+    return _Samples(index, flat_ref, flat_cand, truth, scale, recreations, baseline, sums, m, twins)
 
 
 def _units(values: np.ndarray, recreation: np.ndarray, scale: np.ndarray) -> float:
@@ -234,6 +241,22 @@ def analyse(
         {"side": side, "cause": name or "none", "residual_units": r, "floor_units": limit, "fits": r <= limit}
         for (side, name), (r, limit) in res.items()
     ]
+    for side, values in (("reference", s.reference), ("candidate", s.candidate)):
+        for name, twin in s.twins.items():
+            if np.array_equal(values.astype(np.float32).view(np.uint32), twin.view(np.uint32)):
+                # A residual of exactly zero: the strongest evidence of what this side computed.
+                hypotheses.append(
+                    {
+                        "side": side,
+                        "cause": "none",
+                        "twin": name,
+                        "residual_units": 0.0,
+                        "floor_units": floor,
+                        "fits": True,
+                        "bitwise_equal": True,
+                    }
+                )
+    exact = {h["side"]: h["twin"] for h in hypotheses if h.get("bitwise_equal")}
     ref_fits = [n for (side, n), (r, lim) in res.items() if side == "reference" and r <= lim]
     cand_fits = [n for (side, n), (r, lim) in res.items() if side == "candidate" and r <= lim]
     cand_vs = error_stats(s.candidate, s.truth).to_dict()
@@ -264,7 +287,8 @@ def analyse(
                     "accumulation_order",
                     f"both sides stay within the fp32 floor of fp64 (reference {res[('reference', '')][0]:.1f}, "
                     f"candidate {res[('candidate', '')][0]:.1f} ≤ {floor:.1f} units of u·Σ|w·x|) but differ "
-                    f"bitwise: the same fp32 arithmetic summed in another order",
+                    f"bitwise: the same fp32 arithmetic summed in another order"
+                    + "".join(f"; the {side} equals the {twin} bit for bit" for side, twin in exact.items()),
                     measured,
                     "pair",
                     max(res[("reference", "")][0], res[("candidate", "")][0]),

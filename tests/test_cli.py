@@ -150,3 +150,22 @@ def test_assert_equivalent_adds_the_cause():
     assert "candidate_bf16" in str(info.value)
     with pytest.raises(AssertionError, match="Pass model="):
         assert_equivalent(tf32, exact, atol=1e-5, rtol=1e-5)
+
+
+def test_a_reference_equal_to_the_cudnn_twin_is_recognised_bit_for_bit():
+    """On a GPU with TF32 off, cuDNN's output is the fmaf chain; analyse() must say so (residual exactly 0)."""
+    from fp_analysis.explain import analyse
+    from fp_analysis.kernelbench import extract_op
+    from fpa_kernels import VariantSpec, twin
+
+    torch.manual_seed(1)
+    model = torch.nn.Conv2d(6, 4, 3, padding=1)
+    x = torch.rand(1, 6, 9, 10)
+    op = extract_op(model)
+    as_cudnn = torch.from_numpy(twin(VariantSpec("conv2d"), op.spec, x, op.weight, op.bias))
+    with torch.no_grad():
+        exact = torch.nn.functional.conv2d(x.double(), model.weight.double(), model.bias.double(), padding=1).float()
+    causes, explained, _, _, _, _, hypotheses = analyse(op, x, as_cudnn, exact)
+    assert explained and [c.name for c in causes] == ["accumulation_order"]
+    assert any(h.get("bitwise_equal") and h["side"] == "reference" for h in hypotheses)
+    assert "bit for bit" in causes[0].evidence
