@@ -154,9 +154,10 @@ def test_assert_equivalent_adds_the_cause():
 
 def test_a_reference_equal_to_the_cudnn_twin_is_recognised_bit_for_bit():
     """On a GPU with TF32 off, cuDNN's output is the fmaf chain; analyse() must say so (residual exactly 0)."""
+    from fpa_kernels import VariantSpec, twin
+
     from fp_analysis.explain import analyse
     from fp_analysis.kernelbench import extract_op
-    from fpa_kernels import VariantSpec, twin
 
     torch.manual_seed(1)
     model = torch.nn.Conv2d(6, 4, 3, padding=1)
