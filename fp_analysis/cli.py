@@ -315,3 +315,53 @@ def orders(
 def main() -> None:
     """Entry point of the ``fpa`` script and ``python -m fp_analysis``."""
     app()
+
+
+@app.command()
+def fuzz(
+    op: Annotated[str | None, typer.Argument(help="conv2d, conv3d_kk1 or conv_gelu: fuzz our own variants")] = None,
+    problem: Annotated[str | None, typer.Option(help="KernelBench problem file to fuzz against")] = None,
+    solution: Annotated[str | None, typer.Option(help="KernelBench solution file (ModelNew) to fuzz")] = None,
+    max_examples: Annotated[
+        int, typer.Option(help="examples to try (profile: HYPOTHESIS_PROFILE=thorough or --max-examples 2000)")
+    ] = 200,
+    device: Device = "auto",
+    seed: int = 0,
+    replay: Annotated[str | None, typer.Option(help="replay one example (the JSON a failure prints)")] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Search configs and data for a failure, shrink it to a minimal example. Exit 1 when one is found."""
+    import os
+
+    from .fuzz import fuzz_kernelbench, fuzz_op, replay_kernelbench
+
+    if max_examples is None:
+        max_examples = 2000 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 200
+    try:
+        if (problem is None) != (solution is None):
+            raise typer.BadParameter("give both --problem and --solution, or neither")
+        if problem is not None and op is not None:
+            raise typer.BadParameter("give OP or --problem/--solution, not both")
+        if problem is not None and replay is not None:
+            result = replay_kernelbench(problem, solution, replay, device=device)
+        elif problem is not None:
+            result = fuzz_kernelbench(problem, solution, max_examples=max_examples, device=device, seed=seed)
+        elif op is not None:
+            result = fuzz_op(op, max_examples=max_examples, device=device, seed=seed)
+        else:
+            raise typer.BadParameter("give OP (conv2d, conv3d_kk1, conv_gelu) or --problem and --solution")
+    except FpaError as error:
+        _fail(error)
+    if as_json:
+        print(json.dumps(result, indent=1, default=str))
+    else:
+        _out.print(f"{result['examples']} examples tried; {len(result['failures'])} failure(s).")
+        for f in result["failures"]:
+            verdict = (f.get("explanation") or {}).get("verdict")
+            evidence = (f.get("explanation") or {}).get("evidence") or "; ".join(
+                c["evidence"] for c in (f.get("explanation") or {}).get("causes", [])
+            )
+            _out.print(f"[bold red]minimal failing config[/]: {json.dumps(f['config'])}")
+            _out.print(f"  {verdict}: {evidence}")
+            _out.print(f"  reproduce: {f['command']}", soft_wrap=True)
+    raise typer.Exit(1 if result["failures"] else 0)

@@ -15,7 +15,7 @@ from .bounds import TermSums, bound_from_sums, epilogue_bound
 from .errors import ParameterError
 from .formats import FORMATS
 from .ops.epilogue import EpilogueSpec, gelu_tanh_vs_erf_max
-from .orders import AccumulationSpec, OperandRounding
+from .orders import AccumulationSpec, Contraction, OperandRounding
 
 __all__ = ["ARITHMETIC", "side_bound", "tolerance_from_bounds"]
 
@@ -50,7 +50,10 @@ def side_bound(
         allowed = ", ".join(repr(a) for a in ARITHMETIC)
         raise ParameterError(f"Got mode={arithmetic!r}, but the only valid values are {allowed}.")
     probability = 1 - 0.01 / max(numel, 1)
-    bound = bound_from_sums(sums, AccumulationSpec(operand_rounding=ARITHMETIC[arithmetic]), probability).probabilistic
+    # Separate rounding of product and sum: one rounding deeper than an FMA chain, so it covers both (an
+    # unknown implementation may or may not fuse).
+    spec = AccumulationSpec(contraction=Contraction.SEPARATE, operand_rounding=ARITHMETIC[arithmetic])
+    bound = bound_from_sums(sums, spec, probability).probabilistic
     if epilogue is not None:
         bound = epilogue_bound(truth, bound, multiplier, epilogue.negative_slope)
     if extra == "gelu_approximation":

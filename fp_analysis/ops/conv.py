@@ -70,7 +70,9 @@ def _int_tuple(name: str, value: Any, nd: int, *, minimum: int) -> tuple[int, ..
         if not _is_int(item):
             raise ParameterError(f"{name} must be {allowed}; got {value!r} (entry {item!r} is not an integer)")
         if item < minimum:
-            raise ParameterError(f"{name} must be {allowed}; got {value!r}")
+            # PyTorch accepts such values in the constructor and refuses them at the call with a RuntimeError
+            # ("negative padding is not supported", "non-positive stride is not supported"): same kind here.
+            raise ShapeError(f"{name} must be {allowed}; got {value!r}")
     return tuple(int(item) for item in items)
 
 
@@ -112,7 +114,7 @@ def _padding_pairs(value: Any, nd: int) -> tuple[tuple[int, int], ...]:
         if not all(_is_int(p) for p in pair):
             raise ParameterError(f"padding must be {allowed}; got {value!r} (non-integer entry)")
         if any(p < 0 for p in pair):
-            raise ParameterError(f"negative padding is not supported: padding must be {allowed}; got {value!r}")
+            raise ShapeError(f"negative padding is not supported: padding must be {allowed}; got {value!r}")
         pairs.append((int(pair[0]), int(pair[1])))
     return tuple(pairs)
 

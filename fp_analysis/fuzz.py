@@ -1,0 +1,395 @@
+"""``fpa fuzz``: property-based search for configs and data on which a kernel is wrong, shrunk to the minimum.
+
+For a user's KernelBench pair, each example draws constructor arguments (only those ``Model.__init__``
+takes; the rest keep the values ``get_init_inputs`` gives) and an input from ``fp_analysis.strategies``,
+builds both models from the same seed, and compares them. A quick screen first: the candidate passes if
+its error against fp64, in units of u·Σ|w·x|, stays within 8× the reference's own (the floor of
+``fp_analysis.explain``, plus its tensor-core allowance). Otherwise ``explain.analyse`` decides: a
+difference that arithmetic explains (TF32, bf16, another order...) is not a failure; a bug is. Hypothesis
+shrinks a failure to a minimal config and prints a one-line command that replays it. The example database
+persists in ``$FPA_HYPOTHESIS_DB`` (default ``~/.cache/fp_analysis/hypothesis``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import pathlib
+import shlex
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
+from torch import nn
+
+from .errors import FpaError
+from .explain import analyse
+from .formats import FORMATS
+from .kernelbench import ConvOp, KernelBenchError, extract_op, load_pair
+from .ops.epilogue import gelu_derivative_max
+from .reference import fp64_full
+from .strategies import DATA_KINDS, LAYOUTS, config_spec, conv2d_configs, conv3d_kk1_configs, make_tensor
+
+__all__ = ["FuzzFailure", "fuzz_kernelbench", "fuzz_op", "replay_kernelbench"]
+
+_U = FORMATS["fp32"].unit_roundoff
+_CONV_KEYS = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias")
+
+
+@dataclass
+class FuzzFailure:
+    """A minimal failing example: the config in the user's constructor names, how to replay it, what failed."""
+
+    config: dict
+    command: str
+    max_abs: float
+    explanation: dict
+
+
+def _database(*key: str) -> DirectoryBasedExampleDatabase:
+    """The persistent example database, one folder per fuzzed target, so targets never replay each other's."""
+    root = os.environ.get("FPA_HYPOTHESIS_DB") or os.path.join(
+        os.path.expanduser("~"), ".cache", "fp_analysis", "hypothesis"
+    )
+    digest = hashlib.sha256("\0".join(key).encode()).hexdigest()[:16]
+    return DirectoryBasedExampleDatabase(os.path.join(root, digest))
+
+
+class _Pair:
+    """The user's two classes, their constructor's parameters and the base values get_init_inputs gives."""
+
+    def __init__(self, problem_path, solution_path, device: torch.device):
+        self.paths = (str(problem_path), str(solution_path))
+        self.problem, self.solution = load_pair(problem_path, solution_path)
+        self.device = device
+        init = self.problem.get_init_inputs()
+        signature = inspect.signature(self.problem.Model.__init__)
+        try:
+            bound = signature.bind(None, *init)
+        except TypeError as error:
+            raise KernelBenchError(f"get_init_inputs() does not fit Model.__init__: {error}") from error
+        bound.apply_defaults()
+        self.base = {k: v for k, v in bound.arguments.items() if k != "self"}
+        self.params = [p for p in signature.parameters if p != "self"]
+        instance = self.problem.Model(*init)
+        self.op = extract_op(instance)
+        conv = next(m for m in instance.modules() if isinstance(m, (nn.Conv2d, nn.Conv3d)))
+        self.fixed = self._instance_values(conv)
+        self.nd = self.op.spec.spatial_dims
+
+    def _instance_values(self, conv) -> dict:
+        """Values for conv parameters the user's constructor does not take: what its instance has."""
+        values = {
+            "in_channels": conv.in_channels,
+            "out_channels": conv.out_channels,
+            "kernel_size": tuple(conv.kernel_size),
+            "stride": tuple(conv.stride),
+            "padding": conv.padding if isinstance(conv.padding, str) else tuple(conv.padding),
+            "dilation": tuple(conv.dilation),
+            "groups": conv.groups,
+            "bias": conv.bias is not None,
+        }
+        return {k: v for k, v in values.items() if k not in self.params}
+
+    def strategy(self) -> st.SearchStrategy:
+        configs = conv3d_kk1_configs() if self.nd == 3 else conv2d_configs()
+
+        def adjust(config):
+            config = {**config, **self.fixed}
+            if "in_channels" in self.fixed:
+                config["input_shape"] = (
+                    config["input_shape"][0],
+                    self.fixed["in_channels"],
+                    *config["input_shape"][2:],
+                )
+            return config
+
+        def valid(config) -> bool:
+            try:
+                config_spec(config).output_shape(tuple(config["input_shape"]))
+                return True
+            except FpaError:
+                return False
+
+        data = st.fixed_dictionaries(
+            {"kind": st.sampled_from(DATA_KINDS), "seed": st.integers(0, 2**31 - 1), "layout": st.sampled_from(LAYOUTS)}
+        )
+        return st.tuples(configs.map(adjust).filter(valid), data)
+
+    def kwargs(self, config: dict) -> dict:
+        out = {}
+        for name in self.params:
+            if name in config and name in _CONV_KEYS:
+                out[name] = config[name]
+            elif name == "multiplier_shape":
+                out[name] = (config["out_channels"],) + (1,) * self.nd
+            elif name in self.base:
+                out[name] = self.base[name]
+            else:
+                raise KernelBenchError(
+                    f"Model.__init__ needs {name!r}, which neither the fuzzer nor get_init_inputs provides"
+                )
+        return out
+
+    def user_config(self, config: dict, data: dict) -> dict:
+        """The example in the user's parameter names (only what the constructor takes), plus input and data."""
+        named = {k: _plain(v) for k, v in self.kwargs(config).items()}
+        return {**named, "input_shape": list(config["input_shape"]), "data": data}
+
+    def command(self, config: dict, data: dict) -> str:
+        replay = json.dumps({"config": _jsonable(config), "data": data}, separators=(",", ":"))
+        return (
+            f"fpa fuzz --problem {shlex.quote(self.paths[0])} --solution {shlex.quote(self.paths[1])} "
+            f"--device {self.device.type} --replay {shlex.quote(replay)}"
+        )
+
+    def check(self, config: dict, data: dict) -> tuple[bool, float, dict | None]:
+        """(passed, max |candidate − reference|, explanation or None) for one example."""
+        kwargs = self.kwargs(config)
+        torch.manual_seed(0)
+        reference = self.problem.Model(**kwargs).to(self.device)
+        torch.manual_seed(0)
+        candidate = self.solution.ModelNew(**kwargs).to(self.device)
+        x = make_tensor(tuple(config["input_shape"]), data["kind"], data["seed"], data["layout"]).to(self.device)
+        with torch.no_grad():
+            ref = reference(x)
+            try:
+                cand = candidate(x)
+            except Exception as error:  # the user's kernel crashing on a config is a finding, not our error
+                return (
+                    False,
+                    float("inf"),
+                    {"verdict": "bug", "evidence": f"ModelNew raised {type(error).__name__}: {error}"},
+                )
+        if not torch.isfinite(ref).all():
+            return True, 0.0, None  # overflow in the reference itself: nothing to compare
+        if not isinstance(cand, torch.Tensor) or cand.shape != ref.shape:
+            got = tuple(cand.shape) if isinstance(cand, torch.Tensor) else type(cand).__name__
+            return (
+                False,
+                float("inf"),
+                {"verdict": "bug", "evidence": f"output shape {got}, expected {tuple(ref.shape)}"},
+            )
+        max_abs = float((cand.double() - ref.double()).abs().max()) if ref.numel() else 0.0
+        op = extract_op(reference)
+        if _quick_pass(op, x, ref, cand):
+            return True, max_abs, None
+        causes, explained, verdict, cand_vs, _, _, _ = analyse(
+            op, x.cpu().contiguous(), ref.cpu(), cand.cpu(), samples=600
+        )
+        explanation = {
+            "verdict": verdict,
+            "explained": explained,
+            "causes": [{"name": c.name, "evidence": c.evidence, "residual_max": c.residual_max} for c in causes],
+            "candidate_vs_fp64_max": cand_vs.get("max_abs"),
+        }
+        return explained, max_abs, explanation
+
+
+def _quick_pass(op: ConvOp, x, ref, cand) -> bool:
+    """Both sides measured against fp64 in units of u·Σ|w·x|: the candidate within 8× the reference's error."""
+    spec = op.spec
+    w, b, m = op.weight, op.bias, op.multiplier
+    truth = fp64_full(spec, x, w, b, epilogue=op.epilogue, multiplier=m)
+    scale = fp64_full(spec, x.abs(), w.abs(), None if b is None else b.abs())
+    if op.epilogue is not None:
+        scale = m.abs().double().to(scale.device) * scale * gelu_derivative_max() + truth.abs()
+    scale = scale.clamp_min(FORMATS["fp32"].smallest_normal) * _U
+    units_ref = float(((ref.double() - truth).abs() / scale).max())
+    units_cand = float(((cand.double() - truth).abs() / scale).max())
+    return bool(np.isfinite(units_cand)) and units_cand <= 8 * max(units_ref, 1.0) + spec.K / 8
+
+
+def _plain(value):
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _jsonable(config: dict) -> dict:
+    return {k: _plain(v) for k, v in config.items()}
+
+
+def _device(device: str) -> torch.device:
+    if device not in ("auto", "cpu", "cuda"):
+        raise KernelBenchError(f"Got device={device!r}, but the only valid values are 'auto', 'cpu', 'cuda'.")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise KernelBenchError("device='cuda' was asked for but torch sees no CUDA device")
+    return torch.device("cuda" if device == "cuda" or (device == "auto" and torch.cuda.is_available()) else "cpu")
+
+
+def fuzz_kernelbench(
+    problem_path, solution_path, *, max_examples: int = 200, device: str = "auto", seed: int = 0
+) -> dict:
+    """Fuzz a user's KernelBench pair: {"failures": [FuzzFailure as dict], "examples": int}."""
+    if max_examples < 1:
+        raise KernelBenchError(f"Got max_examples={max_examples}, but it must be >= 1.")
+    pair = _Pair(problem_path, solution_path, _device(device))
+    examples = [0]
+    last: list = []
+
+    @settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=_database(*[str(pathlib.Path(p).resolve()) for p in pair.paths], pair.device.type),
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        report_multiple_bugs=False,
+    )
+    @hypothesis_seed(seed)
+    @given(pair.strategy())
+    def prop(example):
+        config, data = example
+        examples[0] += 1
+        passed, max_abs, explanation = pair.check(config, data)
+        if not passed:
+            last[:] = [config, data, max_abs, explanation]
+            raise AssertionError(explanation)
+
+    failures = []
+    try:
+        prop()
+    except AssertionError:
+        config, data, max_abs, explanation = last
+        failures.append(FuzzFailure(pair.user_config(config, data), pair.command(config, data), max_abs, explanation))
+    return {"failures": [asdict(f) for f in failures], "examples": examples[0]}
+
+
+def replay_kernelbench(problem_path, solution_path, replay: str, *, device: str = "auto") -> dict:
+    """Run one example given as the JSON of a failure's ``command`` (``--replay``)."""
+    try:
+        payload = json.loads(replay)
+        config = {k: tuple(v) if isinstance(v, list) else v for k, v in payload["config"].items()}
+        data = payload["data"]
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as error:
+        raise KernelBenchError(f"--replay must be the JSON printed in a failure's command: {error}") from None
+    pair = _Pair(problem_path, solution_path, _device(device))
+    passed, max_abs, explanation = pair.check(config, data)
+    failures = (
+        []
+        if passed
+        else [asdict(FuzzFailure(pair.user_config(config, data), pair.command(config, data), max_abs, explanation))]
+    )
+    return {"failures": failures, "examples": 1}
+
+
+def _op_check(kind, problem, variant, dev: torch.device) -> str | None:
+    """Why this example of our own variant is wrong, or None (see ``fuzz_op``)."""
+    from fpa_kernels import Op, run_variant, twin
+    from fpa_kernels.twin import all_output_indices
+
+    from .bounds import dot_bound, epilogue_bound
+    from .ops.conv import conv2d_spec, gather_terms
+    from .ops.epilogue import EpilogueSpec, epilogue_torch
+    from .reference import fp64_at
+
+    config, x, w, b = problem
+    spec = config_spec(config)
+    x = x.contiguous()
+    m = (
+        torch.randn(spec.out_channels, 1, 1, generator=torch.Generator().manual_seed(1))
+        if kind is Op.CONV_GELU
+        else None
+    )
+    got = twin(variant, spec, x, w, b, m)
+    terms = gather_terms(spec, x, w, b, all_output_indices(got.shape))
+    exact = fp64_at(terms)
+    bound = dot_bound(terms.w, terms.x, variant.twin_accumulation(), terms.bias).deterministic
+    if m is not None:
+        per_output = m.reshape(-1).numpy()[terms.index[:, 1]]
+        form = "none" if variant.gelu.value == "erf" else "tanh"
+        conv = exact
+        exact = epilogue_torch(
+            torch.from_numpy(conv), torch.from_numpy(per_output.astype(np.float64)), EpilogueSpec(0.01, form)
+        ).numpy()
+        bound = epilogue_bound(conv, bound, per_output, 0.01)
+    err = np.abs(got.reshape(-1).astype(np.float64) - exact)
+    finite = np.isfinite(err) & np.isfinite(bound)
+    if np.any(err[finite] > bound[finite]):
+        return f"error beyond the deterministic bound (max ratio {np.max(err[finite] / bound[finite]):.3g})"
+    if kind is Op.CONV3D_KK1:
+        padding = tuple(p[0] for p in spec.padding[:2]) if spec.is_symmetric_padding else "same"
+        flat_spec = conv2d_spec(
+            spec.in_channels,
+            spec.out_channels,
+            spec.kernel_size[:2],
+            spec.stride[:2],
+            padding,
+            spec.dilation[:2],
+            spec.groups,
+            spec.bias,
+        )
+        flat_variant = type(variant)(Op.CONV2D, variant.accumulation, variant.term_order, variant.fast_math)
+        for d in range(got.shape[-1]):
+            j = d * spec.stride[2] - spec.padding[2][0]  # a (k,k,1) kernel reads exactly one input slice
+            if 0 <= j < x.shape[-1]:
+                want = twin(flat_variant, flat_spec, x[..., j].contiguous(), w[..., 0].contiguous(), b)
+                if not np.array_equal(got[..., d].view(np.uint32), want.view(np.uint32)):
+                    return f"depth slice {d} differs from conv2d of input slice {j}"
+    if dev.type == "cuda":
+        on_gpu = [t.cuda() if t is not None else None for t in (x, w, b, m)]
+        kernel = run_variant(variant, spec, *on_gpu).cpu().numpy()
+        if not np.array_equal(kernel.view(np.uint32), got.view(np.uint32)):
+            return "the CUDA kernel differs from its CPU twin"
+    return None
+
+
+def fuzz_op(op: str, *, max_examples: int = 200, device: str = "auto", seed: int = 0) -> dict:
+    """Fuzz our own variants of ``op`` (twinned ones): each twin's error ≤ its deterministic bound against the
+    exact result; for conv3d_kk1, each depth slice equals conv2d of its input slice (same variant) bit for bit;
+    on a GPU, the kernel equals its twin bit for bit. Returns {"failures": [...], "examples": n}."""
+    from fpa_kernels import Op, variant_matrix
+
+    from .strategies import conv_inputs
+
+    try:
+        kind = Op(op)
+    except ValueError:
+        allowed = ", ".join(repr(o.value) for o in Op)
+        raise KernelBenchError(f"Got op={op!r}, but the only valid ops are {allowed}.") from None
+    dev = _device(device)
+    configs = conv3d_kk1_configs(max_outputs=3000) if kind is Op.CONV3D_KK1 else conv2d_configs(max_outputs=3000)
+    variants = [v for v in variant_matrix(kind) if v.twinned]
+    kinds = ("uniform", "normal", "heavy_tailed", "subnormal_rich", "cancellation")
+    examples = [0]
+    last: list = []
+
+    @settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=_database("op", op, dev.type),
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        report_multiple_bugs=False,
+    )
+    @hypothesis_seed(seed)
+    @given(st.tuples(conv_inputs(configs, kinds=kinds), st.sampled_from(variants)))
+    def prop(example):
+        problem, variant = example
+        examples[0] += 1
+        reason = _op_check(kind, problem, variant, dev)
+        if reason:
+            last[:] = [problem[0], variant.label, reason]
+            raise AssertionError(reason)
+
+    failures = []
+    try:
+        prop()
+    except AssertionError:
+        config, label, reason = last
+        failures.append(
+            {
+                "config": _jsonable(config),
+                "variant": label,
+                "max_abs": None,
+                "command": f"fpa fuzz {op} --device {dev.type} --seed {seed} --max-examples {max_examples}",
+                "explanation": {"verdict": "bug", "evidence": reason},
+            }
+        )
+    return {"failures": failures, "examples": examples[0]}

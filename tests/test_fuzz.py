@@ -1,0 +1,201 @@
+"""fpa fuzz: kernels with the bugs hand-written kernels get are caught with minimal configs; correct ones pass."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+import torch
+from hypothesis import given
+from typer.testing import CliRunner
+
+from fp_analysis.cli import app
+from fp_analysis.errors import FpaError
+from fp_analysis.fuzz import fuzz_kernelbench, fuzz_op
+from fp_analysis.kernelbench import emulated_reference
+from fp_analysis.ops.conv import conv2d_spec
+from fp_analysis.strategies import config_spec, conv2d_configs, conv3d_kk1_configs, conv_inputs
+
+CASES = pathlib.Path(__file__).parent / "fuzz_cases"
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_database(tmp_path, monkeypatch):
+    monkeypatch.setenv("FPA_HYPOTHESIS_DB", str(tmp_path / "hypothesis"))
+
+
+def _fuzz(problem: str, solution: str, n: int = 150) -> dict:
+    return fuzz_kernelbench(CASES / f"{problem}.py", CASES / f"{solution}.py", max_examples=n, device="cpu", seed=0)
+
+
+def _padding(config, axis):
+    p = config["padding"]
+    return 0 if p == "valid" else (p if isinstance(p, int) else (p[axis] if isinstance(p, list) else 1))
+
+
+def _per_axis(value, axis):
+    return value if isinstance(value, int) else value[axis]
+
+
+@pytest.mark.parametrize(
+    ("problem", "solution", "minimal"),
+    [
+        ("conv2d_problem", "bug_group_offset", lambda c: c["groups"] == 2 and c["input_shape"][0] == 1),
+        ("conv2d_problem", "bug_padding_width", lambda c: _padding(c, 1) >= 1 and c["groups"] == 1),
+        ("conv2d_problem", "bug_edge_tile", lambda c: c["groups"] == 1 and c["input_shape"][0] == 1),
+        (
+            "conv2d_problem",
+            "bug_dilation_swapped",
+            lambda c: _per_axis(c["dilation"], 0) != _per_axis(c["dilation"], 1),
+        ),
+        ("conv3d_problem", "bug_depth_padding", lambda c: _padding(c, 2) >= 1 and c["groups"] == 1),
+    ],
+)
+def test_buggy_kernels_are_caught_with_a_minimal_config(problem, solution, minimal):
+    result = _fuzz(problem, solution)
+    assert len(result["failures"]) == 1
+    failure = result["failures"][0]
+    config = failure["config"]
+    assert minimal(config), config
+    assert failure["explanation"]["verdict"] == "bug"
+    spec = config_spec({k: tuple(v) if isinstance(v, list) else v for k, v in config.items() if k != "data"})
+    assert spec.in_channels <= 4 and max(spec.kernel_size) <= 3, config  # shrunk, not just found
+    # The one-line command replays the same failure.
+    args = failure["command"].split(" ", 2)[2]
+    replay = json.loads(args.split("--replay ", 1)[1].strip("'"))
+    result = runner.invoke(
+        app,
+        [
+            "fuzz",
+            "--problem",
+            str(CASES / f"{problem}.py"),
+            "--solution",
+            str(CASES / f"{solution}.py"),
+            "--device",
+            "cpu",
+            "--replay",
+            json.dumps(replay),
+        ],
+    )
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("problem", "solution"), [("conv2d_problem", "correct_fp64"), ("conv3d_problem", "correct_conv3d_reshape")]
+)
+def test_correct_kernels_pass(problem, solution):
+    result = _fuzz(problem, solution, n=80)
+    assert result["failures"] == [] and result["examples"] == 80
+
+
+@pytest.mark.parametrize("op", ["conv2d", "conv3d_kk1", "conv_gelu"])
+def test_our_variants_hold_their_properties(op):
+    result = fuzz_op(op, max_examples=40, device="cpu")
+    assert result["failures"] == [] and result["examples"] == 40
+
+
+def test_cli_fuzz_json_and_exit_codes():
+    result = runner.invoke(
+        app,
+        [
+            "fuzz",
+            "--problem",
+            str(CASES / "conv2d_problem.py"),
+            "--solution",
+            str(CASES / "bug_edge_tile.py"),
+            "--device",
+            "cpu",
+            "--max-examples",
+            "50",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert set(data) == {"failures", "examples"} and {"config", "command", "max_abs", "explanation"} <= set(
+        data["failures"][0]
+    )
+    assert runner.invoke(app, ["fuzz", "--problem", str(CASES / "conv2d_problem.py")]).exit_code == 2
+    assert runner.invoke(app, ["fuzz", "conv5d"]).exit_code == 2
+
+
+@given(conv_inputs(conv2d_configs(max_outputs=2000)))
+def test_pytorch_reference_in_each_mode_is_within_its_derived_tolerance(problem):
+    """torch's CPU conv, with its operands emulated in TF32/bf16/fp16 or as it is, against fp64."""
+    from fpa_kernels.twin import all_output_indices
+
+    from fp_analysis.bounds import term_sums
+    from fp_analysis.ops.conv import gather_terms
+    from fp_analysis.reference import fp64_at
+    from fp_analysis.tolerance import side_bound
+
+    config, x, w, b = problem
+    spec = config_spec(config)
+    module = torch.nn.Conv2d(
+        spec.in_channels,
+        spec.out_channels,
+        spec.kernel_size,
+        config["stride"],
+        config["padding"],
+        config["dilation"],
+        spec.groups,
+        spec.bias,
+    )
+    with torch.no_grad():
+        module.weight.copy_(w)
+        if b is not None:
+            module.bias.copy_(b)
+        terms = gather_terms(spec, x.contiguous(), w, b, all_output_indices(spec.output_shape(tuple(x.shape))))
+        exact, sums = fp64_at(terms), term_sums(terms.w, terms.x, terms.bias)
+        for mode in ("fp32", "tf32", "bf16", "fp16"):
+            with emulated_reference(mode):
+                y = module(x).reshape(-1).double().numpy()
+            finite = torch.isfinite(torch.from_numpy(y)).numpy()
+            bound = side_bound(sums, mode, y.size)
+            assert (abs(y - exact)[finite] <= bound[finite] * 1.0001 + 1e-30).all(), mode
+
+
+@given(conv2d_configs(max_outputs=500) | conv3d_kk1_configs(max_outputs=500))
+def test_invalid_configs_raise_what_pytorch_raises(config):
+    """Break one parameter; our spec and torch must both refuse, with the same kind of error."""
+    broken = dict(config, groups=config["groups"] + 1) if config["in_channels"] > 1 else dict(config, padding=-1)
+    ours = theirs = None
+    try:
+        spec = config_spec(broken)
+        spec.output_shape(tuple(broken["input_shape"]))
+    except FpaError as error:
+        ours = error
+    conv = torch.nn.Conv2d if len(config["input_shape"]) == 4 else torch.nn.Conv3d
+    try:
+        module = conv(
+            broken["in_channels"],
+            broken["out_channels"],
+            broken["kernel_size"],
+            broken["stride"],
+            broken["padding"],
+            broken["dilation"],
+            broken["groups"],
+            broken["bias"],
+        )
+        module(torch.zeros(broken["input_shape"]))
+    except (ValueError, RuntimeError) as error:
+        theirs = error
+    if theirs is None:  # e.g. groups that still divide both channel counts: then we must accept it too
+        assert ours is None
+        return
+    assert ours is not None and isinstance(ours, (ValueError, RuntimeError))
+    assert isinstance(ours, ValueError) == isinstance(theirs, ValueError), (ours, theirs)
+    named = [p for p in ("groups", "padding", "in_channels", "out_channels") if p in str(ours)]
+    assert named, str(ours)
+
+
+def test_strategies_cover_what_they_promise():
+    from hypothesis import find
+
+    find(conv2d_configs(), lambda c: c["groups"] == c["in_channels"] > 1)  # depthwise
+    find(conv2d_configs(), lambda c: c["padding"] == "same")
+    find(conv3d_kk1_configs(), lambda c: c["input_shape"][-1] > 32 and c["padding"] not in (0, "valid"))
+    find(conv2d_configs(), lambda c: c["input_shape"][0] == 1 and c["input_shape"][2] != c["input_shape"][3])
+    assert conv2d_spec(1, 1, 1)  # the helper the strategies build on
