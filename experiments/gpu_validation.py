@@ -369,7 +369,9 @@ def validate_config(op: Op, cfg: dict, index: int, seed: int, probe: dict) -> tu
         else:
             bound = bound_from_sums(sums, variant.twin_accumulation()).deterministic
             if op is Op.CONV_GELU:
-                bound = epilogue_bound(conv64, bound, m_out, SLOPE, gelu_eval_ulps=_gelu_eval_ulps(variant, probe))
+                bound = epilogue_bound(
+                    conv64, bound, m_out, SLOPE, gelu_eval_ulps=_gelu_eval_ulps(variant, probe), ftz=variant.fast_math
+                )
         err = np.abs(got.astype(np.float64) - ref)
         records.append(
             {

@@ -231,6 +231,7 @@ def epilogue_bound(
     negative_slope: float = 0.01,
     gelu_lipschitz: float | None = None,
     gelu_eval_ulps: float = 6.0,
+    ftz: bool = False,
 ) -> np.ndarray:
     """Bound on the error of gelu(leaky_relu(m·y)) computed in fp32 from a conv value with error ≤ y_err.
 
@@ -244,6 +245,11 @@ def epilogue_bound(
     erf by ≤ (2/√π)e^(−z²)·u|z| and g by ≤ 0.25u|v|. Total (E + 2.25)·u·|v|: with fp_analysis.gelu32's
     erf (E ≤ 2.5, tests/test_gelu32.py) 4.75, with CUDA's erff (E ≤ 1, shared/facts) 3.25; the default 6
     covers both with a margin, and the tanh form likewise (tanh32 ≤ 1.5 ulp, |∂g/∂arg| ≤ 0.5|v|).
+
+    Underflow: each of the epilogue's fp32 operations (2 products, 12 in the GELU: 13 with the erf's
+    Horner chain of 7 FMAs; 16 allowed) may also add an absolute error of half the smallest subnormal
+    (Higham eq. (2.8)), or of the smallest normal when ``ftz`` flushes results (fast-math) — outputs in
+    the subnormal range are otherwise held to a relative bound they cannot meet (found by ``fpa fuzz``).
     """
     from .ops.epilogue import gelu_derivative_max
 
@@ -252,4 +258,5 @@ def epilogue_bound(
     v = np.abs(multiplier) * (np.abs(y) + y_err)
     after_mult = np.abs(multiplier) * y_err + u * v
     after_leaky = after_mult + u * negative_slope * v
-    return lipschitz * after_leaky + gelu_eval_ulps * u * (v + after_leaky)
+    underflow = 16 * (_FP32.smallest_normal if ftz else _FP32.smallest_subnormal / 2)
+    return lipschitz * after_leaky + gelu_eval_ulps * u * (v + after_leaky) + lipschitz * underflow

@@ -307,7 +307,7 @@ def _op_check(kind, problem, variant, dev: torch.device) -> str | None:
         exact = epilogue_torch(
             torch.from_numpy(conv), torch.from_numpy(per_output.astype(np.float64)), EpilogueSpec(0.01, form)
         ).numpy()
-        bound = epilogue_bound(conv, bound, per_output, 0.01)
+        bound = epilogue_bound(conv, bound, per_output, 0.01, ftz=variant.fast_math)
     err = np.abs(got.reshape(-1).astype(np.float64) - exact)
     finite = np.isfinite(err) & np.isfinite(bound)
     if np.any(err[finite] > bound[finite]):

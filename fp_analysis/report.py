@@ -157,8 +157,8 @@ def report(
             bounds = bound_from_sums(sums, variant.twin_accumulation(), probability)
             det, prob = bounds.deterministic, bounds.probabilistic
             if epilogue is not None:
-                det = epilogue_bound(conv64, det, m, epilogue.negative_slope)
-                prob = epilogue_bound(conv64, prob, m, epilogue.negative_slope)
+                det = epilogue_bound(conv64, det, m, epilogue.negative_slope, ftz=variant.fast_math)
+                prob = epilogue_bound(conv64, prob, m, epilogue.negative_slope, ftz=variant.fast_math)
         tanh = epilogue is not None and variant.gelu.value == "tanh"
         if full is not None:
             got, seconds = full.kernel(lambda v=variant: run_variant(v, spec, *full.args))
