@@ -64,6 +64,15 @@ def splits(args) -> tuple[list[dict], pathlib.Path]:
 
 
 def seed000(args) -> tuple[list[dict], pathlib.Path]:
+    import torch
+
+    if args.full and torch.cuda.is_available():  # the real cuDNN on the full tensor
+        rows, mismatch = sweeps.seed_mismatch_full(seed=args.seed)
+        fig, ax = plt.subplots(figsize=(7, 6))
+        im = ax.imshow(mismatch, cmap="magma")
+        fig.colorbar(im, ax=ax, label="mean over batch and channels of |cuDNN fp32 − cuDNN TF32|")
+        ax.set(title=f"seed 000, full size on {torch.cuda.get_device_name()}", xlabel="column", ylabel="row")
+        return rows, _save(fig, "seed000_mismatch_full")
     rows = sweeps.seed_mismatch(samples=20000 if args.full else 4000, seed=args.seed, batch=None if args.full else 1)
     df = pd.DataFrame(rows)
     long = df.melt(
@@ -81,7 +90,11 @@ def seed000(args) -> tuple[list[dict], pathlib.Path]:
 
 
 def gelu(args) -> tuple[list[dict], pathlib.Path]:
+    import torch
+
     rows = sweeps.gelu_forms(seed=args.seed)
+    if torch.cuda.is_available():  # CUDA's erff/tanhf, precise and fast-math
+        rows += sweeps.cuda_gelu_forms()
     fig, ax = plt.subplots(figsize=(8, 4))
     sns.lineplot(pd.DataFrame(rows), x="x", y="ulps", hue="form", ax=ax, lw=0.8)
     ax.set(yscale="symlog", ylabel="error, fp32 ulps of max(|GELU(x)|, |x|)")

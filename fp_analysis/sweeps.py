@@ -20,7 +20,16 @@ from .orders import AccumulationSpec, Combine, Contraction, OperandRounding, Ord
 from .reference import fp64_at
 from .rounding import round_to
 
-__all__ = ["SWEEP_ORDERS", "error_vs_k", "error_vs_splits", "gelu_forms", "seed_mismatch", "synthetic_terms"]
+__all__ = [
+    "SWEEP_ORDERS",
+    "cuda_gelu_forms",
+    "error_vs_k",
+    "error_vs_splits",
+    "gelu_forms",
+    "seed_mismatch",
+    "seed_mismatch_full",
+    "synthetic_terms",
+]
 
 _U = FORMATS["fp32"].unit_roundoff
 
@@ -175,3 +184,74 @@ def gelu_forms(lo: float = -8.0, hi: float = 8.0, n: int = 16001, seed: int = 0)
         for a, e in zip(x, err, strict=True)
     ]
     return rows
+
+
+def cuda_gelu_forms(lo: float = -8.0, hi: float = 8.0, n: int = 16001) -> list[dict]:
+    """GELU evaluated by CUDA's erff / tanhf, precise and ``--use_fast_math`` (needs a GPU and nvcc), in the
+    units of ``gelu_forms``: what fast-math does to each form."""
+    import ctypes
+
+    from fpa_kernels import build_source
+    from fpa_kernels.driver import Kernel
+
+    x = torch.linspace(lo, hi, n, dtype=torch.float32, device="cuda")
+    x64 = x.double().cpu()
+    exact = {
+        "erf": torch.nn.functional.gelu(x64).numpy(),
+        "tanh": torch.nn.functional.gelu(x64, approximate="tanh").numpy(),
+    }
+    scale = ulp(np.maximum(np.abs(exact["erf"]), np.abs(x64.numpy())))
+    rows = []
+    for fast in (False, True):
+        kernel = Kernel(build_source("mathprobe.cu", {}, ["--use_fast_math"] if fast else []), "mathprobe")
+        out = torch.empty(6 * n, device="cuda")
+        kernel.launch(
+            (n + 255) // 256,
+            256,
+            [ctypes.c_uint64(x.data_ptr()), ctypes.c_uint64(out.data_ptr()), ctypes.c_longlong(n)],
+            torch.cuda.current_stream().cuda_stream,
+        )
+        torch.cuda.synchronize()
+        values = out.view(6, n).cpu().numpy()
+        for form, row in (("erf", 4), ("tanh", 5)):
+            err = np.abs(values[row].astype(np.float64) - exact[form]) / scale
+            label = f"CUDA {form} GELU{' (fast-math)' if fast else ''}"
+            rows += [{"x": float(a), "form": label, "ulps": float(e)} for a, e in zip(x64.numpy(), err, strict=True)]
+    return rows
+
+
+def seed_mismatch_full(seed: int = 0) -> tuple[list[dict], np.ndarray]:
+    """The dilated seed at full size on a GPU: cuDNN fp32 and TF32 against fp64 (summary rows) and the map of
+    |fp32 − TF32| averaged over batch and channels (rows × columns)."""
+    problem = make_problem("dilated_conv2d", seed=seed)
+    spec = problem.spec
+    x, w = problem.x.cuda(), problem.weight.cuda()
+    conv = lambda a, b: torch.nn.functional.conv2d(a, b, None, spec.stride, (2, 4), spec.dilation)  # noqa: E731
+    saved = torch.backends.cudnn.allow_tf32
+    try:
+        torch.backends.cudnn.allow_tf32 = False
+        fp32 = conv(x, w)
+        torch.backends.cudnn.allow_tf32 = True
+        tf32 = conv(x, w)
+    finally:
+        torch.backends.cudnn.allow_tf32 = saved
+    fp64 = conv(x.double(), w.double())
+    rows = []
+    for name, y in (("cudnn_fp32", fp32), ("cudnn_tf32", tf32)):
+        err = (y.double() - fp64).abs()
+        q = torch.quantile(
+            err.flatten()[:: max(1, err.numel() // 10_000_000)],
+            torch.tensor([0.5, 0.99], device="cuda", dtype=torch.float64),
+        )
+        rows.append(
+            {
+                "arithmetic": name,
+                "max_abs": float(err.max()),
+                "mean_abs": float(err.mean()),
+                "p50": float(q[0]),
+                "p99": float(q[1]),
+                "allclose_fail_fraction_vs_fp64": float((err > 1e-4 + 1e-4 * fp64.abs()).double().mean()),
+            }
+        )
+    mismatch = (fp32 - tf32).abs().mean(dim=(0, 1)).cpu().numpy()
+    return rows, mismatch
