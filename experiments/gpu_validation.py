@@ -14,7 +14,6 @@ the first 10 configs of each op; and the full-size seed-000 dilated conv against
 from __future__ import annotations
 
 import argparse
-import ctypes
 import datetime
 import json
 import os
@@ -35,12 +34,11 @@ from fpa_kernels import (
     VariantSpec,
     all_output_indices,
     build_all,
-    build_source,
     run_variant,
     twin_from_terms,
     variant_matrix,
 )
-from fpa_kernels.driver import Kernel, load_kernel
+from fpa_kernels.driver import load_kernel
 
 from fp_analysis.arith import add32
 from fp_analysis.bounds import bound_from_sums, epilogue_bound, tensor_core_bound, term_sums
@@ -53,6 +51,7 @@ from fp_analysis.ops.modules import torch_padding_arg
 from fp_analysis.ops.presets import make_problem
 from fp_analysis.orders import AccumulationSpec, accumulate
 from fp_analysis.reference import fp64_full
+from fp_analysis.sweeps import MATH_PROBE_ROWS, cuda_math_probe
 
 SLOPE = 0.01
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -279,20 +278,8 @@ def fast_math_probe() -> dict:
     """Max error in fp32 ulps of the fp64 value, precise and --use_fast_math, over [-10, 10] and specials."""
     x = torch.cat([torch.linspace(-10, 10, 1 << 20), torch.tensor([0.0, -0.0, 1e-30, -1e-30, 1e-40, 88.0, -87.0])])
     x = x.cuda()
-    names = ["erff", "tanhf", "expf", "reciprocal", "gelu_erf", "gelu_tanh"]
-    outs = {}
-    for fast in (False, True):
-        kernel = Kernel(build_source("mathprobe.cu", {}, ["--use_fast_math"] if fast else []), "mathprobe")
-        out = torch.empty(len(names) * x.numel(), device="cuda")
-        n = x.numel()
-        kernel.launch(
-            (n + 255) // 256,
-            256,
-            [ctypes.c_uint64(x.data_ptr()), ctypes.c_uint64(out.data_ptr()), ctypes.c_longlong(n)],
-            torch.cuda.current_stream().cuda_stream,
-        )
-        torch.cuda.synchronize()
-        outs[fast] = out.view(len(names), n).cpu().numpy()
+    names = MATH_PROBE_ROWS
+    outs = {fast: cuda_math_probe(x, fast) for fast in (False, True)}
     v = x.double()
     ref = [
         torch.erf(v),

@@ -186,14 +186,30 @@ def gelu_forms(lo: float = -8.0, hi: float = 8.0, n: int = 16001, seed: int = 0)
     return rows
 
 
-def cuda_gelu_forms(lo: float = -8.0, hi: float = 8.0, n: int = 16001) -> list[dict]:
-    """GELU evaluated by CUDA's erff / tanhf, precise and ``--use_fast_math`` (needs a GPU and nvcc), in the
-    units of ``gelu_forms``: what fast-math does to each form."""
+MATH_PROBE_ROWS = ("erff", "tanhf", "expf", "reciprocal", "gelu_erf", "gelu_tanh")
+
+
+def cuda_math_probe(x: torch.Tensor, fast_math: bool) -> np.ndarray:
+    """CUDA's erff, tanhf, expf, 1/x and the two GELU formulas of PyTorch's kernels on the CUDA float32 tensor
+    ``x`` (kernels/mathprobe.cu, built with or without --use_fast_math): float32 array (6, n), rows in
+    ``MATH_PROBE_ROWS`` order."""
     import ctypes
 
     from fpa_kernels import build_source
     from fpa_kernels.driver import Kernel
 
+    n = x.numel()
+    kernel = Kernel(build_source("mathprobe.cu", {}, ["--use_fast_math"] if fast_math else []), "mathprobe")
+    out = torch.empty(len(MATH_PROBE_ROWS) * n, device=x.device)
+    args = [ctypes.c_uint64(x.data_ptr()), ctypes.c_uint64(out.data_ptr()), ctypes.c_longlong(n)]
+    kernel.launch((n + 255) // 256, 256, args, torch.cuda.current_stream().cuda_stream)
+    torch.cuda.synchronize()
+    return out.view(len(MATH_PROBE_ROWS), n).cpu().numpy()
+
+
+def cuda_gelu_forms(lo: float = -8.0, hi: float = 8.0, n: int = 16001) -> list[dict]:
+    """GELU evaluated by CUDA's erff / tanhf, precise and ``--use_fast_math`` (needs a GPU and nvcc), in the
+    units of ``gelu_forms``: what fast-math does to each form."""
     x = torch.linspace(lo, hi, n, dtype=torch.float32, device="cuda")
     x64 = x.double().cpu()
     exact = {
@@ -203,16 +219,7 @@ def cuda_gelu_forms(lo: float = -8.0, hi: float = 8.0, n: int = 16001) -> list[d
     scale = ulp(np.maximum(np.abs(exact["erf"]), np.abs(x64.numpy())))
     rows = []
     for fast in (False, True):
-        kernel = Kernel(build_source("mathprobe.cu", {}, ["--use_fast_math"] if fast else []), "mathprobe")
-        out = torch.empty(6 * n, device="cuda")
-        kernel.launch(
-            (n + 255) // 256,
-            256,
-            [ctypes.c_uint64(x.data_ptr()), ctypes.c_uint64(out.data_ptr()), ctypes.c_longlong(n)],
-            torch.cuda.current_stream().cuda_stream,
-        )
-        torch.cuda.synchronize()
-        values = out.view(6, n).cpu().numpy()
+        values = cuda_math_probe(x, fast)
         for form, row in (("erf", 4), ("tanh", 5)):
             err = np.abs(values[row].astype(np.float64) - exact[form]) / scale
             label = f"CUDA {form} GELU{' (fast-math)' if fast else ''}"
