@@ -7,7 +7,9 @@ PyTorch (or Python) would raise for the same mistake, so callers that catch ``Va
 
 from __future__ import annotations
 
-__all__ = ["DtypeError", "FpaError", "ParameterError", "ShapeError"]
+from enum import Enum
+
+__all__ = ["DtypeError", "FpaError", "ParameterError", "ShapeError", "enum_member"]
 
 
 class FpaError(Exception):
@@ -24,3 +26,12 @@ class ShapeError(FpaError, RuntimeError):
 
 class DtypeError(FpaError, TypeError):
     """An array or tensor has a dtype (or type) the function does not accept."""
+
+
+def enum_member(enum: type[Enum], value, name: str):
+    """``enum(value)``, or a ParameterError that names ``name`` and lists the allowed values."""
+    try:
+        return enum(value)
+    except ValueError:
+        allowed = ", ".join(repr(m.value) for m in enum)
+        raise ParameterError(f"Got {name}={value!r}, but the only valid values are {allowed}.") from None

@@ -29,7 +29,7 @@ import numpy as np
 from numba import njit
 
 from .arith import add_rn, fma_rn, ftz, mul_rn
-from .errors import DtypeError, ParameterError, ShapeError
+from .errors import DtypeError, ParameterError, ShapeError, enum_member
 from .rounding import Rounding, round_to
 
 __all__ = ["AccumulationSpec", "Combine", "Contraction", "OperandRounding", "Order", "accumulate"]
@@ -102,14 +102,6 @@ _OPERAND_ROUNDING = {
 }
 
 
-def _enum_member(enum: type[Enum], value, name: str):
-    try:
-        return enum(value)
-    except ValueError:
-        allowed = ", ".join(repr(m.value) for m in enum)
-        raise ParameterError(f"Got {name}={value!r}, but the only valid values are {allowed}.") from None
-
-
 def _positive_int(value, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ParameterError(f"Got {name}={value!r}, but {name} must be an integer >= 1.")
@@ -133,11 +125,11 @@ class AccumulationSpec:
     combine: Combine = Combine.TREE
 
     def __post_init__(self):
-        object.__setattr__(self, "order", _enum_member(Order, self.order, "order"))
-        object.__setattr__(self, "contraction", _enum_member(Contraction, self.contraction, "contraction"))
-        rounding = _enum_member(OperandRounding, self.operand_rounding, "operand_rounding")
+        object.__setattr__(self, "order", enum_member(Order, self.order, "order"))
+        object.__setattr__(self, "contraction", enum_member(Contraction, self.contraction, "contraction"))
+        rounding = enum_member(OperandRounding, self.operand_rounding, "operand_rounding")
         object.__setattr__(self, "operand_rounding", rounding)
-        object.__setattr__(self, "combine", _enum_member(Combine, self.combine, "combine"))
+        object.__setattr__(self, "combine", enum_member(Combine, self.combine, "combine"))
         object.__setattr__(self, "block", _positive_int(self.block, "block"))
         object.__setattr__(self, "splits", _positive_int(self.splits, "splits"))
         if not isinstance(self.ftz, (bool, np.bool_)):

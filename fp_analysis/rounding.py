@@ -14,7 +14,7 @@ from enum import Enum
 
 import numpy as np
 
-from .errors import DtypeError, ParameterError
+from .errors import DtypeError, ParameterError, enum_member
 from .formats import FORMATS, FloatFormat, get_format
 
 __all__ = ["Rounding", "flush_subnormals", "round_to"]
@@ -36,11 +36,7 @@ _FP32 = FORMATS["fp32"]
 
 
 def _check_rounding(rounding: str | Rounding) -> Rounding:
-    try:
-        return Rounding(rounding)
-    except ValueError:
-        allowed = ", ".join(repr(r.value) for r in Rounding)
-        raise ParameterError(f"Got rounding={rounding!r}, but the only valid values are {allowed}.") from None
+    return enum_member(Rounding, rounding, "rounding")
 
 
 def _check_target(fmt: str | FloatFormat) -> FloatFormat:
