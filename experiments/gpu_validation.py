@@ -30,6 +30,7 @@ import torch.nn.functional as F
 from fpa_kernels import (
     GeluImpl,
     Op,
+    Schedule,
     TensorCore,
     VariantSpec,
     all_output_indices,
@@ -39,6 +40,7 @@ from fpa_kernels import (
     variant_matrix,
 )
 from fpa_kernels.driver import load_kernel
+from fpa_kernels.reference import conv_fp64
 
 from fp_analysis.arith import add32
 from fp_analysis.bounds import bound_from_sums, epilogue_bound, tensor_core_bound, term_sums
@@ -411,6 +413,7 @@ def sanitizer_variants(op: Op) -> list[VariantSpec]:
     first_others = [v for v in matrix if v.accumulation.order.value in ("split_k", "kahan", "fp64") and not v.fast_math]
     keep += [matrix[0], matrix[-1], *first_others[:4]]
     keep += [v for v in matrix if v.term_order.value == "tap_outer"][:1]
+    keep += [v for v in matrix if v.schedule is Schedule.TILED]
     return list(dict.fromkeys(keep))
 
 
@@ -504,6 +507,8 @@ def seed000_full() -> dict:
     torch.backends.cudnn.allow_tf32 = True
     tf32 = F.conv2d(x, w, None, spec.stride, padding, spec.dilation)
     fp64 = F.conv2d(x.double(), w.double(), None, spec.stride, padding, spec.dilation)
+    tiled = run_variant(VariantSpec(Op.CONV2D, schedule=Schedule.TILED), spec, x, w)
+    ref64 = conv_fp64(spec, x, w)
     index = sample_output_indices(tuple(ours.shape), 2000, 0)
     terms = gather_terms(spec, problem.x, problem.weight, None, index)
     twin_vals = twin_from_terms(variant, spec, terms)
@@ -521,6 +526,9 @@ def seed000_full() -> dict:
             np.array_equal(twin_vals.view(np.uint32), kernel_vals.view(np.uint32))
         ),
         "ours_ms": ours_ms,
+        "tiled_bitwise_equal_direct": bool(torch.equal(tiled, ours)),
+        "tiled_bitwise_equal_cudnn_fp32": bool(torch.equal(tiled, fp32)),
+        "reference_fp64_max_abs_diff_cudnn_fp64": float((ref64 - fp64).abs().max()),
     }
 
 

@@ -365,3 +365,69 @@ def fuzz(
             _out.print(f"  {verdict}: {evidence}")
             _out.print(f"  reproduce: {f['command']}", soft_wrap=True)
     raise typer.Exit(1 if result["failures"] else 0)
+
+
+@app.command()
+def bench(
+    op: Annotated[str, typer.Argument(help="conv2d, conv3d_kk1 or conv_gelu (timed on its seed preset)")],
+    batch: Annotated[int | None, typer.Option(help="replace the preset's batch size (default: full size)")] = None,
+    reps: Annotated[int, typer.Option(help="timed calls per row (fewer for rows slower than --budget)")] = 20,
+    rotate: Annotated[int, typer.Option(help="input sets used in turn, so no call finds its input in L2")] = 3,
+    budget: Annotated[float, typer.Option(help="seconds of timed calls per row at most (at least 3 calls)")] = 10.0,
+    tiled_only: Annotated[bool, typer.Option("--tiled-only", help="time only the tiled variants")] = False,
+    out: Annotated[
+        str | None, typer.Option(help="JSON to merge into (default experiments/results/bench_<gpu>.json)")
+    ] = None,
+    figure: Annotated[
+        str | None, typer.Option(help="Pareto PNG (default experiments/figures/bench_<op>_<gpu>.png)")
+    ] = None,
+    kernels_tree: Annotated[
+        str | None, typer.Option(help="tree id of kernels/ (default: git rev-parse HEAD:kernels)")
+    ] = None,
+    as_json: AsJson = False,
+) -> None:
+    """GPU: time every fast variant beside cuDNN fp32/TF32/fp64 and the fp64 reference; error vs fp64; Pareto plot."""
+    from . import bench as bench_lib
+
+    try:
+        from fpa_kernels.variants import Schedule
+
+        variants = bench_lib.default_variants(op) if op in bench_lib.OP_PRESETS else None
+        if tiled_only and variants is not None:
+            variants = [v for v in variants if v.schedule is Schedule.TILED]
+        tree = kernels_tree or bench_lib.kernels_tree_of_checkout()
+        result = bench_lib.bench(
+            op,
+            variants,
+            batch=batch,
+            rotate=rotate,
+            reps=reps,
+            budget_s=budget,
+            kernels_tree=tree,
+            log=lambda line: _err.print(line, highlight=False),
+        )
+    except FpaError as error:
+        _fail(error)
+    slug = bench_lib.gpu_slug(result.meta["device"])
+    out_path = out or f"experiments/results/bench_{slug}.json"
+    fig_path = figure or f"experiments/figures/bench_{op}_{slug}.png"
+    bench_lib.save(result, out_path)
+    bench_lib.plot_pareto(result, fig_path)
+    if as_json:
+        print(json.dumps({"meta": result.meta, "records": result.records}, indent=1, default=float))
+        return
+    table = Table(title=f"fpa bench {op} — {result.meta['device']} ({out_path}, {fig_path})")
+    for col in ("variant", "kind", "time ms", "TFLOP/s", "% fp32 peak", "max |err| vs fp64", "allclose fail"):
+        table.add_column(col, justify="left" if col in ("variant", "kind") else "right")
+    for r in sorted(result.records, key=lambda r: r["time_ms"]):
+        pct = r["pct_fp32_peak"]
+        table.add_row(
+            r["variant"],
+            r["kind"],
+            f"{r['time_ms']:.3f}",
+            f"{r['tflops']:.1f}",
+            "-" if pct is None else f"{pct:.0f}",
+            _fmt(r["max_abs_err_vs_fp64"]),
+            f"{100 * r['allclose_1e-4_fail_frac']:.2f}%",
+        )
+    _out.print(table)

@@ -5,14 +5,15 @@ nvcc; running needs a CUDA device; the variants and twins need neither.
 """
 
 from .build import BuildError, build, build_all, build_source, cache_dir, find_nvcc, generated_header
-from .launch import conv_params, run_variant
+from .launch import conv_params, launch_tiled, run_variant
 from .twin import all_output_indices, twin, twin_from_terms
-from .variants import GeluImpl, Op, TensorCore, VariantSpec, variant_matrix
+from .variants import GeluImpl, Op, Schedule, TensorCore, VariantSpec, tiled_variants, variant_matrix
 
 __all__ = [
     "BuildError",
     "GeluImpl",
     "Op",
+    "Schedule",
     "TensorCore",
     "VariantSpec",
     "all_output_indices",
@@ -23,7 +24,9 @@ __all__ = [
     "conv_params",
     "find_nvcc",
     "generated_header",
+    "launch_tiled",
     "run_variant",
+    "tiled_variants",
     "twin",
     "twin_from_terms",
     "variant_matrix",

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from fp_analysis.errors import FpaError
 
-__all__ = ["CudaError", "Kernel", "load_kernel"]
+__all__ = ["CudaError", "Kernel", "device_attribute", "load_kernel"]
 
 
 class CudaError(FpaError, RuntimeError):
@@ -38,6 +38,19 @@ def _check(lib: ctypes.CDLL, status: int, call: str) -> None:
         raise CudaError(f"{call} failed: {(name.value or b'?').decode()} ({(text.value or b'').decode()})")
 
 
+_ATTRIBUTES = {"CLOCK_RATE": 13, "MULTIPROCESSOR_COUNT": 16, "L2_CACHE_SIZE": 38}  # CUdevice_attribute values
+
+
+def device_attribute(name: str, device: int = 0) -> int:
+    """``cuDeviceGetAttribute`` for one of ``_ATTRIBUTES`` (CLOCK_RATE is the maximum clock in kHz)."""
+    lib = _libcuda()
+    handle = ctypes.c_int()
+    _check(lib, lib.cuDeviceGet(ctypes.byref(handle), device), "cuDeviceGet")
+    value = ctypes.c_int()
+    _check(lib, lib.cuDeviceGetAttribute(ctypes.byref(value), _ATTRIBUTES[name], handle), "cuDeviceGetAttribute")
+    return value.value
+
+
 class Kernel:
     """One kernel function of a loaded cubin."""
 
@@ -57,14 +70,16 @@ class Kernel:
             f"cuModuleGetFunction({entry})",
         )
 
-    def launch(self, grid: int, block: int, args: list, stream: int) -> None:
-        """Launch on ``stream`` with ``args`` (ctypes values, in the kernel's parameter order)."""
+    def launch(self, grid: int | tuple[int, int], block: int, args: list, stream: int) -> None:
+        """Launch on ``stream`` with ``args`` (ctypes values, in the kernel's parameter order); ``grid`` is
+        blocks in x, or (x, y)."""
         lib = _libcuda()
+        gx, gy = (grid, 1) if isinstance(grid, int) else grid
         pointers = (ctypes.c_void_p * len(args))(*[ctypes.cast(ctypes.byref(a), ctypes.c_void_p) for a in args])
         status = lib.cuLaunchKernel(
             self._function,
-            ctypes.c_uint(grid),
-            1,
+            ctypes.c_uint(gx),
+            ctypes.c_uint(gy),
             1,
             ctypes.c_uint(block),
             1,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ctypes
+import math
+import pathlib
 
 import torch
 
@@ -11,11 +13,13 @@ from fp_analysis.ops.conv import ConvSpec
 
 from .build import build
 from .driver import load_kernel
-from .variants import Op, TensorCore, VariantSpec
+from .variants import Op, Schedule, TensorCore, VariantSpec
 
-__all__ = ["ConvParams", "conv_params", "run_variant"]
+__all__ = ["ConvParams", "conv_params", "launch_tiled", "run_variant", "term_table"]
 
 _BLOCK = 128
+_TILE_M, _TILE_N = 128, 64  # conv_tiled.cu / conv_mma_tiled.cu: BM, BN
+_INT32_MAX = 2**31 - 1
 
 
 class ConvParams(ctypes.Structure):
@@ -54,6 +58,58 @@ def conv_params(spec: ConvSpec, input_shape: tuple[int, ...], negative_slope: fl
         int(spec.bias),
         ctypes.c_float(negative_slope).value,
     )
+
+
+def term_table(spec: ConvSpec, input_shape: tuple[int, ...]) -> torch.Tensor:
+    """The tiled kernels' table of a group's K terms, channel outermost: int32 rows (offset of the term's
+    input relative to the output pixel's corner, i0·l0, i1·l1, i2·l2), so their copy loops need no division.
+    """
+    d = _padded3(input_shape[2:], 1)
+    k = _padded3(spec.kernel_size, 1)
+    dil = _padded3(spec.dilation, 1)
+    cg = spec.in_channels // spec.groups
+    if cg * d[0] * d[1] * d[2] > _INT32_MAX:
+        raise ShapeError(
+            f"the tiled kernels address one group of one image with 32-bit offsets; got {cg} channels × "
+            f"{d[0] * d[1] * d[2]} elements = {cg * d[0] * d[1] * d[2]} > {_INT32_MAX}: use a direct variant"
+        )
+    c, i0, i1, i2 = (a.reshape(-1) for a in torch.meshgrid(*(torch.arange(n) for n in (cg, *k)), indexing="ij"))
+    a0, a1, a2 = i0 * dil[0], i1 * dil[1], i2 * dil[2]
+    offset = c * (d[0] * d[1] * d[2]) + a0 * (d[1] * d[2]) + a1 * d[2] + a2
+    return torch.stack([offset, a0, a1, a2], dim=1).to(torch.int32).contiguous()
+
+
+def launch_tiled(
+    cubin: pathlib.Path,
+    entry: str,
+    spec: ConvSpec,
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    multiplier: torch.Tensor | None,
+    out: torch.Tensor,
+    negative_slope: float = 0.01,
+) -> None:
+    """Launch the tiled kernel ``entry`` (conv_tiled or conv_mma_tiled) of ``cubin`` on checked tensors.
+
+    The weights go in as [group][K][channel] (a copy, so each tile row of B is contiguous) with the term
+    table beside them; both are made on ``x``'s device on the current stream, which orders their reuse.
+    """
+    device = x.device
+    og, groups = spec.out_channels // spec.groups, spec.groups
+    K = weight[0].numel()
+    pixels = out.shape[0] * math.prod(out.shape[2:])
+    grid = ((pixels + _TILE_M - 1) // _TILE_M, groups * ((og + _TILE_N - 1) // _TILE_N))
+    if grid[0] > _INT32_MAX or grid[1] > 65535:
+        raise ShapeError(f"the output is too large for one tiled launch (grid {grid}; limits 2^31−1 × 65535)")
+    table = term_table(spec, tuple(x.shape)).to(device)
+    w_t = weight.reshape(groups, og, K).transpose(1, 2).contiguous()
+    kernel = load_kernel(cubin, entry, device.index)
+    null = ctypes.c_uint64(0)
+    pointer = lambda t: ctypes.c_uint64(t.data_ptr()) if t is not None else null  # noqa: E731
+    params = conv_params(spec, tuple(x.shape), negative_slope)
+    args = [pointer(x), pointer(w_t), pointer(bias), pointer(multiplier), pointer(out), pointer(table), params]
+    kernel.launch(grid, _TILE_M, args, torch.cuda.current_stream(device).cuda_stream)
 
 
 def _check_tensor(name: str, t, shape: tuple[int, ...]) -> torch.Tensor:
@@ -133,6 +189,9 @@ def run_variant(
     if out.numel() == 0:
         return out
     with torch.cuda.device(device):
+        if variant.schedule is Schedule.TILED:
+            launch_tiled(build(variant), variant.entry, spec, x, weight, bias, multiplier, out, negative_slope)
+            return out
         kernel = load_kernel(build(variant), variant.entry, device.index)
         if variant.tensor_core is TensorCore.NONE:
             threads = out.numel()

@@ -4,7 +4,9 @@ Each variant changes one arithmetic choice of a seed op (``Op``): the accumulati
 contraction and operand rounding (an ``fp_analysis.orders.AccumulationSpec``), the order in which a
 conv visits its K terms (``TermOrder``), fast-math, and for conv_gelu the GELU form and which erf/tanh
 evaluates it; for conv2d also a tensor-core path. ``defines()`` and ``nvcc_flags()`` give the build,
-``twin_accumulation()`` the CPU emulation of the same arithmetic.
+``twin_accumulation()`` the CPU emulation of the same arithmetic. ``schedule`` says how the work is
+laid out on the GPU (one thread per output, or shared-memory tiles); it never changes the arithmetic of
+a twinned variant, so a tiled variant has the same twin as its direct counterpart.
 """
 
 from __future__ import annotations
@@ -12,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from fp_analysis.errors import ParameterError
+from fp_analysis.errors import ParameterError, enum_member
 from fp_analysis.gelu32 import GeluForm32
 from fp_analysis.ops.conv import TermOrder
 from fp_analysis.orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order
 
-__all__ = ["GeluImpl", "Op", "TensorCore", "VariantSpec", "variant_matrix"]
+__all__ = ["GeluImpl", "Op", "Schedule", "TensorCore", "VariantSpec", "tiled_variants", "variant_matrix"]
 
 
 class Op(str, Enum):
@@ -51,6 +53,18 @@ class TensorCore(str, Enum):
     """Each operand split into big + small TF32 parts, three mma products: near-fp32 accuracy, no twin."""
 
 
+class Schedule(str, Enum):
+    """How a variant spreads the work over the GPU; the arithmetic (and so the twin) does not change."""
+
+    DIRECT = "direct"
+    """One thread per output, terms decoded by division (conv_direct.cu, conv_mma.cu): simple, slow."""
+    TILED = "tiled"
+    """Implicit GEMM with shared-memory tiles, 128 pixels × 64 channels per block (conv_tiled.cu,
+    conv_mma_tiled.cu): the fast kernels. Sequential and fp64 orders, input channel outermost."""
+
+
+_TILED_ORDERS = (Order.SEQUENTIAL, Order.FP64)
+
 _KERNEL_ORDERS = {Order.SEQUENTIAL: 0, Order.SPLIT_K: 1, Order.KAHAN: 2, Order.FP64: 3}
 _KERNEL_OPERAND_ROUNDING = {OperandRounding.NONE: 0, OperandRounding.TF32: 1, OperandRounding.TF32_RZ: 2}
 
@@ -66,20 +80,16 @@ class VariantSpec:
     gelu: GeluForm32 = GeluForm32.ERF
     gelu_impl: GeluImpl = GeluImpl.FPA
     tensor_core: TensorCore = TensorCore.NONE
+    schedule: Schedule = Schedule.DIRECT
 
     def __post_init__(self):
-        def member(enum, value, name):
-            try:
-                return enum(value)
-            except ValueError:
-                allowed = ", ".join(repr(m.value) for m in enum)
-                raise ParameterError(f"Got {name}={value!r}, but the only valid values are {allowed}.") from None
-
+        member = enum_member
         object.__setattr__(self, "op", member(Op, self.op, "op"))
         object.__setattr__(self, "term_order", member(TermOrder, self.term_order, "term_order"))
         object.__setattr__(self, "gelu", member(GeluForm32, self.gelu, "gelu"))
         object.__setattr__(self, "gelu_impl", member(GeluImpl, self.gelu_impl, "gelu_impl"))
         object.__setattr__(self, "tensor_core", member(TensorCore, self.tensor_core, "tensor_core"))
+        object.__setattr__(self, "schedule", member(Schedule, self.schedule, "schedule"))
         acc = self.accumulation
         if not isinstance(acc, AccumulationSpec):
             raise ParameterError(f"accumulation must be an AccumulationSpec, got {type(acc).__name__}")
@@ -108,6 +118,12 @@ class VariantSpec:
                     "tensor-core variants fix their own accumulation: leave accumulation and "
                     "term_order at their defaults."
                 )
+        if self.schedule is Schedule.TILED and self.tensor_core is TensorCore.NONE:
+            if acc.order not in _TILED_ORDERS or self.term_order is not TermOrder.CHANNEL_OUTER:
+                raise ParameterError(
+                    f"Got schedule='tiled' with order={acc.order.value!r} and term_order={self.term_order.value!r}: "
+                    "the tiled kernel implements the 'sequential' and 'fp64' orders, input channel outermost."
+                )
         if self.op is not Op.CONV_GELU and (self.gelu is not GeluForm32.ERF or self.gelu_impl is not GeluImpl.FPA):
             raise ParameterError(f"gelu and gelu_impl apply to op='conv_gelu' only, not op={self.op.value!r}.")
 
@@ -127,17 +143,22 @@ class VariantSpec:
                 name += f" [{self.term_order.value}]"
         if self.op is Op.CONV_GELU:
             name += f" gelu-{self.gelu.value}-{self.gelu_impl.value}"
+        if self.schedule is Schedule.TILED:
+            name += " tiled"
         return name + (" +fastmath" if self.fast_math else "")
 
     @property
     def source(self) -> str:
         """The CUDA source file (in kernels/) this variant is built from."""
-        return "conv_direct.cu" if self.tensor_core is TensorCore.NONE else "conv_mma.cu"
+        return f"{self.entry}.cu"
 
     @property
     def entry(self) -> str:
         """The kernel's extern "C" name."""
-        return "conv_direct" if self.tensor_core is TensorCore.NONE else "conv_mma"
+        tiled = self.schedule is Schedule.TILED
+        if self.tensor_core is TensorCore.NONE:
+            return "conv_tiled" if tiled else "conv_direct"
+        return "conv_mma_tiled" if tiled else "conv_mma"
 
     def defines(self) -> dict[str, int]:
         """Preprocessor defines that select this variant's arithmetic in the CUDA source."""
@@ -198,4 +219,21 @@ def variant_matrix(op: Op | str) -> list[VariantSpec]:
         ]
     if op is Op.CONV2D:
         variants += [VariantSpec(op, tensor_core=tc) for tc in (TensorCore.TF32, TensorCore.TF32X3)]
-    return variants
+    return variants + tiled_variants(op)
+
+
+def tiled_variants(op: Op | str) -> list[VariantSpec]:
+    """The tiled (fast) variants of ``op``: the fmaf chain plain and under fast-math, separate
+    multiply-add, TF32 operands, fp64 accumulation; conv_gelu also the tanh form."""
+    op = Op(op)
+    tiled = Schedule.TILED
+    specs = [
+        VariantSpec(op, AccumulationSpec(), fast_math=False, schedule=tiled),
+        VariantSpec(op, AccumulationSpec(), fast_math=True, schedule=tiled),
+        VariantSpec(op, AccumulationSpec(Order.SEQUENTIAL, Contraction.SEPARATE), schedule=tiled),
+        VariantSpec(op, AccumulationSpec(operand_rounding=OperandRounding.TF32), schedule=tiled),
+        VariantSpec(op, AccumulationSpec(Order.FP64), schedule=tiled),
+    ]
+    if op is Op.CONV_GELU:
+        specs.append(VariantSpec(op, gelu=GeluForm32.TANH, schedule=tiled))
+    return specs
