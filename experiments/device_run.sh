@@ -13,6 +13,15 @@ while [ $# -gt 0 ]; do
     validate) python3 experiments/gpu_validation.py --configs 50 --kernels-tree "$tree" --out "$out/gpu_validation.json" \
                 > "$out/validate.log" 2>&1 || { tail -40 "$out/validate.log"; exit 1; }
               tail -5 "$out/validate.log"; shift ;;
+    sass) # the tiled fp32 kernel's machine code and its opcode counts (are the loads 16 bytes, any spills?)
+           python3 -c "from fpa_kernels import *; print(build(VariantSpec(Op.CONV2D, schedule=Schedule.TILED)))" > /tmp/cubin
+           cuobjdump -sass "$(cat /tmp/cubin)" > "$out/sass_tiled.txt"
+           grep -oE '^ +/\*[0-9a-f]{4}\*/ +[A-Z0-9_.]+' "$out/sass_tiled.txt" | awk '{print $2}' | sort | uniq -c | sort -rn | head -25
+           shift ;;
+    quick) shift  # bench OP, only the variants whose label contains TEXT, no ceilings file merge
+           python3 -m fp_analysis bench "$1" --match "$2" --kernels-tree "$tree" --out "$out/results/quick.json" \
+             --figure "$out/figures/quick_$1.png" --reps 10 2>&1 | tail -14
+           shift 2 ;;
     bench) shift
            while [ $# -gt 0 ] && [ "$1" != validate ]; do
              python3 -m fp_analysis bench "$1" --kernels-tree "$tree" --out "$out/results/bench.json" \

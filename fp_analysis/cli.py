@@ -375,6 +375,7 @@ def bench(
     rotate: Annotated[int, typer.Option(help="input sets used in turn, so no call finds its input in L2")] = 3,
     budget: Annotated[float, typer.Option(help="seconds of timed calls per row at most (at least 3 calls)")] = 10.0,
     tiled_only: Annotated[bool, typer.Option("--tiled-only", help="time only the tiled variants")] = False,
+    match: Annotated[str | None, typer.Option(help="time only variants whose label contains this text")] = None,
     out: Annotated[
         str | None, typer.Option(help="JSON to merge into (default experiments/results/bench_<gpu>.json)")
     ] = None,
@@ -395,6 +396,8 @@ def bench(
         variants = bench_lib.default_variants(op) if op in bench_lib.OP_PRESETS else None
         if tiled_only and variants is not None:
             variants = [v for v in variants if v.schedule is Schedule.TILED]
+        if match and variants is not None:
+            variants = [v for v in variants if match in v.label]
         tree = kernels_tree or bench_lib.kernels_tree_of_checkout()
         result = bench_lib.bench(
             op,

@@ -120,23 +120,39 @@ extern "C" __global__ void __launch_bounds__(THREADS) conv_tiled(
         for (int i = 0; i < 8; ++i) acc[i][j] = init;
     }
 
-    auto compute_chunk = [&](int stage, int kn) {
+    // One term kk of a stage: the thread's 8 inputs and 8 weights (operand rounding applied), 64 steps.
+    auto fragments = [&](int stage, int kk, float (&a)[8], float (&b)[8]) {
+        const float4 a_lo = *reinterpret_cast<const float4*>(&As[stage][kk][tm * 4]);
+        const float4 a_hi = *reinterpret_cast<const float4*>(&As[stage][kk][64 + tm * 4]);
+        const float4 b_lo = *reinterpret_cast<const float4*>(&Bs[stage][kk][tn * 4]);
+        const float4 b_hi = *reinterpret_cast<const float4*>(&Bs[stage][kk][32 + tn * 4]);
+        a[0] = a_lo.x, a[1] = a_lo.y, a[2] = a_lo.z, a[3] = a_lo.w, a[4] = a_hi.x, a[5] = a_hi.y, a[6] = a_hi.z,
+        a[7] = a_hi.w;
+        b[0] = b_lo.x, b[1] = b_lo.y, b[2] = b_lo.z, b[3] = b_lo.w, b[4] = b_hi.x, b[5] = b_hi.y, b[6] = b_hi.z,
+        b[7] = b_hi.w;
+    };
+    auto steps = [&](const float (&a)[8], const float (&b)[8]) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+#pragma unroll
+            for (int j = 0; j < 8; ++j) acc[i][j] = fpa_tiled_step(acc[i][j], fpa_operand(b[j]), fpa_operand(a[i]));
+    };
+    // A whole chunk: the next term's fragments are read from shared memory while this term's steps run.
+    auto compute_chunk = [&](int stage) {
+        float a[2][8], b[2][8];
+        fragments(stage, 0, a[0], b[0]);
 #pragma unroll
         for (int kk = 0; kk < BK; ++kk) {
-            if (kk < kn) {
-                const float4 a_lo = *reinterpret_cast<const float4*>(&As[stage][kk][tm * 4]);
-                const float4 a_hi = *reinterpret_cast<const float4*>(&As[stage][kk][64 + tm * 4]);
-                const float4 b_lo = *reinterpret_cast<const float4*>(&Bs[stage][kk][tn * 4]);
-                const float4 b_hi = *reinterpret_cast<const float4*>(&Bs[stage][kk][32 + tn * 4]);
-                const float a[8] = {fpa_operand(a_lo.x), fpa_operand(a_lo.y), fpa_operand(a_lo.z), fpa_operand(a_lo.w),
-                                    fpa_operand(a_hi.x), fpa_operand(a_hi.y), fpa_operand(a_hi.z), fpa_operand(a_hi.w)};
-                const float b[8] = {fpa_operand(b_lo.x), fpa_operand(b_lo.y), fpa_operand(b_lo.z), fpa_operand(b_lo.w),
-                                    fpa_operand(b_hi.x), fpa_operand(b_hi.y), fpa_operand(b_hi.z), fpa_operand(b_hi.w)};
-#pragma unroll
-                for (int i = 0; i < 8; ++i)
-#pragma unroll
-                    for (int j = 0; j < 8; ++j) acc[i][j] = fpa_tiled_step(acc[i][j], b[j], a[i]);
-            }
+            if (kk + 1 < BK) fragments(stage, kk + 1, a[(kk + 1) & 1], b[(kk + 1) & 1]);
+            steps(a[kk & 1], b[kk & 1]);
+        }
+    };
+    auto compute_tail = [&](int stage, int kn) {
+#pragma unroll 1
+        for (int kk = 0; kk < kn; ++kk) {
+            float a[8], b[8];
+            fragments(stage, kk, a, b);
+            steps(a, b);
         }
     };
 
@@ -153,9 +169,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) conv_tiled(
         fpa_cp_commit();
         const int kn = K - c * BK;
         if (kn >= BK)
-            compute_chunk(c % STAGES, BK);
+            compute_chunk(c % STAGES);
         else
-            compute_chunk(c % STAGES, kn);
+            compute_tail(c % STAGES, kn);
     }
     fpa_cp_wait<0>();
 
