@@ -93,11 +93,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) conv_tiled(
 #pragma unroll
         for (int kk = 0; kk < BK; ++kk) {
             const int k = k0 + kk;
-            bool ok = m_valid && k < K;
-            int4 e = make_int4(0, 0, 0, 0);
-            if (ok) e = __ldg(ktab + k);
-            ok = ok && (unsigned)(q0 + e.y) < (unsigned)p.d0 && (unsigned)(q1 + e.z) < (unsigned)p.d1 &&
-                 (unsigned)(q2 + e.w) < (unsigned)p.d2;
+            // Unconditional (clamped) table loads: all 16 are in flight at once. Behind a branch each
+            // waited for the previous copy, and the loader's latency tripled the kernel's time.
+            const int4 e = __ldg(ktab + min(k, K - 1));
+            const bool ok = m_valid && k < K && (unsigned)(q0 + e.y) < (unsigned)p.d0 &&
+                            (unsigned)(q1 + e.z) < (unsigned)p.d1 && (unsigned)(q2 + e.w) < (unsigned)p.d2;
             fpa_cp_async4(&As[stage][kk][t], ok ? x_corner + e.x : x, ok);
         }
 #pragma unroll
@@ -120,22 +120,22 @@ extern "C" __global__ void __launch_bounds__(THREADS) conv_tiled(
         for (int i = 0; i < 8; ++i) acc[i][j] = init;
     }
 
-    // One term kk of a stage: the thread's 8 inputs and 8 weights (operand rounding applied), 64 steps.
+    // One term kk of a stage: the thread's 8 inputs and 8 weights, operand rounding applied; then 64 steps.
     auto fragments = [&](int stage, int kk, float (&a)[8], float (&b)[8]) {
         const float4 a_lo = *reinterpret_cast<const float4*>(&As[stage][kk][tm * 4]);
         const float4 a_hi = *reinterpret_cast<const float4*>(&As[stage][kk][64 + tm * 4]);
         const float4 b_lo = *reinterpret_cast<const float4*>(&Bs[stage][kk][tn * 4]);
         const float4 b_hi = *reinterpret_cast<const float4*>(&Bs[stage][kk][32 + tn * 4]);
-        a[0] = a_lo.x, a[1] = a_lo.y, a[2] = a_lo.z, a[3] = a_lo.w, a[4] = a_hi.x, a[5] = a_hi.y, a[6] = a_hi.z,
-        a[7] = a_hi.w;
-        b[0] = b_lo.x, b[1] = b_lo.y, b[2] = b_lo.z, b[3] = b_lo.w, b[4] = b_hi.x, b[5] = b_hi.y, b[6] = b_hi.z,
-        b[7] = b_hi.w;
+        const float av[8] = {a_lo.x, a_lo.y, a_lo.z, a_lo.w, a_hi.x, a_hi.y, a_hi.z, a_hi.w};
+        const float bv[8] = {b_lo.x, b_lo.y, b_lo.z, b_lo.w, b_hi.x, b_hi.y, b_hi.z, b_hi.w};
+#pragma unroll
+        for (int i = 0; i < 8; ++i) a[i] = fpa_operand(av[i]), b[i] = fpa_operand(bv[i]);
     };
     auto steps = [&](const float (&a)[8], const float (&b)[8]) {
 #pragma unroll
         for (int i = 0; i < 8; ++i)
 #pragma unroll
-            for (int j = 0; j < 8; ++j) acc[i][j] = fpa_tiled_step(acc[i][j], fpa_operand(b[j]), fpa_operand(a[i]));
+            for (int j = 0; j < 8; ++j) acc[i][j] = fpa_tiled_step(acc[i][j], b[j], a[i]);
     };
     // A whole chunk: the next term's fragments are read from shared memory while this term's steps run.
     auto compute_chunk = [&](int stage) {
