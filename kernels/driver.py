@@ -38,7 +38,14 @@ def _check(lib: ctypes.CDLL, status: int, call: str) -> None:
         raise CudaError(f"{call} failed: {(name.value or b'?').decode()} ({(text.value or b'').decode()})")
 
 
-_ATTRIBUTES = {"CLOCK_RATE": 13, "MULTIPROCESSOR_COUNT": 16, "L2_CACHE_SIZE": 38}  # CUdevice_attribute values
+_ATTRIBUTES = {  # CUdevice_attribute values (cuda.h)
+    "CLOCK_RATE": 13,
+    "MULTIPROCESSOR_COUNT": 16,
+    "L2_CACHE_SIZE": 38,
+    "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 97,
+}
+_FUNC_SHARED_SIZE_BYTES = 1  # CUfunction_attribute: static shared memory
+_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
 
 def device_attribute(name: str, device: int = 0) -> int:
@@ -69,11 +76,26 @@ class Kernel:
             lib.cuModuleGetFunction(ctypes.byref(self._function), self._module, entry.encode()),
             f"cuModuleGetFunction({entry})",
         )
+        value = ctypes.c_int()
+        _check(
+            lib,
+            lib.cuFuncGetAttribute(ctypes.byref(value), _FUNC_SHARED_SIZE_BYTES, self._function),
+            "cuFuncGetAttribute",
+        )
+        self.static_shared = value.value
+        device = ctypes.c_int()
+        _check(lib, lib.cuCtxGetDevice(ctypes.byref(device)), "cuCtxGetDevice")
+        self.max_shared = device_attribute("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", device.value)
+        self._dynamic_limit = 48 * 1024 - self.static_shared  # allowed without opting in
 
-    def launch(self, grid: int | tuple[int, int], block: int, args: list, stream: int) -> None:
+    def launch(self, grid: int | tuple[int, int], block: int, args: list, stream: int, shared: int = 0) -> None:
         """Launch on ``stream`` with ``args`` (ctypes values, in the kernel's parameter order); ``grid`` is
-        blocks in x, or (x, y)."""
+        blocks in x, or (x, y); ``shared`` bytes of dynamic shared memory (opted into above 48 KiB)."""
         lib = _libcuda()
+        if shared > self._dynamic_limit:
+            attribute = _FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            _check(lib, lib.cuFuncSetAttribute(self._function, attribute, shared), "cuFuncSetAttribute")
+            self._dynamic_limit = shared
         gx, gy = (grid, 1) if isinstance(grid, int) else grid
         pointers = (ctypes.c_void_p * len(args))(*[ctypes.cast(ctypes.byref(a), ctypes.c_void_p) for a in args])
         status = lib.cuLaunchKernel(
@@ -84,7 +106,7 @@ class Kernel:
             ctypes.c_uint(block),
             1,
             1,
-            0,
+            ctypes.c_uint(shared),
             ctypes.c_void_p(stream),
             pointers,
             None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import pathlib
 
@@ -61,22 +62,31 @@ def conv_params(spec: ConvSpec, input_shape: tuple[int, ...], negative_slope: fl
 
 
 def term_table(spec: ConvSpec, input_shape: tuple[int, ...]) -> torch.Tensor:
-    """The tiled kernels' table of a group's K terms, channel outermost: int32 rows (offset of the term's
-    input relative to the output pixel's corner, i0·l0, i1·l1, i2·l2), so their copy loops need no division.
+    """The tiled kernels' table of a group's K terms, channel outermost (conv_tile.cuh): int32 pairs
+    (offset of the term's input from the output pixel's corner, i0·l0 | i1·l1 << 16).
+
+    Raises ShapeError where the kernels' 32-bit offsets or 16-bit tap offsets do not reach, or when the
+    kernel's third extent is not 1 (conv2d and conv3d (k, k, 1) are what the tiled kernels take).
     """
     d = _padded3(input_shape[2:], 1)
     k = _padded3(spec.kernel_size, 1)
     dil = _padded3(spec.dilation, 1)
     cg = spec.in_channels // spec.groups
+    if k[2] != 1:
+        raise ShapeError(f"the tiled kernels take kernels (kh, kw) or (kh, kw, 1); got kernel_size={spec.kernel_size}")
     if cg * d[0] * d[1] * d[2] > _INT32_MAX:
         raise ShapeError(
             f"the tiled kernels address one group of one image with 32-bit offsets; got {cg} channels × "
             f"{d[0] * d[1] * d[2]} elements = {cg * d[0] * d[1] * d[2]} > {_INT32_MAX}: use a direct variant"
         )
-    c, i0, i1, i2 = (a.reshape(-1) for a in torch.meshgrid(*(torch.arange(n) for n in (cg, *k)), indexing="ij"))
-    a0, a1, a2 = i0 * dil[0], i1 * dil[1], i2 * dil[2]
-    offset = c * (d[0] * d[1] * d[2]) + a0 * (d[1] * d[2]) + a1 * d[2] + a2
-    return torch.stack([offset, a0, a1, a2], dim=1).to(torch.int32).contiguous()
+    if max((k[0] - 1) * dil[0], (k[1] - 1) * dil[1]) >= 1 << 15:
+        raise ShapeError(
+            f"the tiled kernels need (kernel_size - 1) · dilation < 32768, got {spec.kernel_size}, {spec.dilation}"
+        )
+    c, i0, i1 = (a.reshape(-1) for a in torch.meshgrid(*(torch.arange(n) for n in (cg, k[0], k[1])), indexing="ij"))
+    a0, a1 = i0 * dil[0], i1 * dil[1]
+    offset = c * (d[0] * d[1] * d[2]) + a0 * (d[1] * d[2]) + a1 * d[2]
+    return torch.stack([offset, a0 | (a1 << 16)], dim=1).to(torch.int32).contiguous()
 
 
 def launch_tiled(
@@ -102,14 +112,26 @@ def launch_tiled(
     grid = ((pixels + _TILE_M - 1) // _TILE_M, groups * ((og + _TILE_N - 1) // _TILE_N))
     if grid[0] > _INT32_MAX or grid[1] > 65535:
         raise ShapeError(f"the output is too large for one tiled launch (grid {grid}; limits 2^31−1 × 65535)")
-    table = term_table(spec, tuple(x.shape)).to(device)
+    table = _cached_table(spec, tuple(x.shape), device)
     w_t = weight.reshape(groups, og, K).transpose(1, 2).contiguous()
     kernel = load_kernel(cubin, entry, device.index)
     null = ctypes.c_uint64(0)
     pointer = lambda t: ctypes.c_uint64(t.data_ptr()) if t is not None else null  # noqa: E731
     params = conv_params(spec, tuple(x.shape), negative_slope)
     args = [pointer(x), pointer(w_t), pointer(bias), pointer(multiplier), pointer(out), pointer(table), params]
-    kernel.launch(grid, _TILE_M, args, torch.cuda.current_stream(device).cuda_stream)
+    shared = table.shape[0] * 8  # the table lives in dynamic shared memory
+    if kernel.static_shared + shared > kernel.max_shared:
+        raise ShapeError(
+            f"the tiled kernels keep the {table.shape[0]} terms' table in shared memory: {shared} bytes + "
+            f"{kernel.static_shared} of tiles exceed this GPU's {kernel.max_shared} per block; use a direct variant"
+        )
+    kernel.launch(grid, _TILE_M, args, torch.cuda.current_stream(device).cuda_stream, shared)
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_table(spec: ConvSpec, input_shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    """The term table on ``device``, made once per conv and input shape (it is read-only)."""
+    return term_table(spec, input_shape).to(device)
 
 
 def _check_tensor(name: str, t, shape: tuple[int, ...]) -> torch.Tensor:

@@ -224,7 +224,8 @@ def variant_matrix(op: Op | str) -> list[VariantSpec]:
 
 def tiled_variants(op: Op | str) -> list[VariantSpec]:
     """The tiled (fast) variants of ``op``: the fmaf chain plain and under fast-math, separate
-    multiply-add, TF32 operands, fp64 accumulation; conv_gelu also the tanh form."""
+    multiply-add, TF32 operands, fp64 accumulation; conv_gelu also the tanh form; conv2d also the
+    tensor-core TF32 and 3xTF32 kernels."""
     op = Op(op)
     tiled = Schedule.TILED
     specs = [
@@ -236,4 +237,6 @@ def tiled_variants(op: Op | str) -> list[VariantSpec]:
     ]
     if op is Op.CONV_GELU:
         specs.append(VariantSpec(op, gelu=GeluForm32.TANH, schedule=tiled))
+    if op is Op.CONV2D:
+        specs += [VariantSpec(op, tensor_core=tc, schedule=tiled) for tc in (TensorCore.TF32, TensorCore.TF32X3)]
     return specs

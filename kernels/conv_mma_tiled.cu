@@ -1,0 +1,137 @@
+// conv2d as a tiled implicit GEMM on the tensor cores: conv_tile.cuh's shared-memory tiles (128 pixels ×
+// 64 channels per block, K in chunks of 16), four warps of 64 × 32 each, mma.sync.m16n8k8 with TF32
+// operands (PTX ISA, "Warp-level matrix multiply-accumulate instructions", m16n8k8 .tf32 fragments).
+//
+// FPA_TC_SPLIT 1 (TF32, as cuDNN's TF32 mode): operands rounded to TF32 (nearest even), the whole sum
+// accumulated inside the mma.
+// FPA_TC_SPLIT 3 (3xTF32): a = big + small with big = a truncated to TF32 (exact split: a − big is
+// exact in fp32) and small = a − big rounded to TF32; small·big + big·small + big·big (Ootomo & Yokota
+// 2022, IJHPCA 36(4), "Recovering single precision accuracy from Tensor Cores while surpassing the FP32
+// theoretical peak performance"). Each 8-term step is summed by the tensor core from zero and then added
+// to an IEEE fp32 accumulator with __fadd_rn: the tensor cores' own accumulation truncates (Fasi et al.
+// 2021, "Numerical behavior of NVIDIA tensor cores", PeerJ CS 7:e330), and carrying the running sum
+// through it made 3xTF32 3–10× less accurate than an fp32 chain (issue 3's measurement).
+#include "conv_tile.cuh"
+
+#ifndef FPA_TC_SPLIT
+#error "FPA_TC_SPLIT must be defined by the build (see fpa_kernels/variants.py)"
+#endif
+
+using namespace fpa_tile;
+
+constexpr int A_LD = BM + 8, B_LD = BN + 8;  // padded rows: a warp's fragment reads hit 32 distinct banks
+
+__device__ __forceinline__ void fpa_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// The TF32 operand(s) of one fp32 value: big (and small for 3xTF32).
+__device__ __forceinline__ void fpa_split(float v, unsigned& big, unsigned& small) {
+#if FPA_TC_SPLIT == 3
+    big = __float_as_uint(v) & 0xffffe000u;
+    small = __float_as_uint(fpa_tf32_rne(__fsub_rn(v, __uint_as_float(big))));
+#else
+    big = __float_as_uint(fpa_tf32_rne(v));
+    small = 0u;
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) conv_mma_tiled(
+    const float* __restrict__ x, const float* __restrict__ wt, const float* __restrict__ bias,
+    const float* __restrict__ mult, float* __restrict__ y, const int2* __restrict__ ktab, ConvParams p) {
+    __shared__ __align__(16) float As[STAGES][BK][A_LD];
+    __shared__ __align__(16) float Bs[STAGES][BK][B_LD];
+    extern __shared__ int2 table[];
+
+    const int t = threadIdx.x;
+    const int og = (int)(p.o / p.groups);
+    const long long E = p.e0 * p.e1 * p.e2;
+    const long long pixels = p.n * E;
+    const long long m0 = (long long)blockIdx.x * BM;
+    const int n_tiles = (og + BN - 1) / BN;
+    const int g = blockIdx.y / n_tiles, n0 = (blockIdx.y % n_tiles) * BN;
+    const Loader loader(x, wt, table, p, m0, g, n0);
+    const int K = loader.K;
+    load_table(table, ktab, K);
+
+    const int warp = t / 32, lane = t % 32, gid = lane >> 2, tig = lane & 3;
+    const int wm = (warp & 1) * 64, wn = (warp >> 1) * 32;
+    float acc[4][4][4];
+#pragma unroll
+    for (int mt = 0; mt < 4; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) acc[mt][nt][i] = 0.0f;
+
+    // One chunk: two 8-term steps. Terms past K were zero-filled by the copy and add exact zeros.
+    auto compute_chunk = [&](int stage) {
+#pragma unroll
+        for (int ks = 0; ks < BK; ks += 8) {
+            unsigned a_big[4][4], a_small[4][4], b_big[4][2], b_small[4][2];
+#pragma unroll
+            for (int mt = 0; mt < 4; ++mt) {
+                const int r = wm + mt * 16 + gid;
+                fpa_split(As[stage][ks + tig][r], a_big[mt][0], a_small[mt][0]);
+                fpa_split(As[stage][ks + tig][r + 8], a_big[mt][1], a_small[mt][1]);
+                fpa_split(As[stage][ks + tig + 4][r], a_big[mt][2], a_small[mt][2]);
+                fpa_split(As[stage][ks + tig + 4][r + 8], a_big[mt][3], a_small[mt][3]);
+            }
+#pragma unroll
+            for (int nt = 0; nt < 4; ++nt) {
+                const int c = wn + nt * 8 + gid;
+                fpa_split(Bs[stage][ks + tig][c], b_big[nt][0], b_small[nt][0]);
+                fpa_split(Bs[stage][ks + tig + 4][c], b_big[nt][1], b_small[nt][1]);
+            }
+#pragma unroll
+            for (int mt = 0; mt < 4; ++mt)
+#pragma unroll
+                for (int nt = 0; nt < 4; ++nt) {
+#if FPA_TC_SPLIT == 3
+                    float step[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                    fpa_mma(step, a_small[mt], b_big[nt]);
+                    fpa_mma(step, a_big[mt], b_small[nt]);
+                    fpa_mma(step, a_big[mt], b_big[nt]);
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) acc[mt][nt][i] = __fadd_rn(acc[mt][nt][i], step[i]);
+#else
+                    fpa_mma(acc[mt][nt], a_big[mt], b_big[nt]);
+#endif
+                }
+        }
+    };
+
+    const int chunks = (K + BK - 1) / BK;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < chunks) loader.load(s, &As[s][0][0], A_LD, &Bs[s][0][0], B_LD);
+        commit();
+    }
+    for (int c = 0; c < chunks; ++c) {
+        wait<STAGES - 2>();
+        __syncthreads();  // chunk c is visible to all; everyone is done with chunk c − 1's stage
+        const int next = c + STAGES - 1;
+        if (next < chunks) loader.load(next, &As[next % STAGES][0][0], A_LD, &Bs[next % STAGES][0][0], B_LD);
+        commit();
+        compute_chunk(c % STAGES);
+    }
+    wait<0>();
+
+#pragma unroll
+    for (int mt = 0; mt < 4; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const long long m = m0 + wm + mt * 16 + gid + (i >= 2 ? 8 : 0);
+                const int n = n0 + wn + nt * 8 + tig * 2 + (i & 1);
+                if (m >= pixels || n >= og) continue;
+                const long long nb = m / E, z = m - nb * E, oc = (long long)g * og + n;
+                const float v = acc[mt][nt][i];
+                y[(nb * p.o + oc) * E + z] = p.has_bias ? __fadd_rn(v, bias[oc]) : v;
+            }
+}
