@@ -18,6 +18,7 @@ while [ $# -gt 0 ]; do
            cuobjdump -sass "$(cat /tmp/cubin)" > "$out/sass_tiled.txt"
            grep -oE '^ +/\*[0-9a-f]{4}\*/ +[A-Z0-9_.]+' "$out/sass_tiled.txt" | awk '{print $2}' | sort | uniq -c | sort -rn | head -25
            shift ;;
+    probe) python3 experiments/tile_probe.py 2>&1 | tail -12; shift ;;
     quick) shift  # bench OP, only the variants whose label contains TEXT, no ceilings file merge
            python3 -m fp_analysis bench "$1" --match "$2" --kernels-tree "$tree" --out "$out/results/quick.json" \
              --figure "$out/figures/quick_$1.png" --reps 10 2>&1 | tail -14

@@ -72,15 +72,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) conv_mma_tiled(
     auto compute_chunk = [&](int stage) {
 #pragma unroll
         for (int ks = 0; ks < BK; ks += 8) {
-            unsigned a_big[4][4], a_small[4][4], b_big[4][2], b_small[4][2];
-#pragma unroll
-            for (int mt = 0; mt < 4; ++mt) {
-                const int r = wm + mt * 16 + gid;
-                fpa_split(As[stage][ks + tig][r], a_big[mt][0], a_small[mt][0]);
-                fpa_split(As[stage][ks + tig][r + 8], a_big[mt][1], a_small[mt][1]);
-                fpa_split(As[stage][ks + tig + 4][r], a_big[mt][2], a_small[mt][2]);
-                fpa_split(As[stage][ks + tig + 4][r + 8], a_big[mt][3], a_small[mt][3]);
-            }
+            unsigned b_big[4][2], b_small[4][2];
 #pragma unroll
             for (int nt = 0; nt < 4; ++nt) {
                 const int c = wn + nt * 8 + gid;
@@ -88,38 +80,31 @@ extern "C" __global__ void __launch_bounds__(THREADS) conv_mma_tiled(
                 fpa_split(Bs[stage][ks + tig + 4][c], b_big[nt][1], b_small[nt][1]);
             }
 #pragma unroll
-            for (int mt = 0; mt < 4; ++mt)
+            for (int mt = 0; mt < 4; ++mt) {  // one m-tile's A fragments live at a time: fewer registers
+                unsigned a_big[4], a_small[4];
+                const int r = wm + mt * 16 + gid;
+                fpa_split(As[stage][ks + tig][r], a_big[0], a_small[0]);
+                fpa_split(As[stage][ks + tig][r + 8], a_big[1], a_small[1]);
+                fpa_split(As[stage][ks + tig + 4][r], a_big[2], a_small[2]);
+                fpa_split(As[stage][ks + tig + 4][r + 8], a_big[3], a_small[3]);
 #pragma unroll
                 for (int nt = 0; nt < 4; ++nt) {
 #if FPA_TC_SPLIT == 3
                     float step[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                    fpa_mma(step, a_small[mt], b_big[nt]);
-                    fpa_mma(step, a_big[mt], b_small[nt]);
-                    fpa_mma(step, a_big[mt], b_big[nt]);
+                    fpa_mma(step, a_small, b_big[nt]);
+                    fpa_mma(step, a_big, b_small[nt]);
+                    fpa_mma(step, a_big, b_big[nt]);
 #pragma unroll
                     for (int i = 0; i < 4; ++i) acc[mt][nt][i] = __fadd_rn(acc[mt][nt][i], step[i]);
 #else
-                    fpa_mma(acc[mt][nt], a_big[mt], b_big[nt]);
+                    fpa_mma(acc[mt][nt], a_big, b_big[nt]);
 #endif
                 }
+            }
         }
     };
 
-    const int chunks = (K + BK - 1) / BK;
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < chunks) loader.load(s, &As[s][0][0], A_LD, &Bs[s][0][0], B_LD);
-        commit();
-    }
-    for (int c = 0; c < chunks; ++c) {
-        wait<STAGES - 2>();
-        __syncthreads();  // chunk c is visible to all; everyone is done with chunk c − 1's stage
-        const int next = c + STAGES - 1;
-        if (next < chunks) loader.load(next, &As[next % STAGES][0][0], A_LD, &Bs[next % STAGES][0][0], B_LD);
-        commit();
-        compute_chunk(c % STAGES);
-    }
-    wait<0>();
+    run_chunks(loader, &As[0][0][0], A_LD, &Bs[0][0][0], B_LD, [&](int stage, int) { compute_chunk(stage); });
 
 #pragma unroll
     for (int mt = 0; mt < 4; ++mt)

@@ -4,14 +4,17 @@
 // GEMM rows are the output pixels (n, e0, e1, e2) of one group, columns that group's output channels,
 // K its (input channel, k0, k1) terms, channel outermost (the kernel's third extent is 1 for every op
 // these kernels take: conv2d, conv3d (k, k, 1)). A block owns BM pixels × BN channels; K is walked in
-// chunks of BK terms that cp.async copies into a STAGES-deep ring of shared-memory tiles (im2col of the
-// input on the fly; padding and ragged edges zero-filled by the copy itself).
+// chunks of BK terms, double-buffered in shared memory: the A tile (im2col of the input, gathered on the
+// fly, 0 in the padding) through registers — loads issued before the previous chunk's arithmetic and
+// stored after it —, the B tile (weights) by cp.async. (4-byte cp.async for the gather ran at the same
+// 11.6 ms on the seed for the CUDA-core and the tensor-core kernel: the copy, not the arithmetic, was
+// the limit.)
 #pragma once
 #include "conv_params.cuh"
 
 namespace fpa_tile {
 
-constexpr int BM = 128, BN = 64, BK = 16, STAGES = 3, THREADS = 128;
+constexpr int BM = 128, BN = 64, BK = 16, STAGES = 2, THREADS = 128;
 
 __device__ __forceinline__ unsigned smem_address(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
 
@@ -66,17 +69,28 @@ struct Loader {
         w_group = wt + (long long)g * K * og;
     }
 
-    // Chunk `chunk` into a (BK rows of a_ld floats) and b (BK rows of b_ld floats).
-    __device__ __forceinline__ void load(int chunk, float* a, int a_ld, float* b, int b_ld) const {
-        const int k0 = chunk * BK, t = threadIdx.x;
+    // Gather chunk `chunk` of this thread's A column into registers (loads in flight on return).
+    __device__ __forceinline__ void fetch_a(int chunk, float (&v)[BK]) const {
+        const int k0 = chunk * BK;
 #pragma unroll
         for (int kk = 0; kk < BK; ++kk) {
             const int k = k0 + kk;
             const int2 e = table[min(k, K - 1)];
             const bool ok = m_valid && k < K && (unsigned)(q0 + (e.y & 0xffff)) < (unsigned)d0 &&
                             (unsigned)(q1 + (e.y >> 16)) < (unsigned)d1;
-            copy4(a + kk * a_ld + t, ok ? x_corner + e.x : x, ok);
+            v[kk] = ok ? __ldg(x_corner + e.x) : 0.0f;
         }
+    }
+
+    // Store the gathered column into a (BK rows of a_ld floats).
+    __device__ __forceinline__ void store_a(const float (&v)[BK], float* a, int a_ld) const {
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) a[kk * a_ld + threadIdx.x] = v[kk];
+    }
+
+    // Copy chunk `chunk` of B into b (BK rows of b_ld floats) by cp.async (one commit group).
+    __device__ __forceinline__ void copy_b(int chunk, float* b, int b_ld) const {
+        const int k0 = chunk * BK, t = threadIdx.x;
         if ((og & 3) == 0) {  // rows of B are 16-byte aligned: 4 channels per copy
 #pragma unroll
             for (int j = 0; j < BK * BN / 4 / THREADS; ++j) {
@@ -92,7 +106,34 @@ struct Loader {
                 copy4(b + kk * b_ld + n, ok ? w_group + (long long)(k0 + kk) * og + n0 + n : w_group, ok);
             }
         }
+        commit();
     }
 };
+
+// The chunk loop both kernels run: chunk c is computed from stage c % 2 while chunk c + 1's input is in
+// flight to registers and its weights to the other stage. One barrier per chunk: after it, chunk c is
+// visible to all and nobody reads chunk c − 1's stage any more, so it may be overwritten.
+template <class Compute>
+__device__ __forceinline__ void run_chunks(const Loader& loader, float* As, int a_ld, float* Bs, int b_ld,
+                                           Compute compute) {
+    const int chunks = (loader.K + BK - 1) / BK;
+    const int a_stage = BK * a_ld, b_stage = BK * b_ld;
+    float v[BK];
+    loader.fetch_a(0, v);
+    loader.copy_b(0, Bs, b_ld);
+    loader.store_a(v, As, a_ld);
+    for (int c = 0; c < chunks; ++c) {
+        const int cur = c & 1, nxt = cur ^ 1;
+        wait<0>();
+        __syncthreads();
+        const bool more = c + 1 < chunks;
+        if (more) {
+            loader.fetch_a(c + 1, v);
+            loader.copy_b(c + 1, Bs + nxt * b_stage, b_ld);
+        }
+        compute(cur, c);
+        if (more) loader.store_a(v, As + nxt * a_stage, a_ld);
+    }
+}
 
 }  // namespace fpa_tile

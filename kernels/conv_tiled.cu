@@ -42,7 +42,15 @@ __device__ __forceinline__ acc_t fpa_tiled_step(acc_t acc, float w, float x) {
 }
 
 // Dynamic shared memory: the group's term table (K int2, see conv_tile.cuh).
-extern "C" __global__ void __launch_bounds__(THREADS) conv_tiled(
+// Three blocks per SM for fp32 (registers capped at 170), two for the double accumulators; a build may
+// override it (experiments/tile_probe.py compares).
+#ifdef FPA_MIN_BLOCKS
+#elif FPA_ORDER == FPA_ORDER_FP64
+#define FPA_MIN_BLOCKS 2
+#else
+#define FPA_MIN_BLOCKS 3
+#endif
+extern "C" __global__ void __launch_bounds__(THREADS, FPA_MIN_BLOCKS) conv_tiled(
     const float* __restrict__ x, const float* __restrict__ wt, const float* __restrict__ bias,
     const float* __restrict__ mult, out_t* __restrict__ y, const int2* __restrict__ ktab, ConvParams p) {
     __shared__ __align__(16) float As[STAGES][BK][BM];
@@ -59,7 +67,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) conv_tiled(
     const Loader loader(x, wt, table, p, m0, g, n0);
     const int K = loader.K;
     load_table(table, ktab, K);
-    auto load_chunk = [&](int chunk, int stage) { loader.load(chunk, &As[stage][0][0], BM, &Bs[stage][0][0], BN); };
 
     // Thread tile: rows tm·4 … +3 and 64 + tm·4 … +3, columns tn·4 … +3 and 32 + tn·4 … +3 (one
     // 16-byte shared load per group of four, broadcast across the warp).
@@ -109,24 +116,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) conv_tiled(
         }
     };
 
-    const int chunks = (K + BK - 1) / BK;
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < chunks) load_chunk(s, s);
-        commit();
-    }
-    for (int c = 0; c < chunks; ++c) {
-        wait<STAGES - 2>();
-        __syncthreads();  // chunk c is visible to all; everyone is done with chunk c − 1's stage
-        if (c + STAGES - 1 < chunks) load_chunk(c + STAGES - 1, (c + STAGES - 1) % STAGES);
-        commit();
+    run_chunks(loader, &As[0][0][0], BM, &Bs[0][0][0], BN, [&](int stage, int c) {
         const int kn = K - c * BK;
         if (kn >= BK)
-            compute_chunk(c % STAGES);
+            compute_chunk(stage);
         else
-            compute_tail(c % STAGES, kn);
-    }
-    wait<0>();
+            compute_tail(stage, kn);
+    });
 
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
