@@ -30,6 +30,8 @@ PROBES = [
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batch", type=int, default=None)
+    parser.add_argument("--only", type=int, nargs="*", default=None, help="indices into PROBES")
+    parser.add_argument("--once", action="store_true", help="one call each, no timing (for a profiler)")
     args = parser.parse_args()
     problem = make_problem("dilated_conv2d", seed=0, batch=args.batch)
     spec = problem.spec
@@ -37,7 +39,9 @@ def main() -> None:
     xs = [problem.x.cuda()] + [torch.rand(problem.x.shape, generator=gen).cuda() for _ in range(2)]
     w = problem.weight.cuda()
     baseline = {}
-    for variant, extra in PROBES:
+    for index, (variant, extra) in enumerate(PROBES):
+        if args.only is not None and index not in args.only:
+            continue
         cubin = build_source(variant.source, {**variant.defines(), **extra}, variant.nvcc_flags())
 
         def run(i, cubin=cubin, variant=variant):
@@ -46,6 +50,9 @@ def main() -> None:
             return out
 
         y = run(0)
+        if args.once:
+            torch.cuda.synchronize()
+            continue
         key = variant.label
         same = bool(torch.equal(y, baseline[key])) if key in baseline else None
         baseline.setdefault(key, y)
