@@ -392,12 +392,23 @@ def validate_config(op: Op, cfg: dict, index: int, seed: int, probe: dict) -> tu
         bias_last = bool(np.array_equal(summed.view(np.uint32), cudnn.cpu().numpy().reshape(-1).view(np.uint32)))
     for r in records:
         r["cudnn_fp32_bitwise_equal"] = cudnn_equal
+    # The fast fp64 reference (fp64 tensor cores) against torch's fp64 conv: equal up to fp64 rounding,
+    # |difference| ≤ 2·γ_K(double)·Σ|w·x| + the bias rounding (Higham 2002, §3.1; both sides' bounds).
+    fast64 = conv_fp64(spec, xg, wg, bg).cpu().numpy().reshape(-1)
+    abs_sum = np.abs(terms.w.astype(np.float64) * terms.x).sum(axis=1)
+    if terms.bias is not None:
+        abs_sum += np.abs(terms.bias.astype(np.float64))
+    u64 = 2.0**-53
+    gamma = (spec.K + 1) * u64 / (1 - (spec.K + 1) * u64)
+    ref_diff = np.abs(fast64 - conv64)
     return records, {
         "op": op.value,
         "config_index": index,
         "config": _jsonable(cfg),
         "cudnn_fp32_bitwise_equal": cudnn_equal,
         "cudnn_fp32_equals_bias_last_twin": bias_last,
+        "reference_fp64_max_abs_diff": float(ref_diff.max()) if ref_diff.size else 0.0,
+        "reference_fp64_within_fp64_bound": bool(np.all(ref_diff <= 2 * gamma * abs_sum + u64 * np.abs(conv64))),
         "outputs": int(np.prod(out_shape)),
         "K": spec.K,
     }
@@ -427,6 +438,7 @@ def sanitizer_child(count: int, seed: int, op: Op) -> None:
         mg = inputs["m"].cuda() if inputs["m"] is not None else None
         for variant in sanitizer_variants(op):
             run_variant(variant, spec, xg, wg, bg, mg, SLOPE)
+        conv_fp64(spec, xg, wg, bg)  # the fast fp64 reference's kernel too
         torch.cuda.synchronize()
         print(f"SANITIZED {op.value} {index}", flush=True)
 
@@ -592,6 +604,7 @@ def main() -> None:
         "all_written": all(r["all_written"] for r in records),
         "cudnn_fp32_equal_configs": sum(c["cudnn_fp32_bitwise_equal"] for c in configs),
         "cudnn_fp32_equal_bias_last_configs": sum(bool(c["cudnn_fp32_equals_bias_last_twin"]) for c in configs),
+        "reference_fp64_within_fp64_bound": all(c["reference_fp64_within_fp64_bound"] for c in configs),
         "sanitizer_clean": all(s["clean"] for s in sanitizer) if sanitizer else None,
         "seconds": time.perf_counter() - t0,
     }

@@ -2,13 +2,12 @@
 // code with a trailing extent of 1); the tiling and the copies are conv_tile.cuh's.
 //
 // A block owns a 128-pixel × 64-channel tile; its 128 threads each keep an 8 × 8 register tile of
-// accumulators, fed by 16-byte shared-memory loads. Every accumulator still visits its K terms in order 0, 1, …,
-// K−1 with fpa_step starting from the bias, so the result is bit for bit the direct kernel's
+// accumulators, fed by 16-byte shared-memory loads. Every accumulator still visits its K terms in order
+// 0, 1, …, K−1 with fpa_step starting from the bias, so the result is bit for bit the direct kernel's
 // sequential chain and the CPU twin's: tiling changes where operands come from, not the arithmetic.
 // The tail chunk stops at K exactly (a padded 0·0 term would turn a −0 sum into +0).
 //
-// FPA_ORDER_FP64 accumulates the exact products in double; with FPA_OUT_DOUBLE the double sum itself
-// is written (the fast fp64 reference, fpa_kernels.reference), otherwise it is rounded to fp32 once.
+// FPA_ORDER_FP64 accumulates the exact products in double and rounds the sum to fp32 once.
 #include "conv_arith.cuh"
 #include "conv_tile.cuh"
 
@@ -16,19 +15,10 @@
 #error "conv_tiled.cu implements the sequential and fp64 orders only"
 #endif
 
-#ifndef FPA_OUT_DOUBLE
-#define FPA_OUT_DOUBLE 0
-#endif
-
 #if FPA_ORDER == FPA_ORDER_FP64
 typedef double acc_t;
 #else
 typedef float acc_t;
-#endif
-#if FPA_OUT_DOUBLE
-typedef double out_t;
-#else
-typedef float out_t;
 #endif
 
 using namespace fpa_tile;
@@ -52,7 +42,7 @@ __device__ __forceinline__ acc_t fpa_tiled_step(acc_t acc, float w, float x) {
 #endif
 extern "C" __global__ void __launch_bounds__(THREADS, FPA_MIN_BLOCKS) conv_tiled(
     const float* __restrict__ x, const float* __restrict__ wt, const float* __restrict__ bias,
-    const float* __restrict__ mult, out_t* __restrict__ y, const int2* __restrict__ ktab, ConvParams p) {
+    const float* __restrict__ mult, float* __restrict__ y, const int2* __restrict__ ktab, ConvParams p) {
     __shared__ __align__(16) float As[STAGES][BK][BM];
     __shared__ __align__(16) float Bs[STAGES][BK][BN];
     extern __shared__ int2 table[];
@@ -134,9 +124,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_MIN_BLOCKS) conv_tiled
             const int n = n0 + (j < 4 ? tn * 4 + j : 32 + tn * 4 + j - 4);
             if (n >= og) continue;
             const long long oc = (long long)g * og + n;
-#if FPA_OUT_DOUBLE
-            const out_t v = acc[i][j];
-#else
 #if FPA_ORDER == FPA_ORDER_FP64
             float v = __double2float_rn(acc[i][j]);  // the one final rounding, as conv_direct.cu
 #else
@@ -146,7 +133,6 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_MIN_BLOCKS) conv_tiled
             v = __fmul_rn(v, mult[oc]);
             v = v > 0.0f ? v : __fmul_rn(v, p.negative_slope);
             v = fpa_gelu(v);
-#endif
 #endif
             y[(nb * p.o + oc) * E + z] = v;
         }
