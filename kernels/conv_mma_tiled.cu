@@ -42,10 +42,10 @@ __device__ __forceinline__ void fpa_split(float v, unsigned& big, unsigned& smal
 
 extern "C" __global__ void __launch_bounds__(THREADS) conv_mma_tiled(
     const float* __restrict__ x, const float* __restrict__ wt, const float* __restrict__ bias,
-    const float* __restrict__ mult, float* __restrict__ y, const int2* __restrict__ ktab, ConvParams p) {
+    const float* __restrict__ mult, float* __restrict__ y, const int* __restrict__ ktab, ConvParams p) {
     __shared__ __align__(16) float As[STAGES][BK][A_LD];
     __shared__ __align__(16) float Bs[STAGES][BK][B_LD];
-    extern __shared__ int2 table[];
+    extern __shared__ __align__(16) int table[];
 
     const int t = threadIdx.x;
     const int og = (int)(p.o / p.groups);

@@ -33,52 +33,71 @@ __device__ __forceinline__ void wait() {
 }
 
 // The term table of one group, copied from global memory (fpa_kernels.launch.term_table) into the
-// block's dynamic shared memory: table[k] = {input offset of term k from the pixel's corner,
-// (k0·l0) | (k1·l1) << 16}. Shared, not global: the copy loop reads 16 entries per chunk, and from L1
-// they were evicted by the streaming input and cost a trip to L2 before every copy.
-__device__ __forceinline__ void load_table(int2* table, const int2* __restrict__ global_table, int K) {
-    for (int k = threadIdx.x; k < K; k += blockDim.x) table[k] = global_table[k];
+// block's dynamic shared memory: table[k] = offset of term k's input from the output pixel's corner,
+// for k < K rounded up to BK (the entries past K are 0). Shared, not global: read from L1, the entries
+// were evicted by the streaming input and cost a trip to L2 before every gather.
+__device__ __forceinline__ void load_table(int* table, const int* __restrict__ global_table, int K) {
+    const int padded = (K + BK - 1) / BK * BK;
+    for (int k = threadIdx.x; k < padded; k += blockDim.x) table[k] = global_table[k];
     __syncthreads();
 }
 
 // Copies chunk after chunk of the block's A (input, im2col) and B (weights [group][K][channel]) tiles.
-// Thread t copies the A column of pixel m0 + t (its corner in the input is found once, here).
+// The input is already zero-padded by the launcher (ConvParams then says padding 0), so every term of
+// a real output lies inside it and the gather needs no bounds checks. Thread t gathers the A column of
+// pixel m0 + t (rows past the last pixel re-read the last pixel; their results are never stored).
 struct Loader {
-    const float* x;
     const float* x_corner;
     const float* w_group;
-    const int2* table;
-    int q0, q1, d0, d1, K, og, n0;
-    bool m_valid;
+    const int* table;
+    int K, og, n0;
+    int b_kk[2], b_n[2], b_bytes[2];  // this thread's two 16-byte weight copies per chunk
 
-    __device__ Loader(const float* x_, const float* wt, const int2* table_, const ConvParams& p, long long m0, int g,
+    __device__ Loader(const float* x, const float* wt, const int* table_, const ConvParams& p, long long m0, int g,
                       int n0_)
-        : x(x_), x_corner(x_), table(table_), q0(0), q1(0), d0((int)p.d0), d1((int)p.d1), n0(n0_) {
+        : table(table_), n0(n0_) {
         const int cg = (int)(p.c / p.groups);
         og = (int)(p.o / p.groups);
         K = cg * p.k0 * p.k1;
-        const long long E = p.e0 * p.e1 * p.e2, m = m0 + threadIdx.x;
+        const long long E = p.e0 * p.e1 * p.e2, m = min(m0 + threadIdx.x, p.n * E - 1);
         const long long nb = m / E, z = m - nb * E;
         const long long z0 = z / (p.e1 * p.e2), z1 = (z / p.e2) % p.e1, z2 = z % p.e2;
-        q0 = (int)(z0 * p.s0 - p.p0);
-        q1 = (int)(z1 * p.s1 - p.p1);
-        const long long q2 = z2 * p.s2 - p.p2;  // the kernel's third extent is 1: one depth per pixel
-        m_valid = m < p.n * E && q2 >= 0 && q2 < p.d2;
-        if (m_valid)
-            x_corner = x + ((nb * p.c + (long long)g * cg) * p.d0 * p.d1 * p.d2 + ((long long)q0 * p.d1 + q1) * p.d2 + q2);
+        x_corner = x + ((nb * p.c + (long long)g * cg) * p.d0 * p.d1 * p.d2 + (z0 * p.s0 * p.d1 + z1 * p.s1) * p.d2 +
+                        z2 * p.s2);
         w_group = wt + (long long)g * K * og;
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+            const int e = threadIdx.x + j * THREADS;
+            b_kk[j] = e / (BN / 4);
+            b_n[j] = (e % (BN / 4)) * 4;
+            b_bytes[j] = 4 * max(0, min(4, og - n0 - b_n[j]));
+        }
     }
 
-    // Gather chunk `chunk` of this thread's A column into registers (loads in flight on return).
+    // The input at `offset` elements from the corner: one IMAD.WIDE.U32 for the address (with a pointer
+    // plus a signed int, nvcc spent four instructions on each).
+    __device__ __forceinline__ float at(int offset) const {
+        const unsigned long long base = reinterpret_cast<unsigned long long>(x_corner);
+        return __ldg(reinterpret_cast<const float*>(base + (unsigned long long)(unsigned)offset * 4ull));
+    }
+
+    // Gather chunk `chunk` of this thread's A column into registers (loads in flight on return); terms
+    // past K are 0, so a tensor-core step over them adds exact zeros.
     __device__ __forceinline__ void fetch_a(int chunk, float (&v)[BK]) const {
         const int k0 = chunk * BK;
+        const int4* offsets = reinterpret_cast<const int4*>(table + k0);  // 4 offsets per shared load
 #pragma unroll
-        for (int kk = 0; kk < BK; ++kk) {
-            const int k = k0 + kk;
-            const int2 e = table[min(k, K - 1)];
-            const bool ok = m_valid && k < K && (unsigned)(q0 + (e.y & 0xffff)) < (unsigned)d0 &&
-                            (unsigned)(q1 + (e.y >> 16)) < (unsigned)d1;
-            v[kk] = ok ? __ldg(x_corner + e.x) : 0.0f;
+        for (int q = 0; q < BK / 4; ++q) {
+            const int4 o = offsets[q];
+            v[4 * q] = at(o.x);
+            v[4 * q + 1] = at(o.y);
+            v[4 * q + 2] = at(o.z);
+            v[4 * q + 3] = at(o.w);
+        }
+        if (k0 + BK > K) {
+#pragma unroll
+            for (int kk = 0; kk < BK; ++kk)
+                if (k0 + kk >= K) v[kk] = 0.0f;
         }
     }
 
@@ -92,11 +111,11 @@ struct Loader {
     __device__ __forceinline__ void copy_b(int chunk, float* b, int b_ld) const {
         const int k0 = chunk * BK, t = threadIdx.x;
         if ((og & 3) == 0) {  // rows of B are 16-byte aligned: 4 channels per copy
+            static_assert(BK * BN / 4 == 2 * THREADS, "two 16-byte weight copies per thread and chunk");
 #pragma unroll
-            for (int j = 0; j < BK * BN / 4 / THREADS; ++j) {
-                const int e = t + j * THREADS, kk = e / (BN / 4), n = (e % (BN / 4)) * 4;
-                const int bytes = k0 + kk < K ? 4 * max(0, min(4, og - n0 - n)) : 0;
-                copy16(b + kk * b_ld + n, bytes ? w_group + (long long)(k0 + kk) * og + n0 + n : w_group, bytes);
+            for (int j = 0; j < 2; ++j) {
+                const int k = k0 + b_kk[j], bytes = k < K ? b_bytes[j] : 0;
+                copy16(b + b_kk[j] * b_ld + b_n[j], bytes ? w_group + (unsigned)(k * og + n0 + b_n[j]) : w_group, bytes);
             }
         } else {
 #pragma unroll

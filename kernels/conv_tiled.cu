@@ -31,7 +31,7 @@ __device__ __forceinline__ acc_t fpa_tiled_step(acc_t acc, float w, float x) {
 #endif
 }
 
-// Dynamic shared memory: the group's term table (K int2, see conv_tile.cuh).
+// Dynamic shared memory: the group's term table (see conv_tile.cuh).
 // Three blocks per SM for fp32 (registers capped at 170), two for the double accumulators; a build may
 // override it (experiments/tile_probe.py compares).
 #ifdef FPA_MIN_BLOCKS
@@ -42,10 +42,10 @@ __device__ __forceinline__ acc_t fpa_tiled_step(acc_t acc, float w, float x) {
 #endif
 extern "C" __global__ void __launch_bounds__(THREADS, FPA_MIN_BLOCKS) conv_tiled(
     const float* __restrict__ x, const float* __restrict__ wt, const float* __restrict__ bias,
-    const float* __restrict__ mult, float* __restrict__ y, const int2* __restrict__ ktab, ConvParams p) {
+    const float* __restrict__ mult, float* __restrict__ y, const int* __restrict__ ktab, ConvParams p) {
     __shared__ __align__(16) float As[STAGES][BK][BM];
     __shared__ __align__(16) float Bs[STAGES][BK][BN];
-    extern __shared__ int2 table[];
+    extern __shared__ __align__(16) int table[];
 
     const int t = threadIdx.x;
     const int og = (int)(p.o / p.groups);

@@ -16,10 +16,10 @@ from .build import build
 from .driver import load_kernel
 from .variants import Op, Schedule, TensorCore, VariantSpec
 
-__all__ = ["ConvParams", "conv_params", "launch_tiled", "run_variant", "term_table"]
+__all__ = ["ConvParams", "conv_params", "launch_tiled", "padded_input_shape", "run_variant", "term_table"]
 
 _BLOCK = 128
-_TILE_M, _TILE_N = 128, 64  # conv_tiled.cu / conv_mma_tiled.cu: BM, BN
+_TILE_M, _TILE_N, _CHUNK = 128, 64, 16  # conv_tile.cuh: BM, BN, BK
 _INT32_MAX = 2**31 - 1
 
 
@@ -61,14 +61,21 @@ def conv_params(spec: ConvSpec, input_shape: tuple[int, ...], negative_slope: fl
     )
 
 
-def term_table(spec: ConvSpec, input_shape: tuple[int, ...]) -> torch.Tensor:
-    """The tiled kernels' table of a group's K terms, channel outermost (conv_tile.cuh): int32 pairs
-    (offset of the term's input from the output pixel's corner, i0·l0 | i1·l1 << 16).
+def padded_input_shape(spec: ConvSpec, input_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The input's shape after the zero padding the tiled kernels' launcher applies (before + after)."""
+    spatial = [d + before + after for d, (before, after) in zip(input_shape[2:], spec.padding, strict=True)]
+    return (*input_shape[:2], *spatial)
 
-    Raises ShapeError where the kernels' 32-bit offsets or 16-bit tap offsets do not reach, or when the
-    kernel's third extent is not 1 (conv2d and conv3d (k, k, 1) are what the tiled kernels take).
+
+def term_table(spec: ConvSpec, padded_shape: tuple[int, ...]) -> torch.Tensor:
+    """The tiled kernels' table of a group's K terms, channel outermost (conv_tile.cuh): int32 offsets of
+    each term's input from the output pixel's corner in the zero-padded input, 0 past K up to a multiple
+    of the chunk (16).
+
+    Raises ShapeError where the kernels' 32-bit offsets do not reach, or when the kernel's third extent
+    is not 1 (conv2d and conv3d (k, k, 1) are what the tiled kernels take).
     """
-    d = _padded3(input_shape[2:], 1)
+    d = _padded3(padded_shape[2:], 1)
     k = _padded3(spec.kernel_size, 1)
     dil = _padded3(spec.dilation, 1)
     cg = spec.in_channels // spec.groups
@@ -76,17 +83,13 @@ def term_table(spec: ConvSpec, input_shape: tuple[int, ...]) -> torch.Tensor:
         raise ShapeError(f"the tiled kernels take kernels (kh, kw) or (kh, kw, 1); got kernel_size={spec.kernel_size}")
     if cg * d[0] * d[1] * d[2] > _INT32_MAX:
         raise ShapeError(
-            f"the tiled kernels address one group of one image with 32-bit offsets; got {cg} channels × "
+            f"the tiled kernels address one group of one (padded) image with 32-bit offsets; got {cg} channels × "
             f"{d[0] * d[1] * d[2]} elements = {cg * d[0] * d[1] * d[2]} > {_INT32_MAX}: use a direct variant"
         )
-    if max((k[0] - 1) * dil[0], (k[1] - 1) * dil[1]) >= 1 << 15:
-        raise ShapeError(
-            f"the tiled kernels need (kernel_size - 1) · dilation < 32768, got {spec.kernel_size}, {spec.dilation}"
-        )
     c, i0, i1 = (a.reshape(-1) for a in torch.meshgrid(*(torch.arange(n) for n in (cg, k[0], k[1])), indexing="ij"))
-    a0, a1 = i0 * dil[0], i1 * dil[1]
-    offset = c * (d[0] * d[1] * d[2]) + a0 * (d[1] * d[2]) + a1 * d[2]
-    return torch.stack([offset, a0 | (a1 << 16)], dim=1).to(torch.int32).contiguous()
+    offsets = c * (d[0] * d[1] * d[2]) + i0 * dil[0] * (d[1] * d[2]) + i1 * dil[1] * d[2]
+    padded = -(-offsets.numel() // _CHUNK) * _CHUNK
+    return torch.nn.functional.pad(offsets, (0, padded - offsets.numel())).to(torch.int32).contiguous()
 
 
 def launch_tiled(
@@ -112,14 +115,21 @@ def launch_tiled(
     grid = ((pixels + _TILE_M - 1) // _TILE_M, groups * ((og + _TILE_N - 1) // _TILE_N))
     if grid[0] > _INT32_MAX or grid[1] > 65535:
         raise ShapeError(f"the output is too large for one tiled launch (grid {grid}; limits 2^31−1 × 65535)")
-    table = _cached_table(spec, tuple(x.shape), device)
+    padded_shape = padded_input_shape(spec, tuple(x.shape))
+    table = _cached_table(spec, padded_shape, device)
     w_t = weight.reshape(groups, og, K).transpose(1, 2).contiguous()
     kernel = load_kernel(cubin, entry, device.index)
     null = ctypes.c_uint64(0)
     pointer = lambda t: ctypes.c_uint64(t.data_ptr()) if t is not None else null  # noqa: E731
     params = conv_params(spec, tuple(x.shape), negative_slope)
+    if padded_shape != tuple(x.shape):
+        # The kernels read the zero-padded input and need no bounds checks (conv_tile.cuh).
+        pads = [p for before, after in reversed(spec.padding) for p in (before, after)]
+        x = torch.nn.functional.pad(x, pads)
+        params.d0, params.d1, params.d2 = _padded3(padded_shape[2:], 1)
+        params.p0 = params.p1 = params.p2 = 0
     args = [pointer(x), pointer(w_t), pointer(bias), pointer(multiplier), pointer(out), pointer(table), params]
-    shared = table.shape[0] * 8  # the table lives in dynamic shared memory
+    shared = table.shape[0] * 4  # the table lives in dynamic shared memory
     if kernel.static_shared + shared > kernel.max_shared:
         raise ShapeError(
             f"the tiled kernels keep the {table.shape[0]} terms' table in shared memory: {shared} bytes + "
@@ -129,9 +139,9 @@ def launch_tiled(
 
 
 @functools.lru_cache(maxsize=64)
-def _cached_table(spec: ConvSpec, input_shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
+def _cached_table(spec: ConvSpec, padded_shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
     """The term table on ``device``, made once per conv and input shape (it is read-only)."""
-    return term_table(spec, input_shape).to(device)
+    return term_table(spec, padded_shape).to(device)
 
 
 def _check_tensor(name: str, t, shape: tuple[int, ...]) -> torch.Tensor:
