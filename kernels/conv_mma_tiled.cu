@@ -19,6 +19,8 @@
 
 using namespace fpa_tile;
 
+constexpr int THREADS = 128;
+
 constexpr int A_LD = BM + 8, B_LD = BN + 8;  // padded rows: a warp's fragment reads hit 32 distinct banks
 
 __device__ __forceinline__ void fpa_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
@@ -54,7 +56,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) conv_mma_tiled(
     const long long m0 = (long long)blockIdx.x * BM;
     const int n_tiles = (og + BN - 1) / BN;
     const int g = blockIdx.y / n_tiles, n0 = (blockIdx.y % n_tiles) * BN;
-    const Loader loader(x, wt, table, p, m0, g, n0);
+    const Loader<THREADS> loader(x, wt, table, p, m0, g, n0);
     const int K = loader.K;
     load_table(table, ktab, K);
 

@@ -14,7 +14,7 @@
 
 namespace fpa_tile {
 
-constexpr int BM = 128, BN = 64, BK = 16, STAGES = 2, THREADS = 128;
+constexpr int BM = 128, BN = 64, BK = 16, STAGES = 2;
 
 __device__ __forceinline__ unsigned smem_address(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
 
@@ -44,14 +44,18 @@ __device__ __forceinline__ void load_table(int* table, const int* __restrict__ g
 
 // Copies chunk after chunk of the block's A (input, im2col) and B (weights [group][K][channel]) tiles.
 // The input is already zero-padded by the launcher (ConvParams then says padding 0), so every term of
-// a real output lies inside it and the gather needs no bounds checks. Thread t gathers the A column of
-// pixel m0 + t (rows past the last pixel re-read the last pixel; their results are never stored).
+// a real output lies inside it and the gather needs no bounds checks. With NT threads, thread t gathers
+// A_PER terms of pixel m0 + t % BM (rows past the last pixel re-read the last pixel; their results are
+// never stored), and makes B_PER 16-byte weight copies.
+template <int NT>
 struct Loader {
+    static constexpr int A_PER = BM * BK / NT, B_PER = BK * BN / 4 / NT;
+    static_assert(A_PER % 4 == 0 && B_PER >= 1, "NT must be 128 or 256");
     const float* x_corner;
     const float* w_group;
     const int* table;
-    int K, og, n0;
-    int b_kk[2], b_n[2], b_bytes[2];  // this thread's two 16-byte weight copies per chunk
+    int K, og, n0, kk0;
+    int b_kk[B_PER], b_n[B_PER], b_bytes[B_PER];
 
     __device__ Loader(const float* x, const float* wt, const int* table_, const ConvParams& p, long long m0, int g,
                       int n0_)
@@ -59,15 +63,16 @@ struct Loader {
         const int cg = (int)(p.c / p.groups);
         og = (int)(p.o / p.groups);
         K = cg * p.k0 * p.k1;
-        const long long E = p.e0 * p.e1 * p.e2, m = min(m0 + threadIdx.x, p.n * E - 1);
+        kk0 = (threadIdx.x / BM) * A_PER;
+        const long long E = p.e0 * p.e1 * p.e2, m = min(m0 + threadIdx.x % BM, p.n * E - 1);
         const long long nb = m / E, z = m - nb * E;
         const long long z0 = z / (p.e1 * p.e2), z1 = (z / p.e2) % p.e1, z2 = z % p.e2;
         x_corner = x + ((nb * p.c + (long long)g * cg) * p.d0 * p.d1 * p.d2 + (z0 * p.s0 * p.d1 + z1 * p.s1) * p.d2 +
                         z2 * p.s2);
         w_group = wt + (long long)g * K * og;
 #pragma unroll
-        for (int j = 0; j < 2; ++j) {
-            const int e = threadIdx.x + j * THREADS;
+        for (int j = 0; j < B_PER; ++j) {
+            const int e = threadIdx.x + j * NT;
             b_kk[j] = e / (BN / 4);
             b_n[j] = (e % (BN / 4)) * 4;
             b_bytes[j] = 4 * max(0, min(4, og - n0 - b_n[j]));
@@ -83,44 +88,43 @@ struct Loader {
 
     // Gather chunk `chunk` of this thread's A column into registers (loads in flight on return); terms
     // past K are 0, so a tensor-core step over them adds exact zeros.
-    __device__ __forceinline__ void fetch_a(int chunk, float (&v)[BK]) const {
-        const int k0 = chunk * BK;
+    __device__ __forceinline__ void fetch_a(int chunk, float (&v)[A_PER]) const {
+        const int k0 = chunk * BK + kk0;
         const int4* offsets = reinterpret_cast<const int4*>(table + k0);  // 4 offsets per shared load
 #pragma unroll
-        for (int q = 0; q < BK / 4; ++q) {
+        for (int q = 0; q < A_PER / 4; ++q) {
             const int4 o = offsets[q];
             v[4 * q] = at(o.x);
             v[4 * q + 1] = at(o.y);
             v[4 * q + 2] = at(o.z);
             v[4 * q + 3] = at(o.w);
         }
-        if (k0 + BK > K) {
+        if (k0 + A_PER > K) {
 #pragma unroll
-            for (int kk = 0; kk < BK; ++kk)
+            for (int kk = 0; kk < A_PER; ++kk)
                 if (k0 + kk >= K) v[kk] = 0.0f;
         }
     }
 
-    // Store the gathered column into a (BK rows of a_ld floats).
-    __device__ __forceinline__ void store_a(const float (&v)[BK], float* a, int a_ld) const {
+    // Store the gathered terms into a (BK rows of a_ld floats).
+    __device__ __forceinline__ void store_a(const float (&v)[A_PER], float* a, int a_ld) const {
 #pragma unroll
-        for (int kk = 0; kk < BK; ++kk) a[kk * a_ld + threadIdx.x] = v[kk];
+        for (int kk = 0; kk < A_PER; ++kk) a[(kk0 + kk) * a_ld + threadIdx.x % BM] = v[kk];
     }
 
     // Copy chunk `chunk` of B into b (BK rows of b_ld floats) by cp.async (one commit group).
     __device__ __forceinline__ void copy_b(int chunk, float* b, int b_ld) const {
         const int k0 = chunk * BK, t = threadIdx.x;
         if ((og & 3) == 0) {  // rows of B are 16-byte aligned: 4 channels per copy
-            static_assert(BK * BN / 4 == 2 * THREADS, "two 16-byte weight copies per thread and chunk");
 #pragma unroll
-            for (int j = 0; j < 2; ++j) {
+            for (int j = 0; j < B_PER; ++j) {
                 const int k = k0 + b_kk[j], bytes = k < K ? b_bytes[j] : 0;
                 copy16(b + b_kk[j] * b_ld + b_n[j], bytes ? w_group + (unsigned)(k * og + n0 + b_n[j]) : w_group, bytes);
             }
         } else {
 #pragma unroll
-            for (int j = 0; j < BK * BN / THREADS; ++j) {
-                const int e = t + j * THREADS, kk = e / BN, n = e % BN;
+            for (int j = 0; j < BK * BN / NT; ++j) {
+                const int e = t + j * NT, kk = e / BN, n = e % BN;
                 const bool ok = k0 + kk < K && n0 + n < og;
                 copy4(b + kk * b_ld + n, ok ? w_group + (long long)(k0 + kk) * og + n0 + n : w_group, ok);
             }
@@ -132,12 +136,12 @@ struct Loader {
 // The chunk loop both kernels run: chunk c is computed from stage c % 2 while chunk c + 1's input is in
 // flight to registers and its weights to the other stage. One barrier per chunk: after it, chunk c is
 // visible to all and nobody reads chunk c − 1's stage any more, so it may be overwritten.
-template <class Compute>
-__device__ __forceinline__ void run_chunks(const Loader& loader, float* As, int a_ld, float* Bs, int b_ld,
+template <int NT, class Compute>
+__device__ __forceinline__ void run_chunks(const Loader<NT>& loader, float* As, int a_ld, float* Bs, int b_ld,
                                            Compute compute) {
     const int chunks = (loader.K + BK - 1) / BK;
     const int a_stage = BK * a_ld, b_stage = BK * b_ld;
-    float v[BK];
+    float v[Loader<NT>::A_PER];
     loader.fetch_a(0, v);
     loader.copy_b(0, Bs, b_ld);
     loader.store_a(v, As, a_ld);

@@ -44,6 +44,7 @@ _ATTRIBUTES = {  # CUdevice_attribute values (cuda.h)
     "L2_CACHE_SIZE": 38,
     "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN": 97,
 }
+_FUNC_MAX_THREADS_PER_BLOCK = 0  # CUfunction_attribute: the __launch_bounds__ block size, if given
 _FUNC_SHARED_SIZE_BYTES = 1  # CUfunction_attribute: static shared memory
 _FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
@@ -76,17 +77,18 @@ class Kernel:
             lib.cuModuleGetFunction(ctypes.byref(self._function), self._module, entry.encode()),
             f"cuModuleGetFunction({entry})",
         )
-        value = ctypes.c_int()
-        _check(
-            lib,
-            lib.cuFuncGetAttribute(ctypes.byref(value), _FUNC_SHARED_SIZE_BYTES, self._function),
-            "cuFuncGetAttribute",
-        )
-        self.static_shared = value.value
+        self.static_shared = self._attribute(_FUNC_SHARED_SIZE_BYTES)
+        self.max_threads = self._attribute(_FUNC_MAX_THREADS_PER_BLOCK)
         device = ctypes.c_int()
         _check(lib, lib.cuCtxGetDevice(ctypes.byref(device)), "cuCtxGetDevice")
         self.max_shared = device_attribute("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", device.value)
         self._dynamic_limit = 48 * 1024 - self.static_shared  # allowed without opting in
+
+    def _attribute(self, attribute: int) -> int:
+        lib = _libcuda()
+        value = ctypes.c_int()
+        _check(lib, lib.cuFuncGetAttribute(ctypes.byref(value), attribute, self._function), "cuFuncGetAttribute")
+        return value.value
 
     def launch(self, grid: int | tuple[int, int], block: int, args: list, stream: int, shared: int = 0) -> None:
         """Launch on ``stream`` with ``args`` (ctypes values, in the kernel's parameter order); ``grid`` is

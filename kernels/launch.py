@@ -135,7 +135,8 @@ def launch_tiled(
             f"the tiled kernels keep the {table.shape[0]} terms' table in shared memory: {shared} bytes + "
             f"{kernel.static_shared} of tiles exceed this GPU's {kernel.max_shared} per block; use a direct variant"
         )
-    kernel.launch(grid, _TILE_M, args, torch.cuda.current_stream(device).cuda_stream, shared)
+    # The tiled kernels declare their block size in __launch_bounds__; the driver reports it.
+    kernel.launch(grid, kernel.max_threads, args, torch.cuda.current_stream(device).cuda_stream, shared)
 
 
 @functools.lru_cache(maxsize=64)
