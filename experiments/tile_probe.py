@@ -20,8 +20,7 @@ from fp_analysis.ops.presets import make_problem
 
 PROBES = [
     (VariantSpec(Op.CONV2D, schedule=Schedule.TILED), {}),
-    (VariantSpec(Op.CONV2D, schedule=Schedule.TILED), {"FPA_TILED_THREADS": 128}),
-    (VariantSpec(Op.CONV2D, schedule=Schedule.TILED), {"FPA_MIN_BLOCKS": 1}),
+    (VariantSpec(Op.CONV2D, schedule=Schedule.TILED), {"FPA_TILED_THREADS": 256}),
     (VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32X3, schedule=Schedule.TILED), {}),
     (VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32, schedule=Schedule.TILED), {}),
 ]

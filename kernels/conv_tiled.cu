@@ -31,15 +31,12 @@ __device__ __forceinline__ acc_t fpa_tiled_step(acc_t acc, float w, float x) {
 #endif
 }
 
-// Threads per block: 256 with 8 × 4 accumulators each, or 128 with 8 × 8 (double accumulators: 128,
-// as 8 × 4 doubles at 256 threads would spill); a build may choose, experiments/tile_probe.py compares.
+// Threads per block: 128 with 8 × 8 accumulators each (default), or 256 with 8 × 4. On the H100 the
+// 256-thread build ran the seed in 10.4 ms against 9.3 ms: twice the warps did not pay for the lower
+// share of FFMA among the instructions (experiments/tile_probe.py, experiments/PERF_NOTES.md).
 // Blocks per SM the register cap aims at: as many as fit.
 #ifndef FPA_TILED_THREADS
-#if FPA_ORDER == FPA_ORDER_FP64
 #define FPA_TILED_THREADS 128
-#else
-#define FPA_TILED_THREADS 256
-#endif
 #endif
 #ifndef FPA_MIN_BLOCKS
 #define FPA_MIN_BLOCKS (FPA_TILED_THREADS == 256 ? 2 : (FPA_ORDER == FPA_ORDER_FP64 ? 2 : 3))
