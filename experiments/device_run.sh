@@ -11,8 +11,8 @@ mkdir -p "$out/results" "$out/figures"
 while [ $# -gt 0 ]; do
   case $1 in
     validate) python3 experiments/gpu_validation.py --configs 50 --kernels-tree "$tree" --out "$out/gpu_validation.json" \
-                > "$out/validate.log" 2>&1 || { tail -40 "$out/validate.log"; exit 1; }
-              tail -5 "$out/validate.log"; shift ;;
+                > /tmp/validate.log 2>&1 || { tail -40 /tmp/validate.log; exit 1; }
+              tail -5 /tmp/validate.log; shift ;;
     sass) # the tiled fp32 kernel's machine code and its opcode counts (are the loads 16 bytes, any spills?)
            python3 -c "from fpa_kernels import *; print(build(VariantSpec(Op.CONV2D, schedule=Schedule.TILED)))" > /tmp/cubin
            cuobjdump -sass "$(cat /tmp/cubin)" > "$out/sass_tiled.txt"
@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
     bench) shift
            while [ $# -gt 0 ] && [ "$1" != validate ]; do
              python3 -m fp_analysis bench "$1" --kernels-tree "$tree" --out "$out/results/bench.json" \
-               --figure "$out/figures/bench_$1.png" 2>&1 | tee "$out/bench_$1.log" | tail -30
+               --figure "$out/figures/bench_$1.png" 2>&1 | tee "/tmp/bench_$1.log" | tail -30
              shift
            done ;;
     *) echo "unknown step $1"; exit 2 ;;
