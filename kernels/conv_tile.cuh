@@ -1,14 +1,15 @@
-// The shared-memory tiling of the tiled conv kernels (conv_tiled.cu on the CUDA cores, conv_mma_tiled.cu
-// on the tensor cores): the implicit-GEMM layout, the term table and the cp.async copy of one K chunk.
+// The shared-memory tiling of the tiled conv kernels (conv_tiled.cu on the CUDA cores; conv_mma_tiled.cu
+// and conv_dmma_tiled.cu on the tensor cores): the implicit-GEMM layout, the term table, the loads of
+// one K chunk and the chunk loop.
 //
 // GEMM rows are the output pixels (n, e0, e1, e2) of one group, columns that group's output channels,
 // K its (input channel, k0, k1) terms, channel outermost (the kernel's third extent is 1 for every op
 // these kernels take: conv2d, conv3d (k, k, 1)). A block owns BM pixels × BN channels; K is walked in
-// chunks of BK terms, double-buffered in shared memory: the A tile (im2col of the input, gathered on the
-// fly, 0 in the padding) through registers — loads issued before the previous chunk's arithmetic and
-// stored after it —, the B tile (weights) by cp.async. (4-byte cp.async for the gather ran at the same
-// 11.6 ms on the seed for the CUDA-core and the tensor-core kernel: the copy, not the arithmetic, was
-// the limit.)
+// chunks of BK terms, double-buffered in shared memory: the A tile (im2col of the zero-padded input,
+// gathered on the fly) through registers — loads issued before the previous chunk's arithmetic and
+// stored after it —, the B tile (weights) by 16-byte cp.async. (4-byte cp.async for the gather ran the
+// seed in 11.6 ms in the CUDA-core and the tensor-core kernel alike: the copy, not the arithmetic, was
+// the limit; experiments/PERF_NOTES.md has the versions.)
 #pragma once
 #include "conv_params.cuh"
 
@@ -34,8 +35,9 @@ __device__ __forceinline__ void wait() {
 
 // The term table of one group, copied from global memory (fpa_kernels.launch.term_table) into the
 // block's dynamic shared memory: table[k] = offset of term k's input from the output pixel's corner,
-// for k < K rounded up to BK (the entries past K are 0). Shared, not global: read from L1, the entries
-// were evicted by the streaming input and cost a trip to L2 before every gather.
+// for k < K rounded up to BK (the entries past K are 0). In shared memory every thread reads the same
+// four entries with one 16-byte load (from global memory the table measured the same, 11.6 ms on the
+// seed, when the gather had other costs; it stays here because it costs a quarter of the instructions).
 __device__ __forceinline__ void load_table(int* table, const int* __restrict__ global_table, int K) {
     const int padded = (K + BK - 1) / BK * BK;
     for (int k = threadIdx.x; k < padded; k += blockDim.x) table[k] = global_table[k];

@@ -103,10 +103,12 @@ def launch_tiled(
     out: torch.Tensor,
     negative_slope: float = 0.01,
 ) -> None:
-    """Launch the tiled kernel ``entry`` (conv_tiled or conv_mma_tiled) of ``cubin`` on checked tensors.
+    """Launch the tiled kernel ``entry`` (conv_tiled, conv_mma_tiled or conv_dmma_tiled) of ``cubin`` on
+    checked tensors.
 
-    The weights go in as [group][K][channel] (a copy, so each tile row of B is contiguous) with the term
-    table beside them; both are made on ``x``'s device on the current stream, which orders their reuse.
+    The input goes in zero-padded (a copy, when the conv pads), the weights as [group][K][channel] (a
+    copy, so each tile row of B is contiguous), with the term table beside them; the copies are made on
+    ``x``'s device on the current stream, which orders their release after the kernel.
     """
     device = x.device
     og, groups = spec.out_channels // spec.groups, spec.groups

@@ -83,13 +83,12 @@ class VariantSpec:
     schedule: Schedule = Schedule.DIRECT
 
     def __post_init__(self):
-        member = enum_member
-        object.__setattr__(self, "op", member(Op, self.op, "op"))
-        object.__setattr__(self, "term_order", member(TermOrder, self.term_order, "term_order"))
-        object.__setattr__(self, "gelu", member(GeluForm32, self.gelu, "gelu"))
-        object.__setattr__(self, "gelu_impl", member(GeluImpl, self.gelu_impl, "gelu_impl"))
-        object.__setattr__(self, "tensor_core", member(TensorCore, self.tensor_core, "tensor_core"))
-        object.__setattr__(self, "schedule", member(Schedule, self.schedule, "schedule"))
+        object.__setattr__(self, "op", enum_member(Op, self.op, "op"))
+        object.__setattr__(self, "term_order", enum_member(TermOrder, self.term_order, "term_order"))
+        object.__setattr__(self, "gelu", enum_member(GeluForm32, self.gelu, "gelu"))
+        object.__setattr__(self, "gelu_impl", enum_member(GeluImpl, self.gelu_impl, "gelu_impl"))
+        object.__setattr__(self, "tensor_core", enum_member(TensorCore, self.tensor_core, "tensor_core"))
+        object.__setattr__(self, "schedule", enum_member(Schedule, self.schedule, "schedule"))
         acc = self.accumulation
         if not isinstance(acc, AccumulationSpec):
             raise ParameterError(f"accumulation must be an AccumulationSpec, got {type(acc).__name__}")

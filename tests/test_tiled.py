@@ -1,0 +1,117 @@
+"""The tiled kernels without a GPU: which variants exist, the term table against the gather the twins
+use, the padded-input layout, the fast fp64 reference's argument checks, and the build of every tiled
+source. On a GPU, tests/test_kernels.py runs the tiled variants against their twins with the rest."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from fpa_kernels import Op, Schedule, TensorCore, VariantSpec, build_source, find_nvcc, tiled_variants, variant_matrix
+from fpa_kernels.launch import padded_input_shape, term_table
+from fpa_kernels.reference import conv_fp64
+
+from fp_analysis.errors import DtypeError, ParameterError, ShapeError
+from fp_analysis.ops.conv import ConvSpec, conv2d_spec, conv3d_kk1_spec, gather_terms, sample_output_indices
+from fp_analysis.orders import AccumulationSpec, Order
+
+CASES = [
+    (conv2d_spec(32, 64, (5, 9), padding=(2, 4), dilation=(2, 3)), (2, 32, 30, 41)),  # the seed, smaller
+    (conv2d_spec(6, 4, (3, 2), stride=(2, 3), padding=(1, 0), groups=2, bias=False), (2, 6, 11, 13)),
+    (conv2d_spec(4, 4, 4, padding="same", dilation=2, groups=4), (1, 4, 9, 10)),  # asymmetric 'same', depthwise
+    (conv3d_kk1_spec(3, 5, (3, 2, 1), stride=(1, 2, 2), padding=(1, 0, 1), dilation=(2, 1, 1)), (2, 3, 7, 8, 5)),
+]
+
+
+def test_tiled_variants_are_in_the_matrix_with_twins_where_expected():
+    for op in Op:
+        tiled = tiled_variants(op)
+        assert set(tiled) <= set(variant_matrix(op))
+        assert all(v.schedule is Schedule.TILED and " tiled" in v.label for v in tiled)
+        for v in tiled:
+            assert v.twinned == (v.tensor_core is TensorCore.NONE)
+            assert v.source == ("conv_tiled.cu" if v.tensor_core is TensorCore.NONE else "conv_mma_tiled.cu")
+    assert {v.tensor_core for v in tiled_variants("conv2d")} == set(TensorCore)
+
+
+def test_a_tiled_variant_has_the_same_twin_as_its_direct_counterpart():
+    direct = VariantSpec("conv2d", AccumulationSpec(Order.FP64), fast_math=True)
+    tiled = VariantSpec("conv2d", AccumulationSpec(Order.FP64), fast_math=True, schedule="tiled")
+    assert tiled.twin_accumulation() == direct.twin_accumulation() and tiled.term_order is direct.term_order
+    assert tiled.defines() == direct.defines()  # the same arithmetic; only the source file differs
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(accumulation=AccumulationSpec(Order.KAHAN)), "'sequential' and 'fp64' orders"),
+        (dict(accumulation=AccumulationSpec(Order.SPLIT_K, splits=4)), "'sequential' and 'fp64' orders"),
+        (dict(term_order="tap_outer"), "input channel outermost"),
+        (dict(schedule="blocked"), "schedule='blocked'"),
+    ],
+)
+def test_tiled_spec_rejects_what_the_tiled_kernels_cannot_do(kwargs, message):
+    with pytest.raises(ParameterError, match=message):
+        VariantSpec("conv2d", **{"schedule": "tiled", **kwargs})
+
+
+@pytest.mark.parametrize(("spec", "shape"), CASES)
+def test_term_table_addresses_the_inputs_the_twins_gather(spec, shape):
+    """x_padded[corner(pixel, group) + table[k]] is term k's input of that output, for every k."""
+    gen = torch.Generator().manual_seed(1)
+    x = torch.rand(shape, generator=gen) + 0.5  # no zeros: a wrong address cannot hide in the padding
+    w = torch.rand(spec.weight_shape, generator=gen)
+    padded = padded_input_shape(spec, shape)
+    pads = [p for before, after in reversed(spec.padding) for p in (before, after)]
+    flat = F.pad(x, pads).reshape(-1).numpy()
+    assert tuple(F.pad(x, pads).shape) == padded
+    table = term_table(spec, padded).numpy()
+    K = spec.K
+    assert table.shape[0] % 16 == 0 and table.shape[0] >= K and not table[K:].any()
+    out_shape = spec.output_shape(shape)
+    index = sample_output_indices(out_shape, 60, 2)
+    terms = gather_terms(spec, x, w, torch.zeros(spec.out_channels) if spec.bias else None, index)
+    d = list(padded[2:]) + [1] * (5 - len(padded))
+    stride = list(spec.stride) + [1] * (3 - len(spec.stride))
+    cg, og = spec.in_channels // spec.groups, spec.out_channels // spec.groups
+    for row, (n, o, *z) in enumerate(index):
+        z = list(z) + [0] * (3 - len(z))
+        g = o // og
+        corner = ((n * spec.in_channels + g * cg) * d[0] * d[1] * d[2]) + (
+            (z[0] * stride[0] * d[1] + z[1] * stride[1]) * d[2] + z[2] * stride[2]
+        )
+        np.testing.assert_array_equal(flat[corner + table[:K]], terms.x[row])
+
+
+def test_term_table_refuses_what_the_kernels_cannot_address():
+    deep = ConvSpec(2, 2, (3, 3, 2), (1, 1, 1), ((0, 0),) * 3, (1, 1, 1))  # a kernel two deep
+    with pytest.raises(ShapeError, match=r"\(kh, kw, 1\)"):
+        term_table(deep, (1, 2, 9, 9, 9))
+    with pytest.raises(ShapeError, match="32-bit offsets"):
+        term_table(conv2d_spec(64, 1, 1), (1, 64, 8192, 8192))
+
+
+def test_fast_fp64_reference_checks_its_arguments_first():
+    spec = conv2d_spec(3, 4, 3, bias=True)
+    x, w, b = torch.rand(1, 3, 6, 6), torch.rand(4, 3, 3, 3), torch.rand(4)
+    with pytest.raises(ParameterError, match="bias=True but bias is None"):
+        conv_fp64(spec, x, w)
+    with pytest.raises(ShapeError, match=r"weight must have shape \[4, 3, 3, 3\]"):
+        conv_fp64(spec, x, w[:, :2], b)
+    with pytest.raises(DtypeError, match="x must be float32"):
+        conv_fp64(spec, x.double(), w, b)
+    with pytest.raises(ParameterError, match="bias=False but a bias tensor"):
+        conv_fp64(conv2d_spec(3, 4, 3, bias=False), x, w, b)
+    with pytest.raises(DtypeError, match="x must be on a CUDA device"):
+        conv_fp64(spec, x, w, b)
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="no CUDA compiler (nvcc) on this machine: the build check is skipped")
+def test_the_fp64_tensor_core_reference_compiles_for_sm90(tmp_path, monkeypatch):
+    monkeypatch.setenv("FPA_KERNEL_CACHE", str(tmp_path))
+    path = build_source("conv_dmma_tiled.cu", {}, [])
+    assert path.read_bytes()[:4] == b"\x7fELF"
+    for threads in (128, 256):  # both thread layouts of the tiled CUDA-core kernel build
+        variant = VariantSpec(Op.CONV2D, schedule=Schedule.TILED)
+        assert build_source(variant.source, {**variant.defines(), "FPA_TILED_THREADS": threads}, []).exists()
