@@ -385,11 +385,23 @@ def bench(
     kernels_tree: Annotated[
         str | None, typer.Option(help="tree id of kernels/ (default: git rev-parse HEAD:kernels)")
     ] = None,
+    replot: Annotated[
+        str | None, typer.Option(help="no GPU: redraw the Pareto plot of OP from this results file, then stop")
+    ] = None,
     as_json: AsJson = False,
 ) -> None:
     """GPU: time every fast variant beside cuDNN fp32/TF32/fp64 and the fp64 reference; error vs fp64; Pareto plot."""
     from . import bench as bench_lib
 
+    if replot:
+        try:
+            result = bench_lib.load(replot, op)
+        except (FpaError, OSError) as error:
+            _fail(error)
+        path = figure or f"experiments/figures/bench_{op}_{bench_lib.gpu_slug(result.meta['device'])}.png"
+        bench_lib.plot_pareto(result, path)
+        _out.print(f"wrote {path}")
+        return
     try:
         from fpa_kernels.variants import Schedule
 

@@ -97,3 +97,18 @@ def test_committed_bench_describes_committed_kernels_and_has_every_row():
         # The fast fp64 reference must agree with cuDNN's fp64 to fp64 rounding (relative 1e-12 is far above it).
         ref = rows["reference_fp64"]
         assert ref["max_abs_err_vs_fp64"] <= 1e-12 * max(1.0, ref["max_abs_ref"])
+
+
+def test_replot_redraws_from_a_results_file_without_a_gpu(tmp_path):
+    meta = {"device": "NVIDIA H100 80GB HBM3", "kernels_tree": "a" * 40, "preset": "p", "input_shape": [1, 2, 3, 4]}
+    save(
+        BenchResult("conv2d", meta, [_row("conv2d", "a", 1.0, 1e-6), _row("conv2d", "b", 2.0, 0.0)]),
+        tmp_path / "b.json",
+    )
+    runner = CliRunner()
+    result = runner.invoke(
+        app, ["bench", "conv2d", "--replot", str(tmp_path / "b.json"), "--figure", str(tmp_path / "f.png")]
+    )
+    assert result.exit_code == 0 and (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+    result = runner.invoke(app, ["bench", "conv_gelu", "--replot", str(tmp_path / "b.json")])
+    assert result.exit_code == 2 and "no rows for op='conv_gelu'" in result.output
