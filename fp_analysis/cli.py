@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
@@ -31,7 +32,7 @@ NoStore = Annotated[bool, typer.Option("--no-store", help="do not append this ru
 
 
 def _fail(error: Exception) -> None:
-    _err.print(f"[bold red]error:[/] {error}")
+    _err.print(f"[bold red]error:[/] {escape(str(error))}")
     raise typer.Exit(2)
 
 
@@ -129,7 +130,7 @@ def report(
     for r in result["rows"]:
         ulps = "—" if r["ulp_p50"] is None else f"{r['ulp_p50']:.1f}/{r['ulp_p99']:.1f}/{r['ulp_max']:.0f}"
         table.add_row(
-            r["variant"],
+            escape(r["variant"]),  # labels such as "[tap_outer]" are text, not rich markup
             _fmt(r["max_abs"]),
             _fmt(r["mean_abs"]),
             _fmt(r["max_rel"]),
@@ -238,7 +239,7 @@ def _print_explanation(result) -> None:
     how = "explained by arithmetic" if result.explained else "not explained by arithmetic"
     _out.print(f"[bold {colour}]verdict: {result.verdict}[/] ({how})")
     for c in result.causes:
-        _out.print(f"  • [bold]{c.name}[/] ({c.side}): {c.evidence}. Residual max {c.residual_max:.3g}.")
+        _out.print(f"  • [bold]{c.name}[/] ({c.side}): {escape(c.evidence)}. Residual max {c.residual_max:.3g}.")
     for name, stats in (("candidate", result.candidate_vs_fp64), ("reference", result.reference_vs_fp64)):
         if stats:
             _out.print(f"  {name} vs fp64 (sampled): max {stats['max_abs']:.3g}, mean {stats['mean_abs']:.3g}")
@@ -269,7 +270,7 @@ def tolerance(
         print(json.dumps(result, indent=1))
         return
     for line in result["reasoning"]:
-        _out.print(line)
+        _out.print(escape(line))
     _out.print(f"[bold]recommended: atol = {result['atol']:.3g}, rtol = {result['rtol']}[/]")
 
 
@@ -361,9 +362,9 @@ def fuzz(
             evidence = (f.get("explanation") or {}).get("evidence") or "; ".join(
                 c["evidence"] for c in (f.get("explanation") or {}).get("causes", [])
             )
-            _out.print(f"[bold red]minimal failing config[/]: {json.dumps(f['config'])}")
-            _out.print(f"  {verdict}: {evidence}")
-            _out.print(f"  reproduce: {f['command']}", soft_wrap=True)
+            _out.print(f"[bold red]minimal failing config[/]: {escape(json.dumps(f['config']))}")
+            _out.print(f"  {verdict}: {escape(str(evidence))}")
+            _out.print(f"  reproduce: {escape(f['command'])}", soft_wrap=True)
     raise typer.Exit(1 if result["failures"] else 0)
 
 
@@ -419,7 +420,7 @@ def bench(
             reps=reps,
             budget_s=budget,
             kernels_tree=tree,
-            log=lambda line: _err.print(line, highlight=False),
+            log=lambda line: _err.print(escape(line), highlight=False),
         )
     except FpaError as error:
         _fail(error)
@@ -437,7 +438,7 @@ def bench(
     for r in sorted(result.records, key=lambda r: r["time_ms"]):
         pct = r["pct_fp32_peak"]
         table.add_row(
-            r["variant"],
+            escape(r["variant"]),
             r["kind"],
             f"{r['time_ms']:.3f}",
             f"{r['tflops']:.1f}",

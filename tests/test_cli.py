@@ -170,3 +170,12 @@ def test_a_reference_equal_to_the_cudnn_twin_is_recognised_bit_for_bit():
     assert explained and [c.name for c in causes] == ["accumulation_order"]
     assert any(h.get("bitwise_equal") and h["side"] == "reference" for h in hypotheses)
     assert "bit for bit" in causes[0].evidence
+
+
+def test_report_table_prints_labels_verbatim():
+    """Variant labels carry brackets ("[tap_outer]"): the table must show them, not read them as markup."""
+    result = runner.invoke(
+        app, ["report", "dilated_conv2d", "--input-shape", "1,32,20,30", "--samples", "100", "--no-store"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "sequential/fma/none [tap_outer]" in result.output
