@@ -133,7 +133,8 @@ def _conv_torch(spec, x, w, b, epilogue: EpilogueSpec | None, m):
 
 
 def _cudnn(spec, epilogue, inputs, dtype: torch.dtype, tf32: bool):
-    """A callable for PyTorch's own op (cuDNN) in ``dtype``, TF32 on or off, over the rotating inputs."""
+    """A callable for PyTorch's own op (cuDNN) in ``dtype``, TF32 on or off, over the rotating inputs.
+    The inputs are cast to ``dtype`` once, here: the fp64 row times the convolution, not the cast."""
     cast = [tuple(t.to(dtype) if t is not None else None for t in s) for s in inputs]
 
     def run(i):
@@ -149,7 +150,8 @@ def _cudnn(spec, epilogue, inputs, dtype: torch.dtype, tf32: bool):
 
 
 def _reference64(spec, epilogue, inputs):
-    """The fast fp64 reference: the tiled kernel's double sums, then the epilogue in float64 with torch."""
+    """The fast fp64 reference: fpa_kernels.reference.conv_fp64 (fp64 tensor cores), then the epilogue in
+    float64 with torch."""
     from fpa_kernels.reference import conv_fp64
 
     def run(i):
@@ -298,7 +300,8 @@ def bench(
 
 
 def _as_conv2d(spec, inputs):
-    """conv3d with a (k, k, 1) kernel as PyTorch users rewrite it: depth into the batch, one conv2d (fp32)."""
+    """conv3d with a (k, k, 1) kernel as PyTorch users rewrite it: depth into the batch (a copy, timed), one
+    conv2d (fp32), the result returned as a permuted view (not copied back)."""
     if spec.kernel_size[2] != 1 or spec.stride[2] != 1 or spec.padding[2] != (0, 0):
         raise ParameterError("the conv2d rewrite needs kernel depth 1, stride 1 and no depth padding")
     if any(before != after for before, after in spec.padding[:2]):
