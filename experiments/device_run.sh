@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: validate every kernel variant, then bench the ops; results under $OUT.
-#   bash experiments/device_run.sh <kernels-tree> [validate] [bench OP...]
+#   bash experiments/device_run.sh <kernels-tree> [gputests] [validate] [bench OP...] [sass] [probe] [quick OP TEXT]
 # The tree id comes from this machine (`git rev-parse HEAD:kernels`): the device copy has no git HEAD.
 set -euo pipefail
 tree=$1; shift
@@ -13,6 +13,7 @@ while [ $# -gt 0 ]; do
     validate) python3 experiments/gpu_validation.py --configs 50 --kernels-tree "$tree" --out "$out/gpu_validation.json" \
                 > /tmp/validate.log 2>&1 || { tail -40 /tmp/validate.log; exit 1; }
               tail -5 /tmp/validate.log; shift ;;
+    gputests) python3 -m pytest -q -x -m gpu tests/ 2>&1 | tail -5; shift ;;  # kernels == twins, small configs
     sass) # the tiled fp32 kernel's machine code and its opcode counts (are the loads 16 bytes, any spills?)
            python3 -c "from fpa_kernels import *; print(build(VariantSpec(Op.CONV2D, schedule=Schedule.TILED)))" > /tmp/cubin
            cuobjdump -sass "$(cat /tmp/cubin)" > "$out/sass_tiled.txt"

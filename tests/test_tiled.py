@@ -115,3 +115,27 @@ def test_the_fp64_tensor_core_reference_compiles_for_sm90(tmp_path, monkeypatch)
     for threads in (128, 256):  # both thread layouts of the tiled CUDA-core kernel build
         variant = VariantSpec(Op.CONV2D, schedule=Schedule.TILED)
         assert build_source(variant.source, {**variant.defines(), "FPA_TILED_THREADS": threads}, []).exists()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (torch.cuda.is_available() is false)")
+@pytest.mark.parametrize(("spec", "shape"), CASES)
+def test_fast_fp64_reference_equals_torch_fp64_to_fp64_rounding(spec, shape):
+    """|conv_fp64 − torch's fp64 conv| ≤ both sides' γ_(K+1) in double times Σ|w·x| + |b| (Higham 2002, §3.1)."""
+    from fpa_kernels import all_output_indices
+
+    from fp_analysis.reference import fp64_full
+
+    gen = torch.Generator().manual_seed(3)
+    x, w = torch.randn(shape, generator=gen), torch.randn(spec.weight_shape, generator=gen)
+    b = torch.randn(spec.out_channels, generator=gen) if spec.bias else None
+    cuda = [t.cuda() if t is not None else None for t in (x, w, b)]
+    ours = conv_fp64(spec, *cuda).cpu().numpy().reshape(-1)
+    theirs = fp64_full(spec, *cuda).cpu().numpy().reshape(-1)
+    terms = gather_terms(spec, x, w, b, all_output_indices(spec.output_shape(shape)))
+    magnitude = np.abs(terms.w.astype(np.float64) * terms.x).sum(axis=1)
+    if terms.bias is not None:
+        magnitude += np.abs(terms.bias.astype(np.float64))
+    u = 2.0**-53
+    gamma = (spec.K + 1) * u / (1 - (spec.K + 1) * u)
+    assert np.all(np.abs(ours - theirs) <= 2 * gamma * magnitude)
