@@ -43,7 +43,7 @@ from fpa_kernels.driver import load_kernel
 from fpa_kernels.reference import conv_fp64
 
 from fp_analysis.arith import add32
-from fp_analysis.bounds import bound_from_sums, epilogue_bound, tensor_core_bound, term_sums
+from fp_analysis.bounds import bound_from_sums, epilogue_bound, gamma, tensor_core_bound, term_sums
 from fp_analysis.errors import FpaError
 from fp_analysis.gelu32 import GeluForm32
 from fp_analysis.metrics import ulp
@@ -399,7 +399,7 @@ def validate_config(op: Op, cfg: dict, index: int, seed: int, probe: dict) -> tu
     if terms.bias is not None:
         abs_sum += np.abs(terms.bias.astype(np.float64))
     u64 = 2.0**-53
-    gamma = (spec.K + 1) * u64 / (1 - (spec.K + 1) * u64)
+    gamma_k = gamma(spec.K + 1, u64)
     ref_diff = np.abs(fast64 - conv64)
     return records, {
         "op": op.value,
@@ -408,7 +408,7 @@ def validate_config(op: Op, cfg: dict, index: int, seed: int, probe: dict) -> tu
         "cudnn_fp32_bitwise_equal": cudnn_equal,
         "cudnn_fp32_equals_bias_last_twin": bias_last,
         "reference_fp64_max_abs_diff": float(ref_diff.max()) if ref_diff.size else 0.0,
-        "reference_fp64_within_fp64_bound": bool(np.all(ref_diff <= 2 * gamma * abs_sum + u64 * np.abs(conv64))),
+        "reference_fp64_within_fp64_bound": bool(np.all(ref_diff <= 2 * gamma_k * abs_sum + u64 * np.abs(conv64))),
         "outputs": int(np.prod(out_shape)),
         "K": spec.K,
     }

@@ -2,9 +2,9 @@
 
     python3 experiments/tile_probe.py [--batch 8]
 
-Each row: a tiled variant built with extra defines (e.g. FPA_MIN_BLOCKS, the blocks per SM the register
-cap aims at), its median time by CUDA events over 3 rotating inputs, and whether its output equals the
-default build's bit for bit (a layout change must not change the arithmetic).
+Each row: a tiled variant built with extra defines (e.g. FPA_TILED_THREADS, the block size; FPA_MIN_BLOCKS,
+the blocks per SM the register cap aims at), its median time by CUDA events over 3 rotating inputs, and
+whether its output equals the default build's bit for bit (a layout change must not change the arithmetic).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from fpa_kernels import Op, Schedule, TensorCore, VariantSpec, build_source, fin
 from fpa_kernels.launch import padded_input_shape, term_table
 from fpa_kernels.reference import conv_fp64
 
+from fp_analysis.bounds import gamma
 from fp_analysis.errors import DtypeError, ParameterError, ShapeError
 from fp_analysis.ops.conv import ConvSpec, conv2d_spec, conv3d_kk1_spec, gather_terms, sample_output_indices
 from fp_analysis.orders import AccumulationSpec, Order
@@ -136,6 +137,4 @@ def test_fast_fp64_reference_equals_torch_fp64_to_fp64_rounding(spec, shape):
     magnitude = np.abs(terms.w.astype(np.float64) * terms.x).sum(axis=1)
     if terms.bias is not None:
         magnitude += np.abs(terms.bias.astype(np.float64))
-    u = 2.0**-53
-    gamma = (spec.K + 1) * u / (1 - (spec.K + 1) * u)
-    assert np.all(np.abs(ours - theirs) <= 2 * gamma * magnitude)
+    assert np.all(np.abs(ours - theirs) <= 2 * gamma(spec.K + 1, 2.0**-53) * magnitude)
