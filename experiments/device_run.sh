@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: validate every kernel variant, then bench the ops; results under $OUT.
-#   bash experiments/device_run.sh <kernels-tree> [gputests] [validate] [bench OP...] [sass] [probe] [quick OP TEXT]
+#   bash experiments/device_run.sh <kernels-tree> [gputests] [memcheck] [validate] [bench OP...] [sass] [probe] [quick OP TEXT]
 # The tree id comes from this machine (`git rev-parse HEAD:kernels`): the device copy has no git HEAD.
 set -euo pipefail
 tree=$1; shift
@@ -13,7 +13,10 @@ while [ $# -gt 0 ]; do
     validate) python3 experiments/gpu_validation.py --configs 50 --kernels-tree "$tree" --out "$out/gpu_validation.json" \
                 > /tmp/validate.log 2>&1 || { tail -40 /tmp/validate.log; exit 1; }
               tail -5 /tmp/validate.log; shift ;;
-    gputests) python3 -m pytest -q -x -m gpu tests/ 2>&1 | tail -5; shift ;;  # kernels == twins, small configs
+    gputests) timeout 240 python3 -m pytest -q -x -m gpu tests/ 2>&1 | tail -15 || echo "gputests: exit $?"; shift ;;  # kernels == twins, small configs
+    memcheck) # every tiled kernel on the small cases, under compute-sanitizer's memcheck
+              timeout 150 compute-sanitizer --tool memcheck --error-exitcode 99 python3 -m pytest -q -x -m gpu \
+                tests/test_tiled.py -k every_tiled 2>&1 | tail -15 || echo "memcheck: exit $?"; shift ;;
     sass) # the tiled fp32 kernel's machine code and its opcode counts (are the loads 16 bytes, any spills?)
            python3 -c "from fpa_kernels import *; print(build(VariantSpec(Op.CONV2D, schedule=Schedule.TILED)))" > /tmp/cubin
            cuobjdump -sass "$(cat /tmp/cubin)" > "$out/sass_tiled.txt"
@@ -21,8 +24,9 @@ while [ $# -gt 0 ]; do
            shift ;;
     probe) python3 experiments/tile_probe.py 2>&1 | tail -12; shift ;;
     quick) shift  # bench OP, only the variants whose label contains TEXT, no ceilings file merge
-           python3 -m fp_analysis bench "$1" --match "$2" --kernels-tree "$tree" --out "$out/results/quick.json" \
-             --figure "$out/figures/quick_$1.png" --reps 10 2>&1 | tail -14
+           timeout 400 python3 -m fp_analysis bench "$1" --match "$2" --kernels-tree "$tree" \
+             --out "$out/results/quick.json" --figure "$out/figures/quick_$1.png" --reps 10 2>&1 | tail -24 \
+             || echo "quick: exit $?"
            shift 2 ;;
     bench) shift
            while [ $# -gt 0 ] && [ "$1" != validate ]; do

@@ -36,8 +36,10 @@ from fpa_kernels import (
     all_output_indices,
     build_all,
     run_variant,
+    tiled_kernel,
     twin_from_terms,
     variant_matrix,
+    variant_runs,
 )
 from fpa_kernels.driver import load_kernel
 from fpa_kernels.reference import conv_fp64
@@ -333,9 +335,9 @@ def validate_config(op: Op, cfg: dict, index: int, seed: int, probe: dict) -> tu
     twins = {}
     records = []
     m_out = m.reshape(-1).numpy()[terms.index[:, 1]] if m is not None else None
-    for variant in variant_matrix(op):
+    for label, variant, kernel in variant_runs(variant_matrix(op), spec):
         out = torch.full(out_shape, float("nan"), device="cuda")
-        run_variant(variant, spec, xg, wg, bg, mg, SLOPE, out=out)
+        run_variant(variant, spec, xg, wg, bg, mg, SLOPE, out=out, kernel=kernel)
         torch.cuda.synchronize()
         got = out.cpu().numpy().reshape(-1)
         if op is Op.CONV_GELU:
@@ -365,7 +367,8 @@ def validate_config(op: Op, cfg: dict, index: int, seed: int, probe: dict) -> tu
         records.append(
             {
                 "op": op.value,
-                "variant": variant.label,
+                "variant": label,
+                "kernel": kernel or variant.entry,
                 "config_index": index,
                 "config": _jsonable(cfg),
                 "bitwise_equal": bitwise,
@@ -436,8 +439,8 @@ def sanitizer_child(count: int, seed: int, op: Op) -> None:
         xg, wg = inputs["x"].cuda(), inputs["w"].cuda()
         bg = inputs["b"].cuda() if inputs["b"] is not None else None
         mg = inputs["m"].cuda() if inputs["m"] is not None else None
-        for variant in sanitizer_variants(op):
-            run_variant(variant, spec, xg, wg, bg, mg, SLOPE)
+        for _, variant, kernel in variant_runs(sanitizer_variants(op), spec):
+            run_variant(variant, spec, xg, wg, bg, mg, SLOPE, kernel=kernel)
         conv_fp64(spec, xg, wg, bg)  # the fast fp64 reference's kernel too
         torch.cuda.synchronize()
         print(f"SANITIZED {op.value} {index}", flush=True)
@@ -519,7 +522,9 @@ def seed000_full() -> dict:
     torch.backends.cudnn.allow_tf32 = True
     tf32 = F.conv2d(x, w, None, spec.stride, padding, spec.dilation)
     fp64 = F.conv2d(x.double(), w.double(), None, spec.stride, padding, spec.dilation)
-    tiled = run_variant(VariantSpec(Op.CONV2D, schedule=Schedule.TILED), spec, x, w)
+    tiled_variant = VariantSpec(Op.CONV2D, schedule=Schedule.TILED)
+    tiled = run_variant(tiled_variant, spec, x, w)
+    im2col = run_variant(tiled_variant, spec, x, w, kernel="conv_tiled")
     ref64 = conv_fp64(spec, x, w)
     index = sample_output_indices(tuple(ours.shape), 2000, 0)
     terms = gather_terms(spec, problem.x, problem.weight, None, index)
@@ -538,7 +543,9 @@ def seed000_full() -> dict:
             np.array_equal(twin_vals.view(np.uint32), kernel_vals.view(np.uint32))
         ),
         "ours_ms": ours_ms,
+        "tiled_kernel": tiled_kernel(tiled_variant, spec),
         "tiled_bitwise_equal_direct": bool(torch.equal(tiled, ours)),
+        "tiled_bitwise_equal_im2col_kernel": bool(torch.equal(tiled, im2col)),
         "tiled_bitwise_equal_cudnn_fp32": bool(torch.equal(tiled, fp32)),
         "reference_fp64_max_abs_diff_cudnn_fp64": float((ref64 - fp64).abs().max()),
     }
@@ -587,7 +594,9 @@ def main() -> None:
             runs = [
                 s
                 for s in sanitizer
-                if s["op"] == r["op"] and r["config_index"] in s["configs"] and r["variant"] in s["variants"]
+                if s["op"] == r["op"]
+                and r["config_index"] in s["configs"]
+                and r["variant"].removesuffix(f" [{r['kernel']}]") in s["variants"]
             ]
             if runs:
                 r["sanitizer"] = "clean" if all(s["clean"] for s in runs) else "error"
@@ -600,6 +609,14 @@ def main() -> None:
         "configs_per_op": {op.value: sum(c["op"] == op.value for c in configs) for op in Op},
         "twinned_records": len(twinned),
         "twinned_bitwise_equal": sum(r["bitwise_equal"] for r in twinned),
+        "twinned_bitwise_equal_by_kernel": {
+            k: [sum(r["bitwise_equal"] for r in twinned if r["kernel"] == k), sum(r["kernel"] == k for r in twinned)]
+            for k in sorted({r["kernel"] for r in twinned})
+        },
+        "within_bound_by_kernel": {
+            k: [sum(r["within_bound"] for r in records if r["kernel"] == k), sum(r["kernel"] == k for r in records)]
+            for k in sorted({r["kernel"] for r in records})
+        },
         "all_within_bound": all(r["within_bound"] for r in records),
         "all_written": all(r["all_written"] for r in records),
         "cudnn_fp32_equal_configs": sum(c["cudnn_fp32_bitwise_equal"] for c in configs),

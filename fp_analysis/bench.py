@@ -164,12 +164,18 @@ def _reference64(spec, epilogue, inputs):
     return run
 
 
-def _variant(variant, spec, inputs, slope):
+def _runs(variants, spec):
+    from fpa_kernels import variant_runs
+
+    return variant_runs(variants, spec)
+
+
+def _variant(variant, spec, inputs, slope, kernel=None):
     from fpa_kernels import run_variant
 
     def run(i):
         x, w, b, m = inputs[i % len(inputs)]
-        return run_variant(variant, spec, x, w, b, m, slope)
+        return run_variant(variant, spec, x, w, b, m, slope, kernel=kernel)
 
     return run
 
@@ -211,10 +217,13 @@ def bench(
     kernels_tree: str | None = None,
     measure_device_ceilings: bool = True,
     log: Callable[[str], None] | None = None,
+    match: str | None = None,
 ) -> BenchResult:
     """Time ``variants`` of ``op`` (default ``default_variants``) on the op's seed preset, beside cuDNN fp32,
     TF32 and fp64 (rows ``cudnn_fp32``, ``cudnn_tf32``, ``cudnn_fp64``) and the fast fp64 reference
-    (``reference_fp64``), all on the same ``rotate`` input sets. Needs a CUDA GPU and nvcc."""
+    (``reference_fp64``), all on the same ``rotate`` input sets; each tiled variant on every kernel that
+    takes the conv (``fpa_kernels.variant_runs``), ``match`` keeping only the kernel rows whose label contains it.
+    Needs a CUDA GPU and nvcc."""
     op = enum_member(Op, op, "op").value
     if not torch.cuda.is_available():
         raise ParameterError("fpa bench needs a CUDA GPU: torch.cuda.is_available() is False on this machine")
@@ -294,8 +303,10 @@ def bench(
     add("cudnn_tf32", "cudnn", _cudnn(spec, epilogue, inputs, torch.float32, True))
     if op == "conv3d_kk1":
         add("cudnn_fp32_as_conv2d", "cudnn", _as_conv2d(spec, inputs))
-    for variant in variants if variants is not None else default_variants(op):
-        add(variant.label, "fpa", _variant(variant, spec, inputs, slope), {"twinned": variant.twinned})
+    for label, variant, kernel in _runs(variants if variants is not None else default_variants(op), spec):
+        if match is None or match in label:
+            extra = {"twinned": variant.twinned, "kernel": kernel or variant.entry}
+            add(label, "fpa", _variant(variant, spec, inputs, slope, kernel), extra)
     return result
 
 

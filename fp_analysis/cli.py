@@ -376,7 +376,7 @@ def bench(
     rotate: Annotated[int, typer.Option(help="input sets used in turn, so no call finds its input in L2")] = 3,
     budget: Annotated[float, typer.Option(help="seconds of timed calls per row at most (at least 3 calls)")] = 10.0,
     tiled_only: Annotated[bool, typer.Option("--tiled-only", help="time only the tiled variants")] = False,
-    match: Annotated[str | None, typer.Option(help="time only variants whose label contains this text")] = None,
+    match: Annotated[str | None, typer.Option(help="time only the kernel rows whose label contains this text")] = None,
     out: Annotated[
         str | None, typer.Option(help="JSON to merge into (default experiments/results/bench_<gpu>.json)")
     ] = None,
@@ -409,8 +409,6 @@ def bench(
         variants = bench_lib.default_variants(op) if op in bench_lib.OP_PRESETS else None
         if tiled_only and variants is not None:
             variants = [v for v in variants if v.schedule is Schedule.TILED]
-        if match and variants is not None:
-            variants = [v for v in variants if match in v.label]
         tree = kernels_tree or bench_lib.kernels_tree_of_checkout()
         result = bench_lib.bench(
             op,
@@ -421,6 +419,7 @@ def bench(
             budget_s=budget,
             kernels_tree=tree,
             log=lambda line: _err.print(escape(line), highlight=False),
+            match=match,
         )
     except FpaError as error:
         _fail(error)
@@ -433,13 +432,14 @@ def bench(
         print(json.dumps({"meta": result.meta, "records": result.records}, indent=1, default=float))
         return
     table = Table(title=f"fpa bench {op} — {result.meta['device']} ({out_path}, {fig_path})")
-    for col in ("variant", "kind", "time ms", "TFLOP/s", "% fp32 peak", "max |err| vs fp64", "allclose fail"):
-        table.add_column(col, justify="left" if col in ("variant", "kind") else "right")
+    for col in ("variant", "kind", "kernel", "time ms", "TFLOP/s", "% fp32 peak", "max |err| vs fp64", "allclose fail"):
+        table.add_column(col, justify="left" if col in ("variant", "kind", "kernel") else "right")
     for r in sorted(result.records, key=lambda r: r["time_ms"]):
         pct = r["pct_fp32_peak"]
         table.add_row(
             escape(r["variant"]),
             r["kind"],
+            r.get("kernel", "-"),
             f"{r['time_ms']:.3f}",
             f"{r['tflops']:.1f}",
             "-" if pct is None else f"{pct:.0f}",

@@ -5,7 +5,7 @@ nvcc; running needs a CUDA device; the variants and twins need neither.
 """
 
 from .build import BuildError, build, build_all, build_source, cache_dir, find_nvcc, generated_header
-from .launch import conv_params, launch_tiled, run_variant
+from .launch import conv_params, launch_tiled, run_variant, tiled_kernel, tiled_kernels, variant_runs
 from .twin import all_output_indices, twin, twin_from_terms
 from .variants import GeluImpl, Op, Schedule, TensorCore, VariantSpec, tiled_variants, variant_matrix
 
@@ -26,8 +26,11 @@ __all__ = [
     "generated_header",
     "launch_tiled",
     "run_variant",
+    "tiled_kernel",
+    "tiled_kernels",
     "tiled_variants",
     "twin",
     "twin_from_terms",
     "variant_matrix",
+    "variant_runs",
 ]

@@ -68,3 +68,14 @@ __device__ __forceinline__ float fpa_gelu(float v) {
 #endif
 #endif
 }
+
+// conv_gelu's fused epilogue on one conv value: × the channel's multiplier, LeakyReLU, GELU (the identity
+// for the other ops). Shared by the CUDA-core kernels so that each applies the same fp32 steps.
+__device__ __forceinline__ float fpa_epilogue(float v, const float* __restrict__ mult, long long oc, float slope) {
+#if FPA_EPILOGUE
+    v = __fmul_rn(v, mult[oc]);
+    v = v > 0.0f ? v : __fmul_rn(v, slope);
+    v = fpa_gelu(v);
+#endif
+    return v;
+}

@@ -103,10 +103,5 @@ extern "C" __global__ void conv_direct(const float* __restrict__ x, const float*
     acc = __double2float_rn(a64);
 #endif
 
-#if FPA_EPILOGUE
-    float v = __fmul_rn(acc, mult[oc]);
-    v = v > 0.0f ? v : __fmul_rn(v, p.negative_slope);
-    acc = fpa_gelu(v);
-#endif
-    y[idx] = acc;
+    y[idx] = fpa_epilogue(acc, mult, oc, p.negative_slope);
 }

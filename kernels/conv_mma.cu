@@ -6,15 +6,7 @@
 // FPA_TC_SPLIT 1: operands rounded to TF32 (nearest even) as cuDNN's TF32 mode does.
 // FPA_TC_SPLIT 3: 3xTF32 — a = big + small, both TF32; small·big + big·small + big·big (Ootomo &
 // Yokota 2022, IJHPCA 36(4), "Recovering single precision accuracy from Tensor Cores ...").
-#include "conv_params.cuh"
-
-__device__ __forceinline__ void fpa_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+#include "conv_tf32.cuh"
 
 extern "C" __global__ void conv_mma(const float* __restrict__ x, const float* __restrict__ w,
                                     const float* __restrict__ bias, const float* __restrict__ mult,

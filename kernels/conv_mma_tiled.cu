@@ -11,6 +11,7 @@
 // to an IEEE fp32 accumulator with __fadd_rn: the tensor cores' own accumulation truncates (Fasi et al.
 // 2021, "Numerical behavior of NVIDIA tensor cores", PeerJ CS 7:e330), and carrying the running sum
 // through it made 3xTF32 3–10× less accurate than an fp32 chain (issue 3's measurement).
+#include "conv_tf32.cuh"
 #include "conv_tile.cuh"
 
 #ifndef FPA_TC_SPLIT
@@ -22,25 +23,6 @@ using namespace fpa_tile;
 constexpr int THREADS = 128;
 
 constexpr int A_LD = BM + 8, B_LD = BN + 8;  // padded rows: a warp's fragment reads hit 32 distinct banks
-
-__device__ __forceinline__ void fpa_mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-// The TF32 operand(s) of one fp32 value: big (and small for 3xTF32).
-__device__ __forceinline__ void fpa_split(float v, unsigned& big, unsigned& small) {
-#if FPA_TC_SPLIT == 3
-    big = __float_as_uint(v) & 0xffffe000u;
-    small = __float_as_uint(fpa_tf32_rne(__fsub_rn(v, __uint_as_float(big))));
-#else
-    big = __float_as_uint(fpa_tf32_rne(v));
-    small = 0u;
-#endif
-}
 
 extern "C" __global__ void __launch_bounds__(THREADS) conv_mma_tiled(
     const float* __restrict__ x, const float* __restrict__ wt, const float* __restrict__ bias,
@@ -78,17 +60,17 @@ extern "C" __global__ void __launch_bounds__(THREADS) conv_mma_tiled(
 #pragma unroll
             for (int nt = 0; nt < 4; ++nt) {
                 const int c = wn + nt * 8 + gid;
-                fpa_split(Bs[stage][ks + tig][c], b_big[nt][0], b_small[nt][0]);
-                fpa_split(Bs[stage][ks + tig + 4][c], b_big[nt][1], b_small[nt][1]);
+                fpa_split<FPA_TC_SPLIT>(Bs[stage][ks + tig][c], b_big[nt][0], b_small[nt][0]);
+                fpa_split<FPA_TC_SPLIT>(Bs[stage][ks + tig + 4][c], b_big[nt][1], b_small[nt][1]);
             }
 #pragma unroll
             for (int mt = 0; mt < 4; ++mt) {  // one m-tile's A fragments live at a time: fewer registers
                 unsigned a_big[4], a_small[4];
                 const int r = wm + mt * 16 + gid;
-                fpa_split(As[stage][ks + tig][r], a_big[0], a_small[0]);
-                fpa_split(As[stage][ks + tig][r + 8], a_big[1], a_small[1]);
-                fpa_split(As[stage][ks + tig + 4][r], a_big[2], a_small[2]);
-                fpa_split(As[stage][ks + tig + 4][r + 8], a_big[3], a_small[3]);
+                fpa_split<FPA_TC_SPLIT>(As[stage][ks + tig][r], a_big[0], a_small[0]);
+                fpa_split<FPA_TC_SPLIT>(As[stage][ks + tig][r + 8], a_big[1], a_small[1]);
+                fpa_split<FPA_TC_SPLIT>(As[stage][ks + tig + 4][r], a_big[2], a_small[2]);
+                fpa_split<FPA_TC_SPLIT>(As[stage][ks + tig + 4][r + 8], a_big[3], a_small[3]);
 #pragma unroll
                 for (int nt = 0; nt < 4; ++nt) {
 #if FPA_TC_SPLIT == 3

@@ -140,12 +140,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_MIN_BLOCKS) conv_tiled
 #else
             float v = acc[i][j];
 #endif
-#if FPA_EPILOGUE
-            v = __fmul_rn(v, mult[oc]);
-            v = v > 0.0f ? v : __fmul_rn(v, p.negative_slope);
-            v = fpa_gelu(v);
-#endif
-            y[(nb * p.o + oc) * E + z] = v;
+            y[(nb * p.o + oc) * E + z] = fpa_epilogue(v, mult, oc, p.negative_slope);
         }
     }
 }

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from fp_analysis.errors import FpaError
 
-__all__ = ["CudaError", "Kernel", "device_attribute", "load_kernel"]
+__all__ = ["CudaError", "Kernel", "device_attribute", "device_pointer", "load_kernel"]
 
 
 class CudaError(FpaError, RuntimeError):
@@ -120,3 +120,8 @@ class Kernel:
 def load_kernel(cubin: pathlib.Path, entry: str, device: int) -> Kernel:
     """The kernel ``entry`` of ``cubin``, loaded once per device."""
     return Kernel(cubin, entry)
+
+
+def device_pointer(tensor) -> ctypes.c_uint64:
+    """A tensor's device address as a kernel argument (a null pointer for None)."""
+    return ctypes.c_uint64(tensor.data_ptr() if tensor is not None else 0)

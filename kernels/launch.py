@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import math
 import pathlib
@@ -13,58 +12,60 @@ from fp_analysis.errors import DtypeError, ParameterError, ShapeError
 from fp_analysis.ops.conv import ConvSpec
 
 from .build import build
-from .driver import load_kernel
+from .driver import device_pointer, load_kernel
+from .params import ConvParams, _padded3, conv_params, padded_input_shape
+from .rows import launch_rows, rows_unsupported
 from .variants import Op, Schedule, TensorCore, VariantSpec
+from .wgmma import launch_wgmma, wgmma_unsupported
 
-__all__ = ["ConvParams", "conv_params", "launch_tiled", "padded_input_shape", "run_variant", "term_table"]
+__all__ = [
+    "ConvParams",
+    "conv_params",
+    "launch_tiled",
+    "padded_input_shape",
+    "run_variant",
+    "term_table",
+    "tiled_kernel",
+    "tiled_kernels",
+    "variant_runs",
+]
 
 _BLOCK = 128
 _TILE_M, _TILE_N, _CHUNK = 128, 64, 16  # conv_tile.cuh: BM, BN, BK
 _INT32_MAX = 2**31 - 1
 
 
-class ConvParams(ctypes.Structure):
-    """Mirror of ``struct ConvParams`` in kernels/conv_params.cuh (same order, same C types)."""
-
-    _fields_ = (
-        [(n, ctypes.c_longlong) for n in ("n", "c", "d0", "d1", "d2", "o", "e0", "e1", "e2")]
-        + [
-            (n, ctypes.c_int)
-            for n in ("k0", "k1", "k2", "s0", "s1", "s2", "p0", "p1", "p2", "l0", "l1", "l2", "groups", "has_bias")
-        ]
-        + [("negative_slope", ctypes.c_float)]
-    )
-
-
-def _padded3(values: tuple, fill: int) -> list[int]:
-    return list(values) + [fill] * (3 - len(values))
+def tiled_kernels(variant: VariantSpec, spec: ConvSpec) -> list[str]:
+    """The kernels that can run a tiled ``variant`` for ``spec``, fastest first: conv_rows (CUDA cores) or
+    conv_wgmma (tensor cores) where they take the conv, then the im2col kernel of the variant's own
+    source (conv_tiled, conv_mma_tiled), which takes every conv. The choice never changes a twinned
+    variant's bits: conv_rows and conv_tiled run the same chain in the same order."""
+    if variant.schedule is not Schedule.TILED:
+        raise ParameterError(f"tiled kernels run tiled variants, got schedule={variant.schedule.value!r}")
+    unsupported = rows_unsupported if variant.tensor_core is TensorCore.NONE else wgmma_unsupported
+    fast = "conv_rows" if variant.tensor_core is TensorCore.NONE else "conv_wgmma"
+    return ([fast] if unsupported(variant, spec) is None else []) + [variant.entry]
 
 
-def conv_params(spec: ConvSpec, input_shape: tuple[int, ...], negative_slope: float = 0.01) -> ConvParams:
-    """The kernel's parameter block for ``spec`` on an input of ``input_shape`` (2-d: a trailing extent 1)."""
-    out = spec.output_shape(input_shape)
-    d = _padded3(input_shape[2:], 1)
-    e = _padded3(out[2:], 1)
-    return ConvParams(
-        input_shape[0],
-        input_shape[1],
-        *d,
-        out[1],
-        *e,
-        *_padded3(spec.kernel_size, 1),
-        *_padded3(spec.stride, 1),
-        *_padded3(tuple(before for before, _ in spec.padding), 0),
-        *_padded3(spec.dilation, 1),
-        spec.groups,
-        int(spec.bias),
-        ctypes.c_float(negative_slope).value,
-    )
+def tiled_kernel(variant: VariantSpec, spec: ConvSpec) -> str:
+    """The kernel ``run_variant`` runs a tiled ``variant`` of ``spec`` with: the first of ``tiled_kernels``."""
+    return tiled_kernels(variant, spec)[0]
 
 
-def padded_input_shape(spec: ConvSpec, input_shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The input's shape after the zero padding the tiled kernels' launcher applies (before + after)."""
-    spatial = [d + before + after for d, (before, after) in zip(input_shape[2:], spec.padding, strict=True)]
-    return (*input_shape[:2], *spatial)
+def variant_runs(variants: list[VariantSpec], spec: ConvSpec) -> list[tuple[str, VariantSpec, str | None]]:
+    """(label, variant, kernel) for each way to run ``variants`` on ``spec``, as ``fpa bench`` and the GPU
+    validation run them: a tiled variant on the kernel ``run_variant`` picks (its plain label) and on every
+    slower kernel that also takes the conv (label + `` [kernel]``), so that a kernel and the one it
+    replaced are checked and timed in the same run. Untiled variants: (label, variant, None)."""
+    runs = []
+    for variant in variants:
+        if variant.schedule is not Schedule.TILED:
+            runs.append((variant.label, variant, None))
+            continue
+        first, *others = tiled_kernels(variant, spec)
+        runs.append((variant.label, variant, first))
+        runs += [(f"{variant.label} [{kernel}]", variant, kernel) for kernel in others]
+    return runs
 
 
 def term_table(spec: ConvSpec, padded_shape: tuple[int, ...]) -> torch.Tensor:
@@ -121,8 +122,6 @@ def launch_tiled(
     table = _cached_table(spec, padded_shape, device)
     w_t = weight.reshape(groups, og, K).transpose(1, 2).contiguous()
     kernel = load_kernel(cubin, entry, device.index)
-    null = ctypes.c_uint64(0)
-    pointer = lambda t: ctypes.c_uint64(t.data_ptr()) if t is not None else null  # noqa: E731
     params = conv_params(spec, tuple(x.shape), negative_slope)
     if padded_shape != tuple(x.shape):
         # The kernels read the zero-padded input and need no bounds checks (conv_tile.cuh).
@@ -130,7 +129,7 @@ def launch_tiled(
         x = torch.nn.functional.pad(x, pads)
         params.d0, params.d1, params.d2 = _padded3(padded_shape[2:], 1)
         params.p0 = params.p1 = params.p2 = 0
-    args = [pointer(x), pointer(w_t), pointer(bias), pointer(multiplier), pointer(out), pointer(table), params]
+    args = [*map(device_pointer, (x, w_t, bias, multiplier, out, table)), params]
     shared = table.shape[0] * 4  # the table lives in dynamic shared memory
     if kernel.static_shared + shared > kernel.max_shared:
         raise ShapeError(
@@ -187,18 +186,27 @@ def run_variant(
     multiplier: torch.Tensor | None = None,
     negative_slope: float = 0.01,
     out: torch.Tensor | None = None,
+    kernel: str | None = None,
 ) -> torch.Tensor:
     """Run ``variant`` of the conv ``spec`` (plus the epilogue for conv_gelu) and return a new tensor.
 
     Every argument is checked before anything is launched: CUDA float32 contiguous tensors of the shapes
     the spec implies (``bias`` exactly when ``spec.bias``; ``multiplier`` of shape (C_out, 1, 1) exactly
     for conv_gelu), all on one device. ``out`` (optional) receives the result and is returned.
+    ``kernel`` (tiled variants only) picks one of ``tiled_kernels(variant, spec)`` instead of the fastest,
+    ``tiled_kernel(variant, spec)``: e.g. to time the im2col kernel beside the one that replaced it.
     """
     if not isinstance(variant, VariantSpec):
         raise ParameterError(f"variant must be a VariantSpec, got {type(variant).__name__}")
     if not isinstance(spec, ConvSpec):
         raise ParameterError(f"spec must be a ConvSpec, got {type(spec).__name__}")
     _check_op(variant, spec)
+    if kernel is not None:
+        if variant.schedule is not Schedule.TILED:
+            raise ParameterError(f"kernel= applies to tiled variants only, not schedule={variant.schedule.value!r}")
+        allowed = tiled_kernels(variant, spec)
+        if kernel not in allowed:
+            raise ParameterError(f"Got kernel={kernel!r}, but this variant and conv allow only {allowed}.")
     if not isinstance(x, torch.Tensor):
         raise DtypeError(f"x must be a torch.Tensor on a CUDA device, got {type(x).__name__}")
     out_shape = spec.output_shape(tuple(x.shape))
@@ -225,7 +233,13 @@ def run_variant(
         return out
     with torch.cuda.device(device):
         if variant.schedule is Schedule.TILED:
-            launch_tiled(build(variant), variant.entry, spec, x, weight, bias, multiplier, out, negative_slope)
+            kernel_name = kernel or tiled_kernel(variant, spec)
+            if kernel_name == "conv_rows":
+                launch_rows(variant, spec, x, weight, bias, multiplier, out, negative_slope)
+            elif kernel_name == "conv_wgmma":
+                launch_wgmma(variant, spec, x, weight, bias, out)
+            else:
+                launch_tiled(build(variant), variant.entry, spec, x, weight, bias, multiplier, out, negative_slope)
             return out
         kernel = load_kernel(build(variant), variant.entry, device.index)
         if variant.tensor_core is TensorCore.NONE:
@@ -237,8 +251,6 @@ def run_variant(
         grid = (threads + _BLOCK - 1) // _BLOCK
         if grid >= 2**31:
             raise ShapeError(f"the output is too large for one launch ({threads} threads)")
-        null = ctypes.c_uint64(0)
-        pointer = lambda t: ctypes.c_uint64(t.data_ptr()) if t is not None else null  # noqa: E731
-        args = [pointer(x), pointer(weight), pointer(bias), pointer(multiplier), pointer(out), params]
+        args = [*map(device_pointer, (x, weight, bias, multiplier, out)), params]
         kernel.launch(grid, _BLOCK, args, torch.cuda.current_stream(device).cuda_stream)
     return out

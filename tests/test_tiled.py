@@ -138,3 +138,35 @@ def test_fast_fp64_reference_equals_torch_fp64_to_fp64_rounding(spec, shape):
     if terms.bias is not None:
         magnitude += np.abs(terms.bias.astype(np.float64))
     assert np.all(np.abs(ours - theirs) <= 2 * gamma(spec.K + 1, 2.0**-53) * magnitude)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (torch.cuda.is_available() is false)")
+@pytest.mark.parametrize(("spec", "shape"), CASES)
+def test_every_tiled_kernel_equals_the_twin_or_meets_the_tensor_core_bound(spec, shape):
+    """Each kernel that takes a tiled variant (conv_rows and conv_tiled; conv_wgmma and conv_mma_tiled):
+    twinned variants bit for bit their twin, tensor-core ones within tensor_core_bound of fp64."""
+    from fpa_kernels import all_output_indices, run_variant, twin_from_terms, variant_runs
+
+    from fp_analysis.bounds import tensor_core_bound, term_sums
+
+    gen = torch.Generator().manual_seed(5)
+    x, w = torch.randn(shape, generator=gen), torch.randn(spec.weight_shape, generator=gen) / 8
+    b = torch.randn(spec.out_channels, generator=gen) if spec.bias else None
+    cuda = [t.cuda() if t is not None else None for t in (x, w, b)]
+    terms = gather_terms(spec, x, w, b, all_output_indices(spec.output_shape(shape)))
+    exact = (terms.w.astype(np.float64) * terms.x).sum(axis=1) + (terms.bias if terms.bias is not None else 0.0)
+    sums = term_sums(terms.w, terms.x, terms.bias)
+    op = Op.CONV3D_KK1 if spec.spatial_dims == 3 else Op.CONV2D
+    kernels = set()
+    for label, variant, kernel in variant_runs(tiled_variants(op), spec):
+        kernels.add(kernel)
+        got = run_variant(variant, spec, *cuda, kernel=kernel).cpu().numpy().reshape(-1)
+        if variant.twinned:
+            expected = twin_from_terms(variant, spec, terms)
+            assert np.array_equal(got.view(np.uint32), expected.view(np.uint32)), label
+        else:
+            bound = tensor_core_bound(sums, 3 if variant.tensor_core is TensorCore.TF32X3 else 1)
+            assert np.all(np.abs(got - exact) <= bound), label
+    if spec.spatial_dims == 2 and spec.stride[1] == 1:
+        assert "conv_rows" in kernels

@@ -1,0 +1,155 @@
+// conv2d on the CUDA cores with row tiles: each block owns 128 consecutive output pixels of one output
+// row × 64 output channels, and stages per input channel the KH input row segments those pixels read
+// (a "slab", 128 + (KW − 1)·DW floats each) and the channel's KH·KW weight rows in shared memory.
+//
+// A thread owns 8 consecutive pixels × 8 channels. For one (channel, kh) it loads a window of
+// 8 + (KW − 1)·DW consecutive inputs into registers once, and every tap kw reads its 8 operands from
+// that window at offset kw·DW: one 16-byte shared load per 4 inputs serves all KW taps, where the
+// im2col kernel (conv_tiled.cu) loads and gathers every term of every tap. KW and DW are compile-time
+// (FPA_ROWS_KW, FPA_ROWS_DW, set by fpa_kernels.launch) so that the window stays in registers.
+//
+// The order of the terms is conv_tiled.cu's: input channel outermost, then kh, then kw, each
+// accumulator stepping from the bias through k = 0 … K−1 with fpa_step. So the result is bit for bit
+// conv_tiled.cu's, the direct kernel's and the CPU twin's.
+//
+// Input: zero-padded by the launcher, rows of p.d1 floats (a multiple of 4, wide enough that the last
+// tile's slab stays inside its row); ConvParams then says padding 0. Stride along W must be 1.
+#include "conv_arith.cuh"
+
+#if FPA_ORDER != FPA_ORDER_SEQUENTIAL
+#error "conv_rows.cu implements the sequential order only"
+#endif
+#ifndef FPA_ROWS_KW
+#error "FPA_ROWS_KW and FPA_ROWS_DW must be defined by the launcher (fpa_kernels.launch)"
+#endif
+
+namespace {
+
+constexpr int KW = FPA_ROWS_KW, DW = FPA_ROWS_DW;
+constexpr int PX = 128, BN = 64, THREADS = 128, TPX = 8;
+constexpr int WIN = (TPX + (KW - 1) * DW + 3) / 4 * 4;  // the register window, whole 16-byte loads
+constexpr int SLAB = PX - TPX + WIN;                     // floats per staged row: the last thread's window
+static_assert(WIN <= 48, "the launcher sends wider windows to conv_tiled.cu");
+
+__device__ __forceinline__ unsigned smem_address(const void* q) { return (unsigned)__cvta_generic_to_shared(q); }
+__device__ __forceinline__ void copy16(float* smem, const float* gmem, int bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(smem)), "l"(gmem), "r"(bytes));
+}
+__device__ __forceinline__ void copy4(float* smem, const float* gmem, int bytes) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_address(smem)), "l"(gmem), "r"(bytes));
+}
+
+// Column j of a thread's 8: channels tn·4 … +3 and 32 + tn·4 … +3, so that the 8 threads of a quarter
+// warp read 8 distinct 16-byte words of a weight row (no bank conflict).
+__device__ __forceinline__ int column(int tn, int j) { return (j / 4) * 32 + tn * 4 + j % 4; }
+
+}  // namespace
+
+// Dynamic shared memory: 2 stages × cc channels × (KH slab rows of SLAB floats + KH·KW weight rows of 64).
+extern "C" __global__ void __launch_bounds__(THREADS, 3) conv_rows(
+    const float* __restrict__ x, const float* __restrict__ wt, const float* __restrict__ bias,
+    const float* __restrict__ mult, float* __restrict__ y, ConvParams p, int cc) {
+    extern __shared__ __align__(16) float smem[];
+    const int t = threadIdx.x, tn = t % 8, pg = t / 8;
+    const int KH = p.k0, taps = KH * KW;
+    const int cg = (int)(p.c / p.groups), og = (int)(p.o / p.groups), K = cg * taps;
+    const int tiles = (int)((p.e1 + PX - 1) / PX);
+    const long long row = blockIdx.x / tiles;  // (image, output row)
+    const int ow0 = (blockIdx.x % tiles) * PX;
+    const long long nb = row / p.e0, oh = row % p.e0;
+    const int n_tiles = (og + BN - 1) / BN;
+    const int g = blockIdx.y / n_tiles, n0 = (blockIdx.y % n_tiles) * BN;
+    const int a_floats = cc * KH * SLAB, stage_floats = a_floats + cc * taps * BN;
+
+    // Stage s: input channels s·cc … of this group, their slab rows and their weight rows.
+    const float* x_rows = x + ((nb * p.c + (long long)g * cg) * p.d0 + oh * p.s0) * p.d1 + ow0;
+    const float* w_group = wt + (long long)g * K * og + n0;
+    const int stages = (cg + cc - 1) / cc;
+    auto issue = [&](int s) {
+        float* a = smem + (s & 1) * stage_floats;
+        float* b = a + a_floats;
+        const int c0 = s * cc, cn = min(cc, cg - c0);
+        const int a_copies = cn * KH * (SLAB / 4);
+        for (int e = t; e < a_copies; e += THREADS) {
+            const int r = e / (SLAB / 4), q = e % (SLAB / 4), c = r / KH, kh = r % KH;
+            const float* src = x_rows + ((long long)(c0 + c) * p.d0 + (long long)kh * p.l0) * p.d1 + q * 4;
+            copy16(a + r * SLAB + q * 4, src, 16);
+        }
+        const int b_rows = cn * taps;
+        const float* w0 = w_group + (long long)c0 * taps * og;
+        if ((og & 3) == 0) {  // weight rows 16-byte aligned: 4 channels per copy, zeros past the group's
+            for (int e = t; e < b_rows * (BN / 4); e += THREADS) {
+                const int k = e / (BN / 4), n = (e % (BN / 4)) * 4;
+                const int bytes = 4 * max(0, min(4, og - n0 - n));
+                copy16(b + k * BN + n, bytes ? w0 + (long long)k * og + n : w0, bytes);
+            }
+        } else {
+            for (int e = t; e < b_rows * BN; e += THREADS) {
+                const int k = e / BN, n = e % BN;
+                const bool ok = n0 + n < og;
+                copy4(b + k * BN + n, ok ? w0 + (long long)k * og + n : w0, ok ? 4 : 0);
+            }
+        }
+        asm volatile("cp.async.commit_group;\n" ::);
+    };
+
+    float acc[TPX][8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        const int n = n0 + column(tn, j);
+        const float init = (p.has_bias && n < og) ? bias[g * og + n] : 0.0f;
+#pragma unroll
+        for (int i = 0; i < TPX; ++i) acc[i][j] = init;
+    }
+
+    // One (channel, kh) of a stage: the window once, then the KW taps in order.
+    auto rows_of = [&](const float* a_row, const float* b_rows) {
+        float win[WIN];
+#pragma unroll
+        for (int q = 0; q < WIN / 4; ++q) {
+            const float4 v = *reinterpret_cast<const float4*>(a_row + q * 4);
+            win[4 * q] = fpa_operand(v.x), win[4 * q + 1] = fpa_operand(v.y);
+            win[4 * q + 2] = fpa_operand(v.z), win[4 * q + 3] = fpa_operand(v.w);
+        }
+#pragma unroll
+        for (int kw = 0; kw < KW; ++kw) {
+            const float4 lo = *reinterpret_cast<const float4*>(b_rows + kw * BN + tn * 4);
+            const float4 hi = *reinterpret_cast<const float4*>(b_rows + kw * BN + 32 + tn * 4);
+            const float b[8] = {fpa_operand(lo.x), fpa_operand(lo.y), fpa_operand(lo.z), fpa_operand(lo.w),
+                                fpa_operand(hi.x), fpa_operand(hi.y), fpa_operand(hi.z), fpa_operand(hi.w)};
+#pragma unroll
+            for (int i = 0; i < TPX; ++i)
+#pragma unroll
+                for (int j = 0; j < 8; ++j) acc[i][j] = fpa_step(acc[i][j], b[j], win[i + kw * DW]);
+        }
+    };
+
+    // Stage s + 1 is in flight while stage s is computed; after the barrier nobody reads stage s − 1.
+    issue(0);
+    for (int s = 0; s < stages; ++s) {
+        asm volatile("cp.async.wait_group 0;\n" ::);
+        __syncthreads();
+        if (s + 1 < stages) issue(s + 1);
+        const float* a = smem + (s & 1) * stage_floats;
+        const float* b = a + a_floats;
+        const int cn = min(cc, cg - s * cc);
+#pragma unroll 1
+        for (int c = 0; c < cn; ++c)
+#pragma unroll 1
+            for (int kh = 0; kh < KH; ++kh) rows_of(a + (c * KH + kh) * SLAB + pg * TPX, b + (c * KH + kh) * KW * BN);
+    }
+
+    const long long E = p.e0 * p.e1;
+#pragma unroll
+    for (int i = 0; i < TPX; ++i) {
+        const int ow = ow0 + pg * TPX + i;
+        if (ow >= p.e1) continue;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            const int n = n0 + column(tn, j);
+            if (n >= og) continue;
+            const long long oc = (long long)g * og + n;
+            y[(nb * p.o + oc) * E + oh * p.e1 + ow] = fpa_epilogue(acc[i][j], mult, oc, p.negative_slope);
+        }
+    }
+}
