@@ -1,10 +1,13 @@
 """Time build alternatives of the tiled kernels on the seed-000 conv (GPU), beside the defaults.
 
-    python3 experiments/tile_probe.py [--batch 8]
+    python3 experiments/tile_probe.py [--batch 8] [--only 0 2] [--once]
 
-Each row: a tiled variant built with extra defines (e.g. FPA_TILED_THREADS, the block size; FPA_MIN_BLOCKS,
-the blocks per SM the register cap aims at), its median time by CUDA events over 3 rotating inputs, and
-whether its output equals the default build's bit for bit (a layout change must not change the arithmetic).
+Each row: a tiled variant on one of its kernels (``fpa_kernels.tiled_kernels``), built with extra defines
+where the row names some (FPA_TILED_THREADS, conv_tiled.cu's block size; FPA_MIN_BLOCKS, the blocks per SM
+its register cap aims at; FPA_ROWS_MIN_BLOCKS, the same for conv_rows.cu;
+FPA_ROWS_TPX, conv_rows.cu's pixels per thread), its median time by CUDA events
+over 3 rotating inputs, and whether its output equals the variant's default kernel bit for bit (a layout
+change must not change the arithmetic of a twinned variant).
 """
 
 from __future__ import annotations
@@ -12,18 +15,46 @@ from __future__ import annotations
 import argparse
 
 import torch
-from fpa_kernels import Op, Schedule, TensorCore, VariantSpec, build_source
+from fpa_kernels import Op, Schedule, TensorCore, VariantSpec, build_source, run_variant, tiled_kernel
 from fpa_kernels.launch import launch_tiled
+from fpa_kernels.rows import launch_rows
 
 from fp_analysis.bench import time_on_device
 from fp_analysis.ops.presets import make_problem
 
-PROBES = [
-    (VariantSpec(Op.CONV2D, schedule=Schedule.TILED), {}),
-    (VariantSpec(Op.CONV2D, schedule=Schedule.TILED), {"FPA_TILED_THREADS": 256}),
-    (VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32X3, schedule=Schedule.TILED), {}),
-    (VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32, schedule=Schedule.TILED), {}),
+FP32 = VariantSpec(Op.CONV2D, schedule=Schedule.TILED)
+PROBES = [  # (variant, kernel, extra defines)
+    (FP32, "conv_rows", {}),
+    (FP32, "conv_rows", {"FPA_ROWS_MIN_BLOCKS": 2}),
+    (FP32, "conv_rows", {"FPA_ROWS_TPX": 16}),
+    (FP32, "conv_tiled", {}),
+    (FP32, "conv_tiled", {"FPA_TILED_THREADS": 256}),
+    (VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32X3, schedule=Schedule.TILED), "conv_wgmma", {}),
+    (VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32, schedule=Schedule.TILED), "conv_wgmma", {}),
 ]
+
+
+def _runner(variant, kernel, extra, spec, xs, w):
+    """A call of ``variant`` on ``kernel`` with ``extra`` defines (extra defines: conv_rows, conv_tiled)."""
+    out_shape = spec.output_shape(tuple(xs[0].shape))
+    if not extra:
+        return lambda i: run_variant(variant, spec, xs[i % 3], w, kernel=kernel)
+    if kernel == "conv_rows":
+
+        def rows(i):
+            out = torch.empty(out_shape, device="cuda")
+            launch_rows(variant, spec, xs[i % 3], w, None, None, out, 0.01, extra)
+            return out
+
+        return rows
+    cubin = build_source(variant.source, {**variant.defines(), **extra}, variant.nvcc_flags())
+
+    def tiled(i):
+        out = torch.empty(out_shape, device="cuda")
+        launch_tiled(cubin, variant.entry, spec, xs[i % 3], w, None, None, out)
+        return out
+
+    return tiled
 
 
 def main() -> None:
@@ -37,28 +68,20 @@ def main() -> None:
     gen = torch.Generator().manual_seed(1)
     xs = [problem.x.cuda()] + [torch.rand(problem.x.shape, generator=gen).cuda() for _ in range(2)]
     w = problem.weight.cuda()
-    baseline = {}
-    for index, (variant, extra) in enumerate(PROBES):
+    for index, (variant, kernel, extra) in enumerate(PROBES):
         if args.only is not None and index not in args.only:
             continue
-        cubin = build_source(variant.source, {**variant.defines(), **extra}, variant.nvcc_flags())
-
-        def run(i, cubin=cubin, variant=variant):
-            out = torch.empty(spec.output_shape(tuple(problem.x.shape)), device="cuda")
-            launch_tiled(cubin, variant.entry, spec, xs[i % 3], w, None, None, out)
-            return out
-
+        run = _runner(variant, kernel, extra, spec, xs, w)
         y = run(0)
         if args.once:
             torch.cuda.synchronize()
             continue
-        key = variant.label
-        same = bool(torch.equal(y, baseline[key])) if key in baseline else None
-        baseline.setdefault(key, y)
+        default = run_variant(variant, spec, xs[0], w)
+        same = bool(torch.equal(y, default)) if variant.twinned else None
         t = time_on_device(run, 2, 10, 5.0)
         print(
-            f"{variant.label:28s} {extra!s:24s} {t['time_ms']:8.3f} ms (min {t['time_ms_min']:.3f})  "
-            f"equal to default build: {same}",
+            f"{variant.label:26s} {kernel:15s} {extra!s:28s} {t['time_ms']:8.3f} ms (min {t['time_ms_min']:.3f})  "
+            f"equal to {tiled_kernel(variant, spec)}: {same}",
             flush=True,
         )
 

@@ -1,9 +1,9 @@
-// conv2d on the CUDA cores with row tiles: each block owns 128 consecutive output pixels of one output
+// conv2d on the CUDA cores with row tiles: each block owns 16·TPX consecutive output pixels of one output
 // row × 64 output channels, and stages per input channel the KH input row segments those pixels read
-// (a "slab", 128 + (KW − 1)·DW floats each) and the channel's KH·KW weight rows in shared memory.
+// (a "slab", 16·TPX + (KW − 1)·DW floats each) and the channel's KH·KW weight rows in shared memory.
 //
-// A thread owns 8 consecutive pixels × 8 channels. For one (channel, kh) it loads a window of
-// 8 + (KW − 1)·DW consecutive inputs into registers once, and every tap kw reads its 8 operands from
+// A thread owns TPX (8 or 16) consecutive pixels × 8 channels. For one (channel, kh) it loads a window
+// of TPX + (KW − 1)·DW consecutive inputs into registers once, and every tap kw reads its 8 operands from
 // that window at offset kw·DW: one 16-byte shared load per 4 inputs serves all KW taps, where the
 // im2col kernel (conv_tiled.cu) loads and gathers every term of every tap. KW and DW are compile-time
 // (FPA_ROWS_KW, FPA_ROWS_DW, set by fpa_kernels.launch) so that the window stays in registers.
@@ -19,17 +19,19 @@
 #if FPA_ORDER != FPA_ORDER_SEQUENTIAL
 #error "conv_rows.cu implements the sequential order only"
 #endif
-#ifndef FPA_ROWS_KW
-#error "FPA_ROWS_KW and FPA_ROWS_DW must be defined by the launcher (fpa_kernels.launch)"
+#if !defined(FPA_ROWS_KW) || !defined(FPA_ROWS_DW) || !defined(FPA_ROWS_TPX)
+#error "FPA_ROWS_KW, FPA_ROWS_DW and FPA_ROWS_TPX must be defined by the launcher (fpa_kernels.rows)"
 #endif
 
 namespace {
 
 constexpr int KW = FPA_ROWS_KW, DW = FPA_ROWS_DW;
-constexpr int PX = 128, BN = 64, THREADS = 128, TPX = 8;
+constexpr int TPX = FPA_ROWS_TPX;                         // pixels per thread: 8 or 16
+constexpr int PX = 16 * TPX, BN = 64, THREADS = 128;      // 16 pixel groups × 8 channel groups
 constexpr int WIN = (TPX + (KW - 1) * DW + 3) / 4 * 4;  // the register window, whole 16-byte loads
 constexpr int SLAB = PX - TPX + WIN;                     // floats per staged row: the last thread's window
-static_assert(WIN <= 48, "the launcher sends wider windows to conv_tiled.cu");
+static_assert(TPX == 8 || TPX == 16, "FPA_ROWS_TPX must be 8 or 16");
+static_assert(WIN <= TPX + 40, "the launcher sends wider windows to conv_tiled.cu");
 
 __device__ __forceinline__ unsigned smem_address(const void* q) { return (unsigned)__cvta_generic_to_shared(q); }
 __device__ __forceinline__ void copy16(float* smem, const float* gmem, int bytes) {
@@ -45,8 +47,13 @@ __device__ __forceinline__ int column(int tn, int j) { return (j / 4) * 32 + tn 
 
 }  // namespace
 
+// Blocks per SM the register cap aims at (3: 168 registers per thread; the 16-pixel tile needs 2).
+#ifndef FPA_ROWS_MIN_BLOCKS
+#define FPA_ROWS_MIN_BLOCKS (FPA_ROWS_TPX == 8 ? 3 : 2)
+#endif
+
 // Dynamic shared memory: 2 stages × cc channels × (KH slab rows of SLAB floats + KH·KW weight rows of 64).
-extern "C" __global__ void __launch_bounds__(THREADS, 3) conv_rows(
+extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_rows(
     const float* __restrict__ x, const float* __restrict__ wt, const float* __restrict__ bias,
     const float* __restrict__ mult, float* __restrict__ y, ConvParams p, int cc) {
     extern __shared__ __align__(16) float smem[];

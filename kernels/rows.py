@@ -25,26 +25,30 @@ from .variants import TensorCore, VariantSpec
 __all__ = ["ROWS_SOURCE", "launch_rows", "rows_defines", "rows_unsupported"]
 
 ROWS_SOURCE = "conv_rows.cu"
-_PX, _TPX, _BN = 128, 8, 64  # conv_rows.cu: PX, TPX, BN
-_MAX_WINDOW = 48  # conv_rows.cu's static_assert: the register window of 8 + (KW − 1)·DW inputs
+_TPX, _GROUPS, _BN = 8, 16, 64  # conv_rows.cu: pixels per thread (default), pixel groups, channels
+_MAX_REACH = 40  # conv_rows.cu's static_assert: (KW − 1)·DW inputs beyond a thread's own in its window
 # Shared memory per stage the launcher aims at: 2 stages of ≤ 36 KB leave room for 3 blocks per SM on an
 # H100 (228 KB), the occupancy conv_rows.cu's __launch_bounds__ asks for.
 _STAGE_BYTES = 36 * 1024
 _MAX_CHANNEL_BYTES = 96 * 1024  # one channel's stage; 2 of them must fit the 227 KB a block may have
 
 
-def _window(spec: ConvSpec) -> tuple[int, int, int]:
+def _window(spec: ConvSpec, tpx: int = _TPX) -> tuple[int, int, int]:
     """(KW, DW, window floats rounded up to 16 bytes) of a 2-d spec; DW is 1 for a 1-wide kernel."""
     kw = spec.kernel_size[1]
     dw = spec.dilation[1] if kw > 1 else 1
-    return kw, dw, -(-(_TPX + (kw - 1) * dw) // 4) * 4
+    return kw, dw, -(-(tpx + (kw - 1) * dw) // 4) * 4
 
 
-def _channel_bytes(spec: ConvSpec) -> int:
+def _slab(spec: ConvSpec, tpx: int) -> int:
+    """Floats per staged input row: the block's 16·tpx pixels and the last thread's window beyond them."""
+    return (_GROUPS - 1) * tpx + _window(spec, tpx)[2]
+
+
+def _channel_bytes(spec: ConvSpec, tpx: int = _TPX) -> int:
     """Shared memory one input channel takes in a stage: KH slab rows and KH·KW weight rows."""
-    kh = spec.kernel_size[0]
-    kw, _, window = _window(spec)
-    return 4 * (kh * (_PX - _TPX + window) + kh * kw * _BN)
+    kh, kw = spec.kernel_size
+    return 4 * (kh * _slab(spec, tpx) + kh * kw * _BN)
 
 
 def rows_unsupported(variant: VariantSpec, spec: ConvSpec) -> str | None:
@@ -55,17 +59,19 @@ def rows_unsupported(variant: VariantSpec, spec: ConvSpec) -> str | None:
         return "it takes 2-d convolutions"
     if spec.stride[1] != 1:
         return f"it needs stride 1 along W, got stride={spec.stride}"
-    if _window(spec)[2] > _MAX_WINDOW:
-        return f"(kernel_size[1] - 1) * dilation[1] + 8 exceeds its {_MAX_WINDOW}-float register window"
+    kw, dw, _ = _window(spec)
+    if (kw - 1) * dw > _MAX_REACH:
+        return f"(kernel_size[1] - 1) * dilation[1] exceeds the {_MAX_REACH} inputs its register window reaches"
     if _channel_bytes(spec) > _MAX_CHANNEL_BYTES:
         return "one input channel's rows and weights exceed half a block's shared memory"
     return None
 
 
 def rows_defines(variant: VariantSpec, spec: ConvSpec) -> dict[str, int]:
-    """The build's defines: the variant's arithmetic plus the compile-time KW and DW of the window."""
+    """The build's defines: the variant's arithmetic, the compile-time KW and DW of the window, and the
+    pixels per thread."""
     kw, dw, _ = _window(spec)
-    return {**variant.defines(), "FPA_ROWS_KW": kw, "FPA_ROWS_DW": dw}
+    return {**variant.defines(), "FPA_ROWS_KW": kw, "FPA_ROWS_DW": dw, "FPA_ROWS_TPX": _TPX}
 
 
 def launch_rows(
@@ -77,32 +83,34 @@ def launch_rows(
     multiplier: torch.Tensor | None,
     out: torch.Tensor,
     negative_slope: float,
+    extra_defines: dict[str, int] | None = None,
 ) -> None:
     """Launch conv_rows.cu on checked tensors (``rows_unsupported`` must have returned None).
 
     The input goes in zero-padded with rows of a multiple of 4 floats, wide enough for the last tile's
     slab; the weights as [group][K][channel], as for conv_tiled.cu. Both copies are made on the current
-    stream, which orders their release after the kernel.
+    stream, which orders their release after the kernel. ``extra_defines`` override ``rows_defines``
+    (experiments/tile_probe.py builds alternatives with them; FPA_ROWS_TPX also sets the geometry here).
     """
     n, c, h, w = x.shape
     (top, bottom), (left, _) = spec.padding
     og, groups = spec.out_channels // spec.groups, spec.groups
     cg, K = c // groups, weight[0].numel()
-    window = _window(spec)[2]
+    defines = {**rows_defines(variant, spec), **(extra_defines or {})}
+    tpx = defines["FPA_ROWS_TPX"]
+    px = _GROUPS * tpx
     e0, e1 = out.shape[2:]
-    tiles = -(-e1 // _PX)
-    pitch = -(-((tiles - 1) * _PX + _PX - _TPX + window) // 4) * 4  # ≥ w + left + right (stride 1)
+    tiles = -(-e1 // px)
+    pitch = -(-((tiles - 1) * px + _slab(spec, tpx)) // 4) * 4  # ≥ w + left + right (stride 1)
     x_pad = F.pad(x, (left, pitch - w - left, top, bottom))
     w_t = weight.reshape(groups, og, K).transpose(1, 2).contiguous()
     params = conv_params(spec, tuple(x.shape), negative_slope)
     params.d0, params.d1 = h + top + bottom, pitch
     params.p0 = params.p1 = 0
-    channel_bytes = _channel_bytes(spec)
+    channel_bytes = _channel_bytes(spec, tpx)
     per_stage = max(1, min(cg, _STAGE_BYTES // channel_bytes))
     grid = (n * e0 * tiles, groups * math.ceil(og / _BN))
-    kernel = load_kernel(
-        build_source(ROWS_SOURCE, rows_defines(variant, spec), variant.nvcc_flags()), "conv_rows", x.device.index
-    )
+    kernel = load_kernel(build_source(ROWS_SOURCE, defines, variant.nvcc_flags()), "conv_rows", x.device.index)
     args = [*map(device_pointer, (x_pad, w_t, bias, multiplier, out)), params, ctypes.c_int(per_stage)]
     stream = torch.cuda.current_stream(x.device).cuda_stream
     kernel.launch(grid, kernel.max_threads, args, stream, 2 * per_stage * channel_bytes)
