@@ -5,7 +5,7 @@
 Each row: a tiled variant on one of its kernels (``fpa_kernels.tiled_kernels``), built with extra defines
 where the row names some (FPA_TILED_THREADS, conv_tiled.cu's block size; FPA_MIN_BLOCKS, the blocks per SM
 its register cap aims at; FPA_ROWS_MIN_BLOCKS, the same for conv_rows.cu;
-FPA_ROWS_TPX, conv_rows.cu's pixels per thread), its median time by CUDA events
+FPA_ROWS_TPX, conv_rows.cu's pixels per thread; FPA_ROWS_PREFETCH, its double-buffered windows), its median time by CUDA events
 over 3 rotating inputs, and whether its output equals the variant's default kernel bit for bit (a layout
 change must not change the arithmetic of a twinned variant).
 """
@@ -25,8 +25,10 @@ from fp_analysis.ops.presets import make_problem
 FP32 = VariantSpec(Op.CONV2D, schedule=Schedule.TILED)
 PROBES = [  # (variant, kernel, extra defines)
     (FP32, "conv_rows", {}),
-    (FP32, "conv_rows", {"FPA_ROWS_MIN_BLOCKS": 2}),
+    (FP32, "conv_rows", {"FPA_ROWS_PREFETCH": 1}),
+    (FP32, "conv_rows", {"FPA_ROWS_PREFETCH": 1, "FPA_ROWS_MIN_BLOCKS": 2}),
     (FP32, "conv_rows", {"FPA_ROWS_TPX": 16}),
+    (FP32, "conv_rows", {"FPA_ROWS_TPX": 16, "FPA_ROWS_PREFETCH": 1}),
     (FP32, "conv_tiled", {}),
     (FP32, "conv_tiled", {"FPA_TILED_THREADS": 256}),
     (VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32X3, schedule=Schedule.TILED), "conv_wgmma", {}),

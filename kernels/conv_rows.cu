@@ -47,6 +47,10 @@ __device__ __forceinline__ int column(int tn, int j) { return (j / 4) * 32 + tn 
 
 }  // namespace
 
+// 1: double-buffered windows (the next row's loads issued before this row's taps).
+#ifndef FPA_ROWS_PREFETCH
+#define FPA_ROWS_PREFETCH 0
+#endif
 // Blocks per SM the register cap aims at (3: 168 registers per thread; the 16-pixel tile needs 2).
 #ifndef FPA_ROWS_MIN_BLOCKS
 #define FPA_ROWS_MIN_BLOCKS (FPA_ROWS_TPX == 8 ? 3 : 2)
@@ -109,25 +113,29 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_
         for (int i = 0; i < TPX; ++i) acc[i][j] = init;
     }
 
-    // One (channel, kh) of a stage: the window once, then the KW taps in order.
-    auto rows_of = [&](const float* a_row, const float* b_rows) {
-        float win[WIN];
+    // Row r = c·KH + kh of a stage (input channel c, kernel row kh): its window, loaded once ...
+    auto load_window = [&](float (&win)[WIN], const float* a, int r) {
+        const float* a_row = a + r * SLAB + pg * TPX;
 #pragma unroll
         for (int q = 0; q < WIN / 4; ++q) {
             const float4 v = *reinterpret_cast<const float4*>(a_row + q * 4);
             win[4 * q] = fpa_operand(v.x), win[4 * q + 1] = fpa_operand(v.y);
             win[4 * q + 2] = fpa_operand(v.z), win[4 * q + 3] = fpa_operand(v.w);
         }
+    };
+    // ... and its KW taps, in order, each reading its operands from the window at kw·DW.
+    auto row_taps = [&](const float (&win)[WIN], const float* b, int r) {
+        const float* b_rows = b + r * KW * BN;
 #pragma unroll
         for (int kw = 0; kw < KW; ++kw) {
             const float4 lo = *reinterpret_cast<const float4*>(b_rows + kw * BN + tn * 4);
             const float4 hi = *reinterpret_cast<const float4*>(b_rows + kw * BN + 32 + tn * 4);
-            const float b[8] = {fpa_operand(lo.x), fpa_operand(lo.y), fpa_operand(lo.z), fpa_operand(lo.w),
-                                fpa_operand(hi.x), fpa_operand(hi.y), fpa_operand(hi.z), fpa_operand(hi.w)};
+            const float w8[8] = {fpa_operand(lo.x), fpa_operand(lo.y), fpa_operand(lo.z), fpa_operand(lo.w),
+                                 fpa_operand(hi.x), fpa_operand(hi.y), fpa_operand(hi.z), fpa_operand(hi.w)};
 #pragma unroll
             for (int i = 0; i < TPX; ++i)
 #pragma unroll
-                for (int j = 0; j < 8; ++j) acc[i][j] = fpa_step(acc[i][j], b[j], win[i + kw * DW]);
+                for (int j = 0; j < 8; ++j) acc[i][j] = fpa_step(acc[i][j], w8[j], win[i + kw * DW]);
         }
     };
 
@@ -139,11 +147,28 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_
         if (s + 1 < stages) issue(s + 1);
         const float* a = smem + (s & 1) * stage_floats;
         const float* b = a + a_floats;
-        const int cn = min(cc, cg - s * cc);
+        const int rows = min(cc, cg - s * cc) * KH;
+#if FPA_ROWS_PREFETCH
+        // Two windows: the next row's loads are in flight while this row's taps run.
+        float w0[WIN], w1[WIN];
+        load_window(w0, a, 0);
+        int r = 0;
 #pragma unroll 1
-        for (int c = 0; c < cn; ++c)
+        for (; r + 1 < rows; r += 2) {
+            load_window(w1, a, r + 1);
+            row_taps(w0, b, r);
+            if (r + 2 < rows) load_window(w0, a, r + 2);
+            row_taps(w1, b, r + 1);
+        }
+        if (r < rows) row_taps(w0, b, r);
+#else
 #pragma unroll 1
-            for (int kh = 0; kh < KH; ++kh) rows_of(a + (c * KH + kh) * SLAB + pg * TPX, b + (c * KH + kh) * KW * BN);
+        for (int r = 0; r < rows; ++r) {
+            float win[WIN];
+            load_window(win, a, r);
+            row_taps(win, b, r);
+        }
+#endif
     }
 
     const long long E = p.e0 * p.e1;
