@@ -3,11 +3,11 @@
     python3 experiments/tile_probe.py [--batch 8] [--only 0 2] [--once]
 
 Each row: a tiled variant on one of its kernels (``fpa_kernels.tiled_kernels``), built with extra defines
-where the row names some (FPA_TILED_THREADS, conv_tiled.cu's block size; FPA_MIN_BLOCKS, the blocks per SM
-its register cap aims at; FPA_ROWS_MIN_BLOCKS, the same for conv_rows.cu;
-FPA_ROWS_TPX, conv_rows.cu's pixels per thread; FPA_ROWS_PREFETCH, its double-buffered windows), its median time by CUDA events
-over 3 rotating inputs, and whether its output equals the variant's default kernel bit for bit (a layout
-change must not change the arithmetic of a twinned variant).
+where the row names some, its median time by CUDA events over 3 rotating inputs, and whether its output
+equals the variant's default kernel bit for bit (a layout change must not change the arithmetic of a
+twinned variant). The defines: FPA_TILED_THREADS (conv_tiled.cu's block size), FPA_MIN_BLOCKS and
+FPA_ROWS_MIN_BLOCKS (the blocks per SM the register cap aims at), FPA_ROWS_TPX (conv_rows.cu's pixels per
+thread), FPA_ROWS_PREFETCH (its double-buffered windows).
 """
 
 from __future__ import annotations
