@@ -2,7 +2,7 @@
 // row × 64 output channels, and stages per input channel the KH input row segments those pixels read
 // (a "slab", 16·TPX + (KW − 1)·DW floats each) and the channel's KH·KW weight rows in shared memory.
 //
-// A thread owns TPX (8 or 16) consecutive pixels × 8 channels. For one (channel, kh) it loads a window
+// A thread owns TPX (8 or 16) consecutive pixels × TOC (8 or 4) channels. For one (channel, kh) it loads a window
 // of TPX + (KW − 1)·DW consecutive inputs into registers once, and every tap kw reads its 8 operands from
 // that window at offset kw·DW: one 16-byte shared load per 4 inputs serves all KW taps, where the
 // im2col kernel (conv_tiled.cu) loads and gathers every term of every tap. KW and DW are compile-time
@@ -19,15 +19,15 @@
 #if FPA_ORDER != FPA_ORDER_SEQUENTIAL
 #error "conv_rows.cu implements the sequential order only"
 #endif
-#if !defined(FPA_ROWS_KW) || !defined(FPA_ROWS_DW) || !defined(FPA_ROWS_TPX)
-#error "FPA_ROWS_KW, FPA_ROWS_DW and FPA_ROWS_TPX must be defined by the launcher (fpa_kernels.rows)"
+#if !defined(FPA_ROWS_KW) || !defined(FPA_ROWS_DW) || !defined(FPA_ROWS_TPX) || !defined(FPA_ROWS_TOC)
+#error "FPA_ROWS_KW, FPA_ROWS_DW, FPA_ROWS_TPX and FPA_ROWS_TOC must be defined by the launcher (fpa_kernels.rows)"
 #endif
 
 namespace {
 
 constexpr int KW = FPA_ROWS_KW, DW = FPA_ROWS_DW;
-constexpr int TPX = FPA_ROWS_TPX;                         // pixels per thread: 8 or 16
-constexpr int PX = 16 * TPX, BN = 64, THREADS = 128;      // 16 pixel groups × 8 channel groups
+constexpr int TPX = FPA_ROWS_TPX, TOC = FPA_ROWS_TOC;  // pixels (8, 16) × channels (8, 4) per thread
+constexpr int PX = 16 * TPX, BN = 64, CGROUPS = BN / TOC, THREADS = 16 * CGROUPS;  // 16 pixel groups
 constexpr int WIN = (TPX + (KW - 1) * DW + 3) / 4 * 4;  // the register window, whole 16-byte loads
 constexpr int SLAB = PX - TPX + WIN;                     // floats per staged row: the last thread's window
 static_assert(TPX == 8 || TPX == 16, "FPA_ROWS_TPX must be 8 or 16");
@@ -41,9 +41,10 @@ __device__ __forceinline__ void copy4(float* smem, const float* gmem, int bytes)
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_address(smem)), "l"(gmem), "r"(bytes));
 }
 
-// Column j of a thread's 8: channels tn·4 … +3 and 32 + tn·4 … +3, so that the 8 threads of a quarter
-// warp read 8 distinct 16-byte words of a weight row (no bank conflict).
+// Column j of a thread's TOC: channels tn·4 … +3 (and 32 + tn·4 … +3 when TOC = 8), so that the 8 threads
+// of a quarter warp read 8 distinct 16-byte words of a weight row (no bank conflict).
 __device__ __forceinline__ int column(int tn, int j) { return (j / 4) * 32 + tn * 4 + j % 4; }
+static_assert(TOC == 8 || TOC == 4, "FPA_ROWS_TOC must be 8 or 4");
 
 }  // namespace
 
@@ -51,9 +52,15 @@ __device__ __forceinline__ int column(int tn, int j) { return (j / 4) * 32 + tn 
 #ifndef FPA_ROWS_PREFETCH
 #define FPA_ROWS_PREFETCH 0
 #endif
-// Blocks per SM the register cap aims at (3: 168 registers per thread; the 16-pixel tile needs 2).
+// FPA_ROWS_MIN_BLOCKS: blocks per SM the register cap aims at (set by the launcher, which sizes the
+// stages to share the SM's shared memory among that many blocks).
 #ifndef FPA_ROWS_MIN_BLOCKS
-#define FPA_ROWS_MIN_BLOCKS (FPA_ROWS_TPX == 8 ? 3 : 2)
+#error "FPA_ROWS_MIN_BLOCKS must be defined by the launcher (fpa_kernels.rows)"
+#endif
+// 1: a tap's steps run channel by channel (the weight operand shared by consecutive FFMAs) instead of
+// pixel by pixel; the order of each accumulator's terms is the same either way.
+#ifndef FPA_ROWS_J_OUTER
+#define FPA_ROWS_J_OUTER 0
 #endif
 
 // Dynamic shared memory: 2 stages × cc channels × (KH slab rows of SLAB floats + KH·KW weight rows of 64).
@@ -61,7 +68,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_
     const float* __restrict__ x, const float* __restrict__ wt, const float* __restrict__ bias,
     const float* __restrict__ mult, float* __restrict__ y, ConvParams p, int cc) {
     extern __shared__ __align__(16) float smem[];
-    const int t = threadIdx.x, tn = t % 8, pg = t / 8;
+    const int t = threadIdx.x, tn = t % CGROUPS, pg = t / CGROUPS;
     const int KH = p.k0, taps = KH * KW;
     const int cg = (int)(p.c / p.groups), og = (int)(p.o / p.groups), K = cg * taps;
     const int tiles = (int)((p.e1 + PX - 1) / PX);
@@ -104,9 +111,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_
         asm volatile("cp.async.commit_group;\n" ::);
     };
 
-    float acc[TPX][8];
+    float acc[TPX][TOC];
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
+    for (int j = 0; j < TOC; ++j) {
         const int n = n0 + column(tn, j);
         const float init = (p.has_bias && n < og) ? bias[g * og + n] : 0.0f;
 #pragma unroll
@@ -129,13 +136,20 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_
 #pragma unroll
         for (int kw = 0; kw < KW; ++kw) {
             const float4 lo = *reinterpret_cast<const float4*>(b_rows + kw * BN + tn * 4);
-            const float4 hi = *reinterpret_cast<const float4*>(b_rows + kw * BN + 32 + tn * 4);
-            const float w8[8] = {fpa_operand(lo.x), fpa_operand(lo.y), fpa_operand(lo.z), fpa_operand(lo.w),
+            const float4 hi = TOC == 8 ? *reinterpret_cast<const float4*>(b_rows + kw * BN + 32 + tn * 4) : lo;
+            const float wv[8] = {fpa_operand(lo.x), fpa_operand(lo.y), fpa_operand(lo.z), fpa_operand(lo.w),
                                  fpa_operand(hi.x), fpa_operand(hi.y), fpa_operand(hi.z), fpa_operand(hi.w)};
+#if FPA_ROWS_J_OUTER
+#pragma unroll
+            for (int j = 0; j < TOC; ++j)
+#pragma unroll
+                for (int i = 0; i < TPX; ++i) acc[i][j] = fpa_step(acc[i][j], wv[j], win[i + kw * DW]);
+#else
 #pragma unroll
             for (int i = 0; i < TPX; ++i)
 #pragma unroll
-                for (int j = 0; j < 8; ++j) acc[i][j] = fpa_step(acc[i][j], w8[j], win[i + kw * DW]);
+                for (int j = 0; j < TOC; ++j) acc[i][j] = fpa_step(acc[i][j], wv[j], win[i + kw * DW]);
+#endif
         }
     };
 
@@ -177,7 +191,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_
         const int ow = ow0 + pg * TPX + i;
         if (ow >= p.e1) continue;
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
+        for (int j = 0; j < TOC; ++j) {
             const int n = n0 + column(tn, j);
             if (n >= og) continue;
             const long long oc = (long long)g * og + n;

@@ -27,9 +27,8 @@ __all__ = ["ROWS_SOURCE", "launch_rows", "rows_defines", "rows_unsupported"]
 ROWS_SOURCE = "conv_rows.cu"
 _TPX, _GROUPS, _BN = 8, 16, 64  # conv_rows.cu: pixels per thread (default), pixel groups, channels
 _MAX_REACH = 40  # conv_rows.cu's static_assert: (KW − 1)·DW inputs beyond a thread's own in its window
-# Shared memory per stage the launcher aims at: 2 stages of ≤ 36 KB leave room for 3 blocks per SM on an
-# H100 (228 KB), the occupancy conv_rows.cu's __launch_bounds__ asks for.
-_STAGE_BYTES = 36 * 1024
+_SM_SHARED = 228 * 1024  # shared memory per SM on compute capability 9.0; ~1 KB of it per block is reserved
+_MIN_BLOCKS = {8: 3, 16: 2}  # blocks per SM the register cap aims at: 168 / 255 registers per thread
 _MAX_CHANNEL_BYTES = 96 * 1024  # one channel's stage; 2 of them must fit the 227 KB a block may have
 
 
@@ -71,7 +70,14 @@ def rows_defines(variant: VariantSpec, spec: ConvSpec) -> dict[str, int]:
     """The build's defines: the variant's arithmetic, the compile-time KW and DW of the window, and the
     pixels per thread."""
     kw, dw, _ = _window(spec)
-    return {**variant.defines(), "FPA_ROWS_KW": kw, "FPA_ROWS_DW": dw, "FPA_ROWS_TPX": _TPX}
+    rows = {
+        "FPA_ROWS_KW": kw,
+        "FPA_ROWS_DW": dw,
+        "FPA_ROWS_TPX": _TPX,
+        "FPA_ROWS_TOC": 8,
+        "FPA_ROWS_MIN_BLOCKS": _MIN_BLOCKS[_TPX],
+    }
+    return {**variant.defines(), **rows}
 
 
 def launch_rows(
@@ -108,7 +114,9 @@ def launch_rows(
     params.d0, params.d1 = h + top + bottom, pitch
     params.p0 = params.p1 = 0
     channel_bytes = _channel_bytes(spec, tpx)
-    per_stage = max(1, min(cg, _STAGE_BYTES // channel_bytes))
+    # As many channels per stage as the two stages of each of the SM's blocks leave room for.
+    block_bytes = _SM_SHARED // defines["FPA_ROWS_MIN_BLOCKS"] - 1024
+    per_stage = max(1, min(cg, block_bytes // (2 * channel_bytes)))
     grid = (n * e0 * tiles, groups * math.ceil(og / _BN))
     kernel = load_kernel(build_source(ROWS_SOURCE, defines, variant.nvcc_flags()), "conv_rows", x.device.index)
     args = [*map(device_pointer, (x_pad, w_t, bias, multiplier, out)), params, ctypes.c_int(per_stage)]
