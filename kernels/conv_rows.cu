@@ -1,6 +1,6 @@
-// conv2d on the CUDA cores with row tiles: each block owns 16·TPX consecutive output pixels of one output
-// row × 64 output channels, and stages per input channel the KH input row segments those pixels read
-// (a "slab", 16·TPX + (KW − 1)·DW floats each) and the channel's KH·KW weight rows in shared memory.
+// conv2d on the CUDA cores with row tiles: each block owns GROUPS·TPX consecutive output pixels of one
+// output row × 64 output channels, and stages per input channel the KH input row segments those pixels
+// read (a "slab", GROUPS·TPX + (KW − 1)·DW floats each) and the channel's KH·KW weight rows in shared memory.
 //
 // A thread owns TPX (8 or 16) consecutive pixels × TOC (8 or 4) channels. For one (channel, kh) it loads a window
 // of TPX + (KW − 1)·DW consecutive inputs into registers once, and every tap kw reads its 8 operands from
@@ -12,22 +12,26 @@
 // accumulator stepping from the bias through k = 0 … K−1 with fpa_step. So the result is bit for bit
 // conv_tiled.cu's, the direct kernel's and the CPU twin's.
 //
-// Input: zero-padded by the launcher, rows of p.d1 floats (a multiple of 4, wide enough that the last
-// tile's slab stays inside its row); ConvParams then says padding 0. Stride along W must be 1.
+// Input: rows of p.d1 floats, a multiple of 4, with p.p1 (the padding before along W) a multiple of 4
+// too, so that every 16-byte piece of a slab lies wholly inside or outside the input; the launcher
+// makes a padded copy (ConvParams then says padding 0) when the caller's input is not so. Stride along W
+// must be 1.
 #include "conv_arith.cuh"
 
 #if FPA_ORDER != FPA_ORDER_SEQUENTIAL
 #error "conv_rows.cu implements the sequential order only"
 #endif
-#if !defined(FPA_ROWS_KW) || !defined(FPA_ROWS_DW) || !defined(FPA_ROWS_TPX) || !defined(FPA_ROWS_TOC)
-#error "FPA_ROWS_KW, FPA_ROWS_DW, FPA_ROWS_TPX and FPA_ROWS_TOC must be defined by the launcher (fpa_kernels.rows)"
+#if !defined(FPA_ROWS_KW) || !defined(FPA_ROWS_DW) || !defined(FPA_ROWS_TPX) || !defined(FPA_ROWS_TOC) || \
+    !defined(FPA_ROWS_GROUPS)
+#error "FPA_ROWS_KW, _DW, _TPX, _TOC and _GROUPS must be defined by the launcher (fpa_kernels.rows)"
 #endif
 
 namespace {
 
 constexpr int KW = FPA_ROWS_KW, DW = FPA_ROWS_DW;
 constexpr int TPX = FPA_ROWS_TPX, TOC = FPA_ROWS_TOC;  // pixels (8, 16) × channels (8, 4) per thread
-constexpr int PX = 16 * TPX, BN = 64, CGROUPS = BN / TOC, THREADS = 16 * CGROUPS;  // 16 pixel groups
+constexpr int GROUPS = FPA_ROWS_GROUPS;                 // pixel groups per block: 16 or 8
+constexpr int PX = GROUPS * TPX, BN = 64, CGROUPS = BN / TOC, THREADS = GROUPS * CGROUPS;
 constexpr int WIN = (TPX + (KW - 1) * DW + 3) / 4 * 4;  // the register window, whole 16-byte loads
 constexpr int SLAB = PX - TPX + WIN;                     // floats per staged row: the last thread's window
 static_assert(TPX == 8 || TPX == 16, "FPA_ROWS_TPX must be 8 or 16");
@@ -80,7 +84,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_
     const int a_floats = cc * KH * SLAB, stage_floats = a_floats + cc * taps * BN;
 
     // Stage s: input channels s·cc … of this group, their slab rows and their weight rows.
-    const float* x_rows = x + ((nb * p.c + (long long)g * cg) * p.d0 + oh * p.s0) * p.d1 + ow0;
+    // The slab of (channel c, kh) starts at input row oh·s0 + kh·l0 − p0, column ow0 − p1; 16-byte pieces
+    // outside the input are zero-filled (the launcher guarantees each piece is wholly in or out).
+    const float* x_group = x + (nb * p.c + (long long)g * cg) * p.d0 * p.d1;
+    const long long h_first = oh * p.s0 - p.p0;
+    const int col0 = ow0 - p.p1;
     const float* w_group = wt + (long long)g * K * og + n0;
     const int stages = (cg + cc - 1) / cc;
     auto issue = [&](int s) {
@@ -90,8 +98,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_
         const int a_copies = cn * KH * (SLAB / 4);
         for (int e = t; e < a_copies; e += THREADS) {
             const int r = e / (SLAB / 4), q = e % (SLAB / 4), c = r / KH, kh = r % KH;
-            const float* src = x_rows + ((long long)(c0 + c) * p.d0 + (long long)kh * p.l0) * p.d1 + q * 4;
-            copy16(a + r * SLAB + q * 4, src, 16);
+            const long long h = h_first + (long long)kh * p.l0;
+            const int col = col0 + q * 4;
+            const bool inside = h >= 0 && h < p.d0 && col >= 0 && col < p.d1;
+            const float* src = x_group + ((long long)(c0 + c) * p.d0 + h) * p.d1 + col;
+            copy16(a + r * SLAB + q * 4, inside ? src : x, inside ? 16 : 0);
         }
         const int b_rows = cn * taps;
         const float* w0 = w_group + (long long)c0 * taps * og;

@@ -14,6 +14,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from fp_analysis.errors import ShapeError
 from fp_analysis.ops.conv import ConvSpec
 from fp_analysis.orders import Order
 
@@ -25,7 +26,7 @@ from .variants import TensorCore, VariantSpec
 __all__ = ["ROWS_SOURCE", "launch_rows", "rows_defines", "rows_unsupported"]
 
 ROWS_SOURCE = "conv_rows.cu"
-_TPX, _GROUPS, _BN = 8, 16, 64  # conv_rows.cu: pixels per thread (default), pixel groups, channels
+_TPX, _GROUPS, _BN = 16, 16, 64  # conv_rows.cu's defaults: pixels per thread, pixel groups; channels
 _MAX_REACH = 40  # conv_rows.cu's static_assert: (KW − 1)·DW inputs beyond a thread's own in its window
 _SM_SHARED = 228 * 1024  # shared memory per SM on compute capability 9.0; ~1 KB of it per block is reserved
 _MIN_BLOCKS = {8: 3, 16: 2}  # blocks per SM the register cap aims at: 168 / 255 registers per thread
@@ -39,15 +40,15 @@ def _window(spec: ConvSpec, tpx: int = _TPX) -> tuple[int, int, int]:
     return kw, dw, -(-(tpx + (kw - 1) * dw) // 4) * 4
 
 
-def _slab(spec: ConvSpec, tpx: int) -> int:
-    """Floats per staged input row: the block's 16·tpx pixels and the last thread's window beyond them."""
-    return (_GROUPS - 1) * tpx + _window(spec, tpx)[2]
+def _slab(spec: ConvSpec, tpx: int, groups: int) -> int:
+    """Floats per staged input row: the block's groups·tpx pixels and the last thread's window beyond them."""
+    return (groups - 1) * tpx + _window(spec, tpx)[2]
 
 
-def _channel_bytes(spec: ConvSpec, tpx: int = _TPX) -> int:
+def _channel_bytes(spec: ConvSpec, tpx: int = _TPX, groups: int = _GROUPS) -> int:
     """Shared memory one input channel takes in a stage: KH slab rows and KH·KW weight rows."""
     kh, kw = spec.kernel_size
-    return 4 * (kh * _slab(spec, tpx) + kh * kw * _BN)
+    return 4 * (kh * _slab(spec, tpx, groups) + kh * kw * _BN)
 
 
 def rows_unsupported(variant: VariantSpec, spec: ConvSpec) -> str | None:
@@ -75,6 +76,7 @@ def rows_defines(variant: VariantSpec, spec: ConvSpec) -> dict[str, int]:
         "FPA_ROWS_DW": dw,
         "FPA_ROWS_TPX": _TPX,
         "FPA_ROWS_TOC": 8,
+        "FPA_ROWS_GROUPS": _GROUPS,
         "FPA_ROWS_MIN_BLOCKS": _MIN_BLOCKS[_TPX],
     }
     return {**variant.defines(), **rows}
@@ -93,32 +95,35 @@ def launch_rows(
 ) -> None:
     """Launch conv_rows.cu on checked tensors (``rows_unsupported`` must have returned None).
 
-    The input goes in zero-padded with rows of a multiple of 4 floats, wide enough for the last tile's
-    slab; the weights as [group][K][channel], as for conv_tiled.cu. Both copies are made on the current
-    stream, which orders their release after the kernel. ``extra_defines`` override ``rows_defines``
-    (experiments/tile_probe.py builds alternatives with them; FPA_ROWS_TPX also sets the geometry here).
+    The kernel reads the input where it is when its rows and its padding along W are multiples of 4 floats
+    (the seed's are), else a zero-padded copy; the weights as [group][K][channel], as for conv_tiled.cu.
+    Copies are made on the current stream, which orders their release after the kernel. ``extra_defines``
+    override ``rows_defines`` (experiments/tile_probe.py builds alternatives with them; FPA_ROWS_TPX also
+    sets the geometry here).
     """
     n, c, h, w = x.shape
     (top, bottom), (left, _) = spec.padding
     og, groups = spec.out_channels // spec.groups, spec.groups
     cg, K = c // groups, weight[0].numel()
     defines = {**rows_defines(variant, spec), **(extra_defines or {})}
-    tpx = defines["FPA_ROWS_TPX"]
-    px = _GROUPS * tpx
+    tpx, px_groups = defines["FPA_ROWS_TPX"], defines["FPA_ROWS_GROUPS"]
     e0, e1 = out.shape[2:]
-    tiles = -(-e1 // px)
-    pitch = -(-((tiles - 1) * px + _slab(spec, tpx)) // 4) * 4  # ≥ w + left + right (stride 1)
-    x_pad = F.pad(x, (left, pitch - w - left, top, bottom))
-    w_t = weight.reshape(groups, og, K).transpose(1, 2).contiguous()
+    tiles = -(-e1 // (px_groups * tpx))
     params = conv_params(spec, tuple(x.shape), negative_slope)
-    params.d0, params.d1 = h + top + bottom, pitch
-    params.p0 = params.p1 = 0
-    channel_bytes = _channel_bytes(spec, tpx)
+    if w % 4 or left % 4:  # 16-byte pieces would straddle the input's edges: read a zero-padded copy
+        pitch = -(-(w + left) // 4) * 4
+        x = F.pad(x, (left, pitch - w - left, top, bottom))
+        params.d0, params.d1 = h + top + bottom, pitch
+        params.p0 = params.p1 = 0
+    w_t = weight.reshape(groups, og, K).transpose(1, 2).contiguous()
+    channel_bytes = _channel_bytes(spec, tpx, px_groups)
     # As many channels per stage as the two stages of each of the SM's blocks leave room for.
     block_bytes = _SM_SHARED // defines["FPA_ROWS_MIN_BLOCKS"] - 1024
     per_stage = max(1, min(cg, block_bytes // (2 * channel_bytes)))
     grid = (n * e0 * tiles, groups * math.ceil(og / _BN))
+    if grid[0] > 2**31 - 1 or grid[1] > 65535:
+        raise ShapeError(f"the output is too large for one conv_rows launch (grid {grid}; limits 2^31−1 × 65535)")
     kernel = load_kernel(build_source(ROWS_SOURCE, defines, variant.nvcc_flags()), "conv_rows", x.device.index)
-    args = [*map(device_pointer, (x_pad, w_t, bias, multiplier, out)), params, ctypes.c_int(per_stage)]
+    args = [*map(device_pointer, (x, w_t, bias, multiplier, out)), params, ctypes.c_int(per_stage)]
     stream = torch.cuda.current_stream(x.device).cuda_stream
     kernel.launch(grid, kernel.max_threads, args, stream, 2 * per_stage * channel_bytes)
