@@ -7,8 +7,7 @@ where the row names some, its median time by CUDA events over 3 rotating inputs,
 equals the variant's default kernel bit for bit (a layout change must not change the arithmetic of a
 twinned variant). The defines: FPA_TILED_THREADS (conv_tiled.cu's block size), FPA_MIN_BLOCKS and
 FPA_ROWS_MIN_BLOCKS (the blocks per SM the register cap aims at), FPA_ROWS_TPX, FPA_ROWS_TOC and
-FPA_ROWS_GROUPS (conv_rows.cu's pixels and channels per thread, pixel groups per block), FPA_ROWS_PREFETCH
-(its double-buffered windows), FPA_ROWS_J_OUTER (its order of steps within a tap).
+FPA_ROWS_GROUPS (conv_rows.cu's pixels and channels per thread, pixel groups per tile).
 """
 
 from __future__ import annotations
@@ -26,9 +25,8 @@ from fp_analysis.ops.presets import make_problem
 FP32 = VariantSpec(Op.CONV2D, schedule=Schedule.TILED)
 PROBES = [  # (variant, kernel, extra defines)
     (FP32, "conv_rows", {}),
-    (FP32, "conv_rows", {"FPA_ROWS_GROUPS": 8, "FPA_ROWS_MIN_BLOCKS": 4}),
     (FP32, "conv_rows", {"FPA_ROWS_TPX": 8, "FPA_ROWS_MIN_BLOCKS": 3}),
-    (FP32, "conv_rows", {"FPA_ROWS_TPX": 8, "FPA_ROWS_GROUPS": 8, "FPA_ROWS_MIN_BLOCKS": 6}),
+    (FP32, "conv_rows", {"FPA_ROWS_GROUPS": 8, "FPA_ROWS_MIN_BLOCKS": 4}),
     (FP32, "conv_tiled", {}),
     (VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32X3, schedule=Schedule.TILED), "conv_wgmma", {}),
     (VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32, schedule=Schedule.TILED), "conv_wgmma", {}),

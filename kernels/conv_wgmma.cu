@@ -26,6 +26,7 @@
 // summed from zero in the tensor cores, then added to an IEEE fp32 accumulator with __fadd_rn (their
 // internal additions truncate: Fasi et al. 2021, PeerJ CS 7:e330). Each term meets at most 3·CK
 // tensor-core additions and K/CK fp32 ones, inside fp_analysis.bounds.tensor_core_bound's 3K + 1.
+#include "conv_async.cuh"
 #include "conv_tf32.cuh"
 
 #ifndef FPA_TC_SPLIT
@@ -44,48 +45,6 @@ constexpr int PX = 256, WG_PX = 128, BN = 64;
 constexpr int CONSUMERS = 256, THREADS = CONSUMERS + 32;
 constexpr int A_STAGES = 2, B_STAGES = 4;
 constexpr unsigned TAP_BYTES = PLANES * GK * BN * 16;
-
-__device__ __forceinline__ unsigned smem_u32(const void* q) { return (unsigned)__cvta_generic_to_shared(q); }
-
-// --- mbarriers and bulk copies (PTX ISA, "mbarrier", "cp.async.bulk") ---
-__device__ __forceinline__ void bar_init(unsigned long long* bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count));
-}
-__device__ __forceinline__ void bar_expect(unsigned long long* bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void bar_arrive(unsigned long long* bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
-}
-// Wait until the phase with parity `parity` of `bar` has completed. A wait of more than 10 s can only be
-// a broken pipeline: trap, so that the launch fails with an error instead of hanging the GPU.
-__device__ __forceinline__ bool bar_try_wait(unsigned long long* bar, unsigned parity) {
-    unsigned done;
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(smem_u32(bar)), "r"(parity)
-        : "memory");
-    return done != 0;
-}
-__device__ __forceinline__ unsigned long long global_ns() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-__device__ __forceinline__ void bar_wait(unsigned long long* bar, unsigned parity) {
-    if (bar_try_wait(bar, parity)) return;
-    const unsigned long long start = global_ns();
-    while (!bar_try_wait(bar, parity))
-        if (global_ns() - start > 10000000000ull) __trap();
-}
-__device__ __forceinline__ void bulk_copy(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                     smem_u32(dst)),
-                 "l"(src), "r"(bytes), "r"(smem_u32(bar))
-                 : "memory");
-}
 
 // --- wgmma ---
 // Shared-memory matrix descriptor: start address, leading (K-direction core-matrix) byte offset, stride
@@ -161,7 +120,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) conv_wgmma(
         if (dynamic_bytes < A_STAGES * geo.slab_bytes + B_STAGES * TAP_BYTES) __trap();  // launcher bug
         for (int s = 0; s < A_STAGES; ++s) bar_init(&full_a[s], 1), bar_init(&empty_a[s], CONSUMERS);
         for (int s = 0; s < B_STAGES; ++s) bar_init(&full_b[s], 1), bar_init(&empty_b[s], CONSUMERS);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        bars_initialised();
     }
     __syncthreads();
 
