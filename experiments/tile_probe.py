@@ -7,7 +7,8 @@ where the row names some, its median time by CUDA events over 3 rotating inputs,
 equals the variant's default kernel bit for bit (a layout change must not change the arithmetic of a
 twinned variant). The defines: FPA_TILED_THREADS (conv_tiled.cu's block size), FPA_MIN_BLOCKS and
 FPA_ROWS_MIN_BLOCKS (the blocks per SM the register cap aims at), FPA_ROWS_TPX, FPA_ROWS_TOC and
-FPA_ROWS_GROUPS (conv_rows.cu's pixels and channels per thread, pixel groups per tile).
+FPA_ROWS_GROUPS (conv_rows.cu's pixels and channels per thread, pixel groups per block), FPA_ROWS_IB (the
+pixel blocks its steps within a tap are interleaved in).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from fp_analysis.ops.presets import make_problem
 FP32 = VariantSpec(Op.CONV2D, schedule=Schedule.TILED)
 PROBES = [  # (variant, kernel, extra defines)
     (FP32, "conv_rows", {}),
-    (FP32, "conv_rows", {"FPA_ROWS_TPX": 8, "FPA_ROWS_MIN_BLOCKS": 3}),
-    (FP32, "conv_rows", {"FPA_ROWS_GROUPS": 8, "FPA_ROWS_MIN_BLOCKS": 4}),
+    (FP32, "conv_rows", {"FPA_ROWS_IB": 2}),
+    (FP32, "conv_rows", {"FPA_ROWS_IB": 4}),
+    (FP32, "conv_rows", {"FPA_ROWS_TPX": 8, "FPA_ROWS_MIN_BLOCKS": 3, "FPA_ROWS_IB": 2}),
     (FP32, "conv_tiled", {}),
     (VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32X3, schedule=Schedule.TILED), "conv_wgmma", {}),
     (VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32, schedule=Schedule.TILED), "conv_wgmma", {}),

@@ -9,17 +9,17 @@ gathering every term. ``fpa_kernels.launch`` sends a tiled CUDA-core variant her
 from __future__ import annotations
 
 import ctypes
-import functools
 import math
 
 import torch
 import torch.nn.functional as F
 
+from fp_analysis.errors import ShapeError
 from fp_analysis.ops.conv import ConvSpec
 from fp_analysis.orders import Order
 
 from .build import build_source
-from .driver import device_attribute, device_pointer, load_kernel
+from .driver import device_pointer, load_kernel
 from .params import conv_params
 from .variants import TensorCore, VariantSpec
 
@@ -30,8 +30,7 @@ _TPX, _GROUPS, _BN = 16, 16, 64  # conv_rows.cu's defaults: pixels per thread, p
 _MAX_REACH = 40  # conv_rows.cu's static_assert: (KW − 1)·DW inputs beyond a thread's own in its window
 _SM_SHARED = 228 * 1024  # shared memory per SM on compute capability 9.0; ~1 KB of it per block is reserved
 _MIN_BLOCKS = {8: 3, 16: 2}  # blocks per SM the register cap aims at: 168 / 255 registers per thread
-_STAGES = 3  # conv_rows.cu's ring of shared-memory stages
-_MAX_CHANNEL_BYTES = 72 * 1024  # one channel's stage; 3 of them must fit the 227 KB a block may have
+_MAX_CHANNEL_BYTES = 96 * 1024  # one channel's stage; 2 of them must fit the 227 KB a block may have
 
 
 def _window(spec: ConvSpec, tpx: int = _TPX) -> tuple[int, int, int]:
@@ -64,7 +63,7 @@ def rows_unsupported(variant: VariantSpec, spec: ConvSpec) -> str | None:
     if (kw - 1) * dw > _MAX_REACH:
         return f"(kernel_size[1] - 1) * dilation[1] exceeds the {_MAX_REACH} inputs its register window reaches"
     if _channel_bytes(spec) > _MAX_CHANNEL_BYTES:
-        return "one input channel's rows and weights exceed a third of a block's shared memory"
+        return "one input channel's rows and weights exceed half a block's shared memory"
     return None
 
 
@@ -97,11 +96,10 @@ def launch_rows(
     """Launch conv_rows.cu on checked tensors (``rows_unsupported`` must have returned None).
 
     The kernel reads the input where it is when its rows and its padding along W are multiples of 4 floats
-    (the seed's are), else a zero-padded copy; the weights as [group][64-channel tile][K][64]. The grid is
-    persistent: as many blocks as the SMs hold at once, each looping over tiles. Copies are made on the
-    current stream, which orders their release after the kernel. ``extra_defines`` override
-    ``rows_defines`` (experiments/tile_probe.py builds alternatives with them; FPA_ROWS_TPX, _GROUPS and
-    _MIN_BLOCKS also set the geometry here).
+    (the seed's are), else a zero-padded copy; the weights as [group][K][channel], as for conv_tiled.cu.
+    Copies are made on the current stream, which orders their release after the kernel. ``extra_defines``
+    override ``rows_defines`` (experiments/tile_probe.py builds alternatives with them; FPA_ROWS_TPX also
+    sets the geometry here).
     """
     n, c, h, w = x.shape
     (top, bottom), (left, _) = spec.padding
@@ -110,31 +108,22 @@ def launch_rows(
     defines = {**rows_defines(variant, spec), **(extra_defines or {})}
     tpx, px_groups = defines["FPA_ROWS_TPX"], defines["FPA_ROWS_GROUPS"]
     e0, e1 = out.shape[2:]
-    tiles_w = -(-e1 // (px_groups * tpx))
+    tiles = -(-e1 // (px_groups * tpx))
     params = conv_params(spec, tuple(x.shape), negative_slope)
-    if w % 4 or left % 4:  # slab rows would not be runs of whole 16-byte pieces: read a zero-padded copy
+    if w % 4 or left % 4:  # 16-byte pieces would straddle the input's edges: read a zero-padded copy
         pitch = -(-(w + left) // 4) * 4
         x = F.pad(x, (left, pitch - w - left, top, bottom))
         params.d0, params.d1 = h + top + bottom, pitch
         params.p0 = params.p1 = 0
-    oc_tiles = math.ceil(og / _BN)
-    w_tiles = F.pad(weight.reshape(groups, og, K), (0, 0, 0, oc_tiles * _BN - og))
-    w_tiles = w_tiles.reshape(groups, oc_tiles, _BN, K).transpose(2, 3).contiguous()
+    w_t = weight.reshape(groups, og, K).transpose(1, 2).contiguous()
     channel_bytes = _channel_bytes(spec, tpx, px_groups)
-    # As many channels per stage as the stages of each of the SM's blocks leave room for.
-    blocks_per_sm = defines["FPA_ROWS_MIN_BLOCKS"]
-    block_bytes = _SM_SHARED // blocks_per_sm - 1024
-    per_stage = max(1, min(cg, block_bytes // (_STAGES * channel_bytes)))
-    tiles = n * e0 * tiles_w * groups * oc_tiles
-    grid = min(tiles, blocks_per_sm * device_attribute("MULTIPROCESSOR_COUNT", x.device.index))
+    # As many channels per stage as the two stages of each of the SM's blocks leave room for.
+    block_bytes = _SM_SHARED // defines["FPA_ROWS_MIN_BLOCKS"] - 1024
+    per_stage = max(1, min(cg, block_bytes // (2 * channel_bytes)))
+    grid = (n * e0 * tiles, groups * math.ceil(og / _BN))
+    if grid[0] > 2**31 - 1 or grid[1] > 65535:
+        raise ShapeError(f"the output is too large for one conv_rows launch (grid {grid}; limits 2^31−1 × 65535)")
     kernel = load_kernel(build_source(ROWS_SOURCE, defines, variant.nvcc_flags()), "conv_rows", x.device.index)
-    zeros = _zeros(_slab(spec, tpx, px_groups), x.device)
-    args = [*map(device_pointer, (x, w_tiles, bias, multiplier, out, zeros)), params, ctypes.c_int(per_stage)]
+    args = [*map(device_pointer, (x, w_t, bias, multiplier, out)), params, ctypes.c_int(per_stage)]
     stream = torch.cuda.current_stream(x.device).cuda_stream
-    kernel.launch(grid, kernel.max_threads, args, stream, _STAGES * per_stage * channel_bytes)
-
-
-@functools.lru_cache(maxsize=16)
-def _zeros(floats: int, device: torch.device) -> torch.Tensor:
-    """A read-only run of zeros on ``device``: what conv_rows.cu copies where a slab lies outside the input."""
-    return torch.zeros(floats, dtype=torch.float32, device=device)
+    kernel.launch(grid, kernel.max_threads, args, stream, 2 * per_stage * channel_bytes)
