@@ -49,7 +49,6 @@ __device__ __forceinline__ void copy4(float* smem, const float* gmem, int bytes)
 // of a quarter warp read 8 distinct 16-byte words of a weight row (no bank conflict).
 __device__ __forceinline__ int column(int tn, int j) { return (j / 4) * 32 + tn * 4 + j % 4; }
 static_assert(TOC == 8 || TOC == 4, "FPA_ROWS_TOC must be 8 or 4");
-static_assert(TPX % FPA_ROWS_IB == 0, "FPA_ROWS_IB must divide FPA_ROWS_TPX");
 
 }  // namespace
 
@@ -64,6 +63,7 @@ static_assert(TPX % FPA_ROWS_IB == 0, "FPA_ROWS_IB must divide FPA_ROWS_TPX");
 #ifndef FPA_ROWS_IB
 #define FPA_ROWS_IB 1
 #endif
+static_assert(FPA_ROWS_TPX % FPA_ROWS_IB == 0, "FPA_ROWS_IB must divide FPA_ROWS_TPX");
 
 // Dynamic shared memory: 2 stages × cc channels × (KH slab rows of SLAB floats + KH·KW weight rows of 64).
 extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_rows(
