@@ -26,9 +26,10 @@ from fp_analysis.ops.presets import make_problem
 FP32 = VariantSpec(Op.CONV2D, schedule=Schedule.TILED)
 PROBES = [  # (variant, kernel, extra defines)
     (FP32, "conv_rows", {}),
-    (FP32, "conv_rows", {"FPA_ROWS_IB": 2}),
     (FP32, "conv_rows", {"FPA_ROWS_IB": 4}),
-    (FP32, "conv_rows", {"FPA_ROWS_TPX": 8, "FPA_ROWS_MIN_BLOCKS": 3, "FPA_ROWS_IB": 2}),
+    (FP32, "conv_rows", {"FPA_ROWS_IB": 4, "FPA_ROWS_GROUPS": 8, "FPA_ROWS_MIN_BLOCKS": 4}),
+    (FP32, "conv_rows", {"FPA_ROWS_IB": 4, "FPA_ROWS_TOC": 4}),
+    (FP32, "conv_rows", {"FPA_ROWS_IB": 4, "FPA_ROWS_TPX": 8, "FPA_ROWS_MIN_BLOCKS": 3}),
     (FP32, "conv_tiled", {}),
     (VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32X3, schedule=Schedule.TILED), "conv_wgmma", {}),
     (VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32, schedule=Schedule.TILED), "conv_wgmma", {}),

@@ -5,7 +5,7 @@ nvcc; running needs a CUDA device; the variants and twins need neither.
 """
 
 from .build import BuildError, build, build_all, build_source, cache_dir, find_nvcc, generated_header
-from .launch import conv_params, launch_tiled, run_variant, tiled_kernel, tiled_kernels, variant_runs
+from .launch import conv_params, launch_tiled, run_build, run_variant, tiled_kernel, tiled_kernels, variant_runs
 from .twin import all_output_indices, twin, twin_from_terms
 from .variants import GeluImpl, Op, Schedule, TensorCore, VariantSpec, tiled_variants, variant_matrix
 
@@ -25,6 +25,7 @@ __all__ = [
     "find_nvcc",
     "generated_header",
     "launch_tiled",
+    "run_build",
     "run_variant",
     "tiled_kernel",
     "tiled_kernels",

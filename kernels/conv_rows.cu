@@ -61,7 +61,7 @@ static_assert(TOC == 8 || TOC == 4, "FPA_ROWS_TOC must be 8 or 4");
 // pixel. Every accumulator still takes its terms in order; only the interleaving of the independent
 // chains (and so ptxas's register use and schedule) changes.
 #ifndef FPA_ROWS_IB
-#define FPA_ROWS_IB 1
+#error "FPA_ROWS_IB must be defined by the launcher (fpa_kernels.rows)"
 #endif
 static_assert(FPA_ROWS_TPX % FPA_ROWS_IB == 0, "FPA_ROWS_IB must divide FPA_ROWS_TPX");
 

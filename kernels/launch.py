@@ -11,18 +11,19 @@ import torch
 from fp_analysis.errors import DtypeError, ParameterError, ShapeError
 from fp_analysis.ops.conv import ConvSpec
 
-from .build import build
+from .build import DEFAULT_ARCH, build
 from .driver import device_pointer, load_kernel
 from .params import ConvParams, _padded3, conv_params, padded_input_shape
-from .rows import launch_rows, rows_unsupported
+from .rows import ROWS_SOURCE, launch_rows, rows_defines, rows_unsupported
 from .variants import Op, Schedule, TensorCore, VariantSpec
-from .wgmma import launch_wgmma, wgmma_unsupported
+from .wgmma import WGMMA_ARCH, WGMMA_SOURCE, launch_wgmma, wgmma_defines, wgmma_unsupported
 
 __all__ = [
     "ConvParams",
     "conv_params",
     "launch_tiled",
     "padded_input_shape",
+    "run_build",
     "run_variant",
     "term_table",
     "tiled_kernel",
@@ -66,6 +67,16 @@ def variant_runs(variants: list[VariantSpec], spec: ConvSpec) -> list[tuple[str,
         runs.append((variant.label, variant, first))
         runs += [(f"{variant.label} [{kernel}]", variant, kernel) for kernel in others]
     return runs
+
+
+def run_build(variant: VariantSpec, spec: ConvSpec, kernel: str | None) -> tuple[str, dict[str, int], list[str], str]:
+    """(source, defines, nvcc flags, arch) of the cubin that running ``variant`` of ``spec`` on ``kernel``
+    (one of ``tiled_kernels``, or None for an untiled variant) builds: lets a caller build many at once."""
+    if kernel == "conv_rows":
+        return ROWS_SOURCE, rows_defines(variant, spec), variant.nvcc_flags(), DEFAULT_ARCH
+    if kernel == "conv_wgmma":
+        return WGMMA_SOURCE, wgmma_defines(variant, spec), [], WGMMA_ARCH
+    return variant.source, variant.defines(), variant.nvcc_flags(), DEFAULT_ARCH
 
 
 def term_table(spec: ConvSpec, padded_shape: tuple[int, ...]) -> torch.Tensor:

@@ -69,7 +69,7 @@ def rows_unsupported(variant: VariantSpec, spec: ConvSpec) -> str | None:
 
 def rows_defines(variant: VariantSpec, spec: ConvSpec) -> dict[str, int]:
     """The build's defines: the variant's arithmetic, the compile-time KW and DW of the window, and the
-    pixels per thread."""
+    thread tile (pixels × channels per thread, pixel groups per block, step interleaving, blocks per SM)."""
     kw, dw, _ = _window(spec)
     rows = {
         "FPA_ROWS_KW": kw,
@@ -77,6 +77,9 @@ def rows_defines(variant: VariantSpec, spec: ConvSpec) -> dict[str, int]:
         "FPA_ROWS_TPX": _TPX,
         "FPA_ROWS_TOC": 8,
         "FPA_ROWS_GROUPS": _GROUPS,
+        # Steps in blocks of 4 pixels: 8.46 ms on the seed (H200) against 8.72 pixel by pixel, 8.56 in
+        # pairs, 8.58 in eights, 9.09 channel by channel (experiments/tile_probe.py, PERF_NOTES.md).
+        "FPA_ROWS_IB": 4,
         "FPA_ROWS_MIN_BLOCKS": _MIN_BLOCKS[_TPX],
     }
     return {**variant.defines(), **rows}
