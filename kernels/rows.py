@@ -2,8 +2,9 @@
 
 It computes what conv_tiled.cu computes, bit for bit (the same fmaf chain in the same term order), on 2-d
 convs with stride 1 along W, loading each staged input once per (channel, kh) for all KW taps instead of
-gathering every term. ``fpa_kernels.launch`` sends a tiled CUDA-core variant here whenever
-``rows_unsupported`` finds nothing in the way.
+gathering every term. ``fpa_kernels.launch`` sends a tiled CUDA-core variant here when
+``rows_unsupported`` finds nothing in the way and ``rows_preferred`` expects it to be faster; the GPU
+validation runs it on every conv it takes.
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ import torch.nn.functional as F
 
 from fp_analysis.errors import ShapeError
 from fp_analysis.ops.conv import ConvSpec
-from fp_analysis.orders import Order
+from fp_analysis.orders import Contraction, Order
 
 from .build import build_source
 from .driver import device_pointer, load_kernel
 from .params import conv_params
-from .variants import TensorCore, VariantSpec
+from .variants import Op, TensorCore, VariantSpec
 
-__all__ = ["ROWS_SOURCE", "launch_rows", "rows_defines", "rows_unsupported"]
+__all__ = ["ROWS_SOURCE", "launch_rows", "rows_defines", "rows_preferred", "rows_unsupported"]
 
 ROWS_SOURCE = "conv_rows.cu"
 _TPX, _GROUPS, _BN = 16, 16, 64  # conv_rows.cu's defaults: pixels per thread, pixel groups; channels
@@ -65,6 +66,20 @@ def rows_unsupported(variant: VariantSpec, spec: ConvSpec) -> str | None:
     if _channel_bytes(spec) > _MAX_CHANNEL_BYTES:
         return "one input channel's rows and weights exceed half a block's shared memory"
     return None
+
+
+def rows_preferred(variant: VariantSpec, spec: ConvSpec) -> bool:
+    """Whether conv_rows.cu is expected to beat conv_tiled.cu on a conv it takes: an fmaf chain (fused
+    contraction), no fused epilogue, and a window reaching (KW − 1)·DW ≥ 8 inputs past a thread's own.
+
+    Measured on an H200 (bench_h200.json, 2026-12-01): the seed (KW 9, DW 3) 8.49 against 9.22 ms with
+    fmaf, 15.9 against 21.7 with TF32 operands, but 15.1 against 14.7 with separate multiply and add;
+    conv_gelu's preset (3 × 3, fused GELU) 12.0 against 8.5 ms. Which of KW and the epilogue costs the
+    most there was not measured apart; this rule keeps conv_rows where it was measured faster.
+    """
+    kw, dw, _ = _window(spec)
+    fused = variant.accumulation.contraction is Contraction.FMA
+    return fused and variant.op is not Op.CONV_GELU and (kw - 1) * dw >= 8
 
 
 def rows_defines(variant: VariantSpec, spec: ConvSpec) -> dict[str, int]:
