@@ -1,5 +1,5 @@
 """`fpa bench`'s pieces that need no GPU (file names, the Pareto front, the merged results file, the
-plot, its refusals), and the committed H100 results: they must describe the committed kernels/."""
+plot, its refusals), and the committed H200 results: they must describe the committed kernels/."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def _committed(name: str) -> dict:
 
 
 def test_committed_bench_describes_committed_kernels_and_has_every_row():
-    data = _committed("bench_h100.json")
+    data = _committed("bench_h200.json")
     git = subprocess.run(["git", "rev-parse", "HEAD:kernels"], capture_output=True, text=True, cwd=ROOT)
     if git.returncode == 0 and len(git.stdout.strip()) == 40:
         assert data["kernels_tree"] == git.stdout.strip(), "kernels/ changed since the bench ran: re-run it"
@@ -93,7 +93,7 @@ def test_committed_bench_describes_committed_kernels_and_has_every_row():
         assert {"cudnn_fp32", "cudnn_tf32", "cudnn_fp64", "reference_fp64"} <= set(rows)
         assert any(v.endswith("tiled") for v in rows)
         assert all(REQUIRED <= set(r) for r in rows.values())
-        assert (ROOT / "experiments" / "figures" / f"bench_{op}_h100.png").exists()
+        assert (ROOT / "experiments" / "figures" / f"bench_{op}_h200.png").exists()
         # The fast fp64 reference must agree with cuDNN's fp64 to fp64 rounding (relative 1e-12 is far above it).
         ref = rows["reference_fp64"]
         assert ref["max_abs_err_vs_fp64"] <= 1e-12 * max(1.0, ref["max_abs_ref"])

@@ -170,3 +170,100 @@ def test_every_tiled_kernel_equals_the_twin_or_meets_the_tensor_core_bound(spec,
             assert np.all(np.abs(got - exact) <= bound), label
     if spec.spatial_dims == 2 and spec.stride[1] == 1:
         assert "conv_rows" in kernels
+
+
+SEED = conv2d_spec(32, 64, (5, 9), padding=(2, 4), dilation=(2, 3), bias=False)
+
+
+TILED = VariantSpec("conv2d", schedule="tiled")
+TF32_OPERANDS = VariantSpec("conv2d", AccumulationSpec(operand_rounding="tf32"), schedule="tiled")
+SEPARATE = VariantSpec("conv2d", AccumulationSpec(contraction="separate"), schedule="tiled")
+TF32X3 = VariantSpec("conv2d", tensor_core="3xtf32", schedule="tiled")
+TF32 = VariantSpec("conv2d", tensor_core="tf32_mma", schedule="tiled")
+
+
+@pytest.mark.parametrize(
+    ("variant", "spec", "kernels"),
+    [
+        (TILED, SEED, ["conv_rows", "conv_tiled"]),
+        (TF32_OPERANDS, SEED, ["conv_rows", "conv_tiled"]),
+        (SEPARATE, SEED, ["conv_tiled", "conv_rows"]),
+        (VariantSpec("conv2d", AccumulationSpec(Order.FP64), schedule="tiled"), SEED, ["conv_tiled"]),
+        (VariantSpec("conv_gelu", schedule="tiled"), conv2d_spec(64, 64, 3), ["conv_tiled", "conv_rows"]),
+        (TILED, conv2d_spec(4, 4, 3, stride=(1, 2)), ["conv_tiled"]),
+        (TILED, conv2d_spec(4, 4, (3, 9), dilation=(1, 6)), ["conv_tiled"]),
+        (VariantSpec("conv3d_kk1", schedule="tiled"), conv3d_kk1_spec(3, 5, (3, 3, 1)), ["conv_tiled"]),
+        (TF32X3, SEED, ["conv_wgmma", "conv_mma_tiled"]),
+        (TF32, conv2d_spec(4, 4, 3, groups=2), ["conv_mma_tiled"]),
+    ],
+)
+def test_tiled_kernels_lists_what_takes_the_conv_fastest_first(variant, spec, kernels):
+    from fpa_kernels import tiled_kernel, tiled_kernels
+
+    assert tiled_kernels(variant, spec) == kernels and tiled_kernel(variant, spec) == kernels[0]
+
+
+def test_the_fast_kernels_say_why_they_refuse_a_conv():
+    from fpa_kernels.rows import rows_unsupported
+    from fpa_kernels.wgmma import wgmma_unsupported
+
+    plain, tc = VariantSpec("conv2d", schedule="tiled"), VariantSpec("conv2d", tensor_core="3xtf32", schedule="tiled")
+    assert "stride 1 along W" in rows_unsupported(plain, conv2d_spec(4, 4, 3, stride=(1, 2)))
+    assert "register window" in rows_unsupported(plain, conv2d_spec(4, 4, (3, 9), dilation=(1, 6)))
+    assert "2-d" in rows_unsupported(VariantSpec("conv3d_kk1", schedule="tiled"), conv3d_kk1_spec(3, 5, (3, 3, 1)))
+    assert "sequential order" in rows_unsupported(VariantSpec("conv2d", AccumulationSpec(Order.FP64)), SEED)
+    assert rows_unsupported(plain, SEED) is None and wgmma_unsupported(tc, SEED) is None
+    assert "one group" in wgmma_unsupported(tc, conv2d_spec(4, 4, 3, groups=2))
+    assert "stride 1 along W" in wgmma_unsupported(tc, conv2d_spec(4, 4, 3, stride=(1, 2)))
+    assert "shared memory" in wgmma_unsupported(tc, conv2d_spec(64, 8, (1, 200), dilation=(1, 8)))
+    assert "tensor-core kernel" in wgmma_unsupported(plain, SEED)
+
+
+def test_run_variant_checks_the_kernel_it_is_asked_for_first():
+    from fpa_kernels import run_variant
+
+    x, w = torch.rand(1, 32, 20, 40), torch.rand(64, 32, 5, 9)
+    with pytest.raises(ParameterError, match=r"allow only \['conv_rows', 'conv_tiled'\]"):
+        run_variant(VariantSpec("conv2d", schedule="tiled"), SEED, x, w, kernel="conv_wgmma")
+    with pytest.raises(ParameterError, match="kernel= applies to tiled variants only"):
+        run_variant(VariantSpec("conv2d"), SEED, x, w, kernel="conv_tiled")
+
+
+def test_variant_runs_names_every_kernel_and_run_build_its_cubin():
+    from fpa_kernels import run_build, variant_runs
+
+    runs = variant_runs([VariantSpec("conv2d"), *tiled_variants("conv2d")], SEED)
+    labels = {label: kernel for label, _, kernel in runs}
+    assert labels["sequential/fma/none"] is None
+    assert labels["sequential/fma/none tiled"] == "conv_rows"
+    assert labels["sequential/fma/none tiled [conv_tiled]"] == "conv_tiled"
+    assert labels["3xtf32 tiled"] == "conv_wgmma" and labels["3xtf32 tiled [conv_mma_tiled]"] == "conv_mma_tiled"
+    assert len(labels) == len(runs)
+    source, defines, _, arch = run_build(VariantSpec("conv2d", schedule="tiled"), SEED, "conv_rows")
+    assert (source, defines["FPA_ROWS_KW"], defines["FPA_ROWS_DW"], arch) == ("conv_rows.cu", 9, 3, "sm_90")
+    source, defines, _, arch = run_build(
+        VariantSpec("conv2d", tensor_core="3xtf32", schedule="tiled"), SEED, "conv_wgmma"
+    )
+    assert (source, defines, arch) == ("conv_wgmma.cu", {"FPA_TC_SPLIT": 3, "FPA_WG_CK": 32}, "sm_90a")
+    _, defines, _, _ = run_build(
+        VariantSpec("conv2d", tensor_core="tf32_mma", schedule="tiled"), conv2d_spec(3, 4, 3), "conv_wgmma"
+    )
+    assert defines["FPA_WG_CK"] == 8  # 3 channels: one K step of 8, five of them zeros
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="no CUDA compiler (nvcc) on this machine: the build check is skipped")
+def test_the_row_and_warpgroup_kernels_compile(tmp_path, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fpa_kernels import run_build
+
+    monkeypatch.setenv("FPA_KERNEL_CACHE", str(tmp_path))
+    builds = [
+        run_build(VariantSpec("conv2d", schedule="tiled"), SEED, "conv_rows"),
+        run_build(VariantSpec("conv_gelu", schedule="tiled"), conv2d_spec(64, 64, 1), "conv_rows"),  # KW = 1
+        run_build(VariantSpec("conv2d", tensor_core="3xtf32", schedule="tiled"), SEED, "conv_wgmma"),  # CK 32
+        run_build(VariantSpec("conv2d", tensor_core="tf32_mma", schedule="tiled"), conv2d_spec(12, 4, 3), "conv_wgmma"),
+    ]
+    with ThreadPoolExecutor() as pool:
+        paths = list(pool.map(lambda b: build_source(*b), builds))
+    assert all(p.read_bytes()[:4] == b"\x7fELF" for p in paths)
