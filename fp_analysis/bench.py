@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
+from fpa_kernels.launch import variant_runs
 from fpa_kernels.variants import Op
 
 from .errors import ParameterError, enum_member
@@ -164,12 +165,6 @@ def _reference64(spec, epilogue, inputs):
     return run
 
 
-def _runs(variants, spec):
-    from fpa_kernels import variant_runs
-
-    return variant_runs(variants, spec)
-
-
 def _variant(variant, spec, inputs, slope, kernel=None):
     from fpa_kernels import run_variant
 
@@ -303,7 +298,7 @@ def bench(
     add("cudnn_tf32", "cudnn", _cudnn(spec, epilogue, inputs, torch.float32, True))
     if op == "conv3d_kk1":
         add("cudnn_fp32_as_conv2d", "cudnn", _as_conv2d(spec, inputs))
-    for label, variant, kernel in _runs(variants if variants is not None else default_variants(op), spec):
+    for label, variant, kernel in variant_runs(variants if variants is not None else default_variants(op), spec):
         if match is None or match in label:
             extra = {"twinned": variant.twinned, "kernel": kernel or variant.entry}
             add(label, "fpa", _variant(variant, spec, inputs, slope, kernel), extra)
