@@ -166,6 +166,17 @@ def _forced_configs(op: Op) -> list[dict]:
             bias=True,
             input_shape=(1, 4, 9, 13),
         ),
+        dict(  # rows of 19 pixel groups: conv_rows's blocks run on into the next row and image
+            in_channels=3,
+            out_channels=5,
+            kernel_size=(3, 5),
+            stride=1,
+            padding=(1, 4),
+            dilation=(1, 2),
+            groups=1,
+            bias=True,
+            input_shape=(2, 3, 3, 300),
+        ),
         dict(
             in_channels=3,
             out_channels=10,

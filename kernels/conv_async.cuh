@@ -1,6 +1,6 @@
-// Shared by the kernels whose shared-memory stages are filled by the bulk copy engine (conv_wgmma.cu,
-// conv_rows.cu): mbarriers and cp.async.bulk (PTX ISA, "Parallel Synchronization and Communication
-// Instructions: mbarrier", "Data Movement and Conversion Instructions: cp.async.bulk").
+// For the kernels whose shared-memory stages are filled by the bulk copy engine (conv_wgmma.cu): mbarriers
+// and cp.async.bulk (PTX ISA, "Parallel Synchronization and Communication Instructions: mbarrier",
+// "Data Movement and Conversion Instructions: cp.async.bulk").
 #pragma once
 
 __device__ __forceinline__ unsigned smem_u32(const void* q) { return (unsigned)__cvta_generic_to_shared(q); }

@@ -14,7 +14,7 @@ from fp_analysis.ops.conv import ConvSpec
 from .build import DEFAULT_ARCH, build
 from .driver import device_pointer, load_kernel
 from .params import ConvParams, _padded3, conv_params, padded_input_shape
-from .rows import ROWS_SOURCE, launch_rows, rows_defines, rows_preferred, rows_unsupported
+from .rows import ROWS_SOURCE, launch_rows, rows_defines, rows_unsupported
 from .variants import Op, Schedule, TensorCore, VariantSpec
 from .wgmma import WGMMA_ARCH, WGMMA_SOURCE, launch_wgmma, wgmma_defines, wgmma_unsupported
 
@@ -38,17 +38,17 @@ _INT32_MAX = 2**31 - 1
 
 def tiled_kernels(variant: VariantSpec, spec: ConvSpec) -> list[str]:
     """The kernels that can run a tiled ``variant`` for ``spec``, the expected fastest first: conv_rows
-    (CUDA cores, first where ``rows_preferred``) or conv_wgmma (tensor cores, always first) where they
-    take the conv, and the im2col kernel of the variant's own source (conv_tiled, conv_mma_tiled), which
-    takes every conv. The choice never changes a twinned variant's bits: conv_rows and conv_tiled run the
-    same chain in the same order."""
+    (CUDA cores) or conv_wgmma (tensor cores) where they take the conv (each was faster than the im2col
+    kernel on every preset and variant it takes, bench_h200.json), then the im2col kernel of the variant's
+    own source (conv_tiled, conv_mma_tiled), which takes every conv. The choice never changes a twinned
+    variant's bits: conv_rows and conv_tiled run the same chain in the same order."""
     if variant.schedule is not Schedule.TILED:
         raise ParameterError(f"tiled kernels run tiled variants, got schedule={variant.schedule.value!r}")
     if variant.tensor_core is not TensorCore.NONE:
         return (["conv_wgmma"] if wgmma_unsupported(variant, spec) is None else []) + [variant.entry]
     if rows_unsupported(variant, spec) is not None:
         return [variant.entry]
-    return ["conv_rows", variant.entry] if rows_preferred(variant, spec) else [variant.entry, "conv_rows"]
+    return ["conv_rows", variant.entry]
 
 
 def tiled_kernel(variant: VariantSpec, spec: ConvSpec) -> str:

@@ -2,9 +2,9 @@
 
 It computes what conv_tiled.cu computes, bit for bit (the same fmaf chain in the same term order), on 2-d
 convs with stride 1 along W, loading each staged input once per (channel, kh) for all KW taps instead of
-gathering every term. ``fpa_kernels.launch`` sends a tiled CUDA-core variant here when
-``rows_unsupported`` finds nothing in the way and ``rows_preferred`` expects it to be faster; the GPU
-validation runs it on every conv it takes.
+gathering every term. ``fpa_kernels.launch`` sends a tiled CUDA-core variant here whenever
+``rows_unsupported`` finds nothing in the way: on an H200 it was faster than conv_tiled.cu on every preset
+and variant it takes (bench_h200.json, PERF_NOTES.md). The GPU validation runs both on every conv.
 """
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ import math
 import torch
 import torch.nn.functional as F
 
-from fp_analysis.errors import ShapeError
+from fp_analysis.errors import ParameterError, ShapeError
 from fp_analysis.ops.conv import ConvSpec
-from fp_analysis.orders import Contraction, Order
+from fp_analysis.orders import Order
 
 from .build import build_source
 from .driver import device_pointer, load_kernel
 from .params import conv_params
-from .variants import Op, TensorCore, VariantSpec
+from .variants import TensorCore, VariantSpec
 
-__all__ = ["ROWS_SOURCE", "launch_rows", "rows_defines", "rows_preferred", "rows_unsupported"]
+__all__ = ["ROWS_SOURCE", "launch_rows", "row_units", "rows_defines", "rows_unsupported"]
 
 ROWS_SOURCE = "conv_rows.cu"
 _TPX, _GROUPS, _BN = 16, 16, 64  # conv_rows.cu's defaults: pixels per thread, pixel groups; channels
@@ -42,8 +42,18 @@ def _window(spec: ConvSpec, tpx: int = _TPX) -> tuple[int, int, int]:
 
 
 def _slab(spec: ConvSpec, tpx: int, groups: int) -> int:
-    """Floats per staged input row: the block's groups·tpx pixels and the last thread's window beyond them."""
-    return (groups - 1) * tpx + _window(spec, tpx)[2]
+    """Floats per staged input row: the block's groups·tpx pixels and, for each of the (at most two) output
+    rows they lie in, the reach of that row's last window beyond them."""
+    return groups * tpx + 2 * (_window(spec, tpx)[2] - tpx)
+
+
+def row_units(out_width: int, tpx: int = _TPX, groups: int = _GROUPS) -> int:
+    """Pixel groups to an output row in conv_rows.cu's numbering of its blocks' groups: ceil(out_width / tpx),
+    so that a block's groups run on into the next row and only a row's last group computes pixels past its
+    end; for rows narrower than a block, ``groups`` (one block per row, the groups past the row idle)."""
+    if out_width < 1 or tpx < 1 or groups < 1:
+        raise ParameterError(f"out_width, tpx and groups must be ≥ 1, got {out_width}, {tpx}, {groups}")
+    return max(-(-out_width // tpx), groups)
 
 
 def _channel_bytes(spec: ConvSpec, tpx: int = _TPX, groups: int = _GROUPS) -> int:
@@ -68,20 +78,6 @@ def rows_unsupported(variant: VariantSpec, spec: ConvSpec) -> str | None:
     return None
 
 
-def rows_preferred(variant: VariantSpec, spec: ConvSpec) -> bool:
-    """Whether conv_rows.cu is expected to beat conv_tiled.cu on a conv it takes: an fmaf chain (fused
-    contraction), no fused epilogue, and a window reaching (KW − 1)·DW ≥ 8 inputs past a thread's own.
-
-    Measured on an H200 (bench_h200.json, 2026-12-01): the seed (KW 9, DW 3) 8.49 against 9.22 ms with
-    fmaf, 15.9 against 21.7 with TF32 operands, but 15.1 against 14.7 with separate multiply and add;
-    conv_gelu's preset (3 × 3, fused GELU) 12.0 against 8.5 ms. Which of KW and the epilogue costs the
-    most there was not measured apart; this rule keeps conv_rows where it was measured faster.
-    """
-    kw, dw, _ = _window(spec)
-    fused = variant.accumulation.contraction is Contraction.FMA
-    return fused and variant.op is not Op.CONV_GELU and (kw - 1) * dw >= 8
-
-
 def rows_defines(variant: VariantSpec, spec: ConvSpec) -> dict[str, int]:
     """The build's defines: the variant's arithmetic, the compile-time KW and DW of the window, and the
     thread tile (pixels × channels per thread, pixel groups per block, step interleaving, blocks per SM)."""
@@ -92,8 +88,9 @@ def rows_defines(variant: VariantSpec, spec: ConvSpec) -> dict[str, int]:
         "FPA_ROWS_TPX": _TPX,
         "FPA_ROWS_TOC": 8,
         "FPA_ROWS_GROUPS": _GROUPS,
-        # Steps in blocks of 4 pixels: 8.46 ms on the seed (H200) against 8.72 pixel by pixel, 8.56 in
-        # pairs, 8.58 in eights, 9.09 channel by channel (experiments/tile_probe.py, PERF_NOTES.md).
+        # Steps in blocks of 4 pixels: on the seed (H200, experiments/tile_probe.py, PERF_NOTES.md) 7.22 ms
+        # against 7.22 in pairs and 7.38 in eights; before the copies got cheaper 8.46 against 8.72 pixel
+        # by pixel, 8.56 in pairs, 8.58 in eights and 9.09 channel by channel.
         "FPA_ROWS_IB": 4,
         "FPA_ROWS_MIN_BLOCKS": _MIN_BLOCKS[_TPX],
     }
@@ -126,7 +123,7 @@ def launch_rows(
     defines = {**rows_defines(variant, spec), **(extra_defines or {})}
     tpx, px_groups = defines["FPA_ROWS_TPX"], defines["FPA_ROWS_GROUPS"]
     e0, e1 = out.shape[2:]
-    tiles = -(-e1 // (px_groups * tpx))
+    units_per_row = row_units(e1, tpx, px_groups)
     params = conv_params(spec, tuple(x.shape), negative_slope)
     if w % 4 or left % 4:  # 16-byte pieces would straddle the input's edges: read a zero-padded copy
         pitch = -(-(w + left) // 4) * 4
@@ -138,10 +135,11 @@ def launch_rows(
     # As many channels per stage as the two stages of each of the SM's blocks leave room for.
     block_bytes = _SM_SHARED // defines["FPA_ROWS_MIN_BLOCKS"] - 1024
     per_stage = max(1, min(cg, block_bytes // (2 * channel_bytes)))
-    grid = (n * e0 * tiles, groups * math.ceil(og / _BN))
+    grid = (-(-n * e0 * units_per_row // px_groups), groups * math.ceil(og / _BN))
     if grid[0] > 2**31 - 1 or grid[1] > 65535:
         raise ShapeError(f"the output is too large for one conv_rows launch (grid {grid}; limits 2^31−1 × 65535)")
     kernel = load_kernel(build_source(ROWS_SOURCE, defines, variant.nvcc_flags()), "conv_rows", x.device.index)
     args = [*map(device_pointer, (x, w_t, bias, multiplier, out)), params, ctypes.c_int(per_stage)]
+    args += [ctypes.c_int(units_per_row)]
     stream = torch.cuda.current_stream(x.device).cuda_stream
     kernel.launch(grid, kernel.max_threads, args, stream, 2 * per_stage * channel_bytes)

@@ -22,6 +22,11 @@ CASES = [
     (conv2d_spec(6, 4, (3, 2), stride=(2, 3), padding=(1, 0), groups=2, bias=False), (2, 6, 11, 13)),
     (conv2d_spec(4, 4, 4, padding="same", dilation=2, groups=4), (1, 4, 9, 10)),  # asymmetric 'same', depthwise
     (conv3d_kk1_spec(3, 5, (3, 2, 1), stride=(1, 2, 2), padding=(1, 0, 1), dilation=(2, 1, 1)), (2, 3, 7, 8, 5)),
+    # Rows wider than a conv_rows block (19 groups of 16 pixels): its blocks run on into the next row and
+    # the next image. The first reads its input in place and stores 16 bytes at a time (W, W padding and
+    # output width multiples of 4); the second, 70 channels (two channel tiles), has neither.
+    (conv2d_spec(3, 5, (3, 5), padding=(1, 4), dilation=(1, 2)), (2, 3, 3, 300)),
+    (conv2d_spec(2, 70, (2, 3), padding=(0, 2), dilation=(2, 1), bias=False), (1, 2, 5, 291)),
 ]
 
 
@@ -187,9 +192,9 @@ TF32 = VariantSpec("conv2d", tensor_core="tf32_mma", schedule="tiled")
     [
         (TILED, SEED, ["conv_rows", "conv_tiled"]),
         (TF32_OPERANDS, SEED, ["conv_rows", "conv_tiled"]),
-        (SEPARATE, SEED, ["conv_tiled", "conv_rows"]),
+        (SEPARATE, SEED, ["conv_rows", "conv_tiled"]),
         (VariantSpec("conv2d", AccumulationSpec(Order.FP64), schedule="tiled"), SEED, ["conv_tiled"]),
-        (VariantSpec("conv_gelu", schedule="tiled"), conv2d_spec(64, 64, 3), ["conv_tiled", "conv_rows"]),
+        (VariantSpec("conv_gelu", schedule="tiled"), conv2d_spec(64, 64, 3), ["conv_rows", "conv_tiled"]),
         (TILED, conv2d_spec(4, 4, 3, stride=(1, 2)), ["conv_tiled"]),
         (TILED, conv2d_spec(4, 4, (3, 9), dilation=(1, 6)), ["conv_tiled"]),
         (VariantSpec("conv3d_kk1", schedule="tiled"), conv3d_kk1_spec(3, 5, (3, 3, 1)), ["conv_tiled"]),
@@ -217,6 +222,17 @@ def test_the_fast_kernels_say_why_they_refuse_a_conv():
     assert "stride 1 along W" in wgmma_unsupported(tc, conv2d_spec(4, 4, 3, stride=(1, 2)))
     assert "shared memory" in wgmma_unsupported(tc, conv2d_spec(64, 8, (1, 200), dilation=(1, 8)))
     assert "tensor-core kernel" in wgmma_unsupported(plain, SEED)
+
+
+def test_row_units_runs_a_block_on_into_the_next_row_only_where_a_row_holds_a_block():
+    from fpa_kernels.rows import row_units
+
+    assert row_units(496, 16, 16) == 31  # the seed: 31 groups, the last one the only one past the row's end
+    assert row_units(256, 16, 16) == 16 and row_units(241, 16, 16) == 16
+    assert row_units(240, 16, 16) == 16  # 15 groups: one block per row, its 16th group idle
+    assert row_units(7, 16, 16) == 16 and row_units(300, 8, 16) == 38
+    with pytest.raises(ParameterError, match="out_width, tpx and groups must be ≥ 1"):
+        row_units(0, 16, 16)
 
 
 def test_run_variant_checks_the_kernel_it_is_asked_for_first():
