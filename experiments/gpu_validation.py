@@ -296,12 +296,13 @@ def prebuild(count: int, seed: int) -> float:
     """Build, in parallel, every geometry-specialised cubin (conv_rows, conv_wgmma) the configs' runs and the
     full-size seed need, which run_variant would otherwise build one at a time; returns the seconds."""
     jobs = set()
-    specs = [(op, _spec(op, cfg)) for op in Op for cfg in make_configs(op, count, seed)]
-    specs.append((Op.CONV2D, make_problem("dilated_conv2d", seed=0, batch=1).spec))
-    for op, spec in specs:
-        for _, variant, kernel in variant_runs(variant_matrix(op), spec):
+    specs = [(op, _spec(op, cfg), cfg["input_shape"]) for op in Op for cfg in make_configs(op, count, seed)]
+    seed_problem = make_problem("dilated_conv2d", seed=0, batch=1)
+    specs.append((Op.CONV2D, seed_problem.spec, tuple(seed_problem.x.shape)))
+    for op, spec, shape in specs:
+        for _, variant, kernel in variant_runs(variant_matrix(op), spec, shape):
             if kernel in ("conv_rows", "conv_wgmma"):
-                source, defines, flags, arch = run_build(variant, spec, kernel)
+                source, defines, flags, arch = run_build(variant, spec, kernel, shape)
                 jobs.add((source, tuple(sorted(defines.items())), tuple(flags), arch))
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
@@ -366,7 +367,7 @@ def validate_config(op: Op, cfg: dict, index: int, seed: int, probe: dict) -> tu
     twins = {}
     records = []
     m_out = m.reshape(-1).numpy()[terms.index[:, 1]] if m is not None else None
-    for label, variant, kernel in variant_runs(variant_matrix(op), spec):
+    for label, variant, kernel in variant_runs(variant_matrix(op), spec, tuple(x.shape)):
         out = torch.full(out_shape, float("nan"), device="cuda")
         run_variant(variant, spec, xg, wg, bg, mg, SLOPE, out=out, kernel=kernel)
         torch.cuda.synchronize()
@@ -470,7 +471,7 @@ def sanitizer_child(count: int, seed: int, op: Op) -> None:
         xg, wg = inputs["x"].cuda(), inputs["w"].cuda()
         bg = inputs["b"].cuda() if inputs["b"] is not None else None
         mg = inputs["m"].cuda() if inputs["m"] is not None else None
-        for _, variant, kernel in variant_runs(sanitizer_variants(op), spec):
+        for _, variant, kernel in variant_runs(sanitizer_variants(op), spec, tuple(xg.shape)):
             run_variant(variant, spec, xg, wg, bg, mg, SLOPE, kernel=kernel)
         conv_fp64(spec, xg, wg, bg)  # the fast fp64 reference's kernel too
         torch.cuda.synchronize()

@@ -298,7 +298,8 @@ def bench(
     add("cudnn_tf32", "cudnn", _cudnn(spec, epilogue, inputs, torch.float32, True))
     if op == "conv3d_kk1":
         add("cudnn_fp32_as_conv2d", "cudnn", _as_conv2d(spec, inputs))
-    for label, variant, kernel in variant_runs(variants if variants is not None else default_variants(op), spec):
+    chosen = variants if variants is not None else default_variants(op)
+    for label, variant, kernel in variant_runs(chosen, spec, tuple(inputs[0][0].shape)):
         if match is None or match in label:
             extra = {"twinned": variant.twinned, "kernel": kernel or variant.entry}
             add(label, "fpa", _variant(variant, spec, inputs, slope, kernel), extra)

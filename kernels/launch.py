@@ -36,28 +36,33 @@ _TILE_M, _TILE_N, _CHUNK = 128, 64, 16  # conv_tile.cuh: BM, BN, BK
 _INT32_MAX = 2**31 - 1
 
 
-def tiled_kernels(variant: VariantSpec, spec: ConvSpec) -> list[str]:
+def tiled_kernels(variant: VariantSpec, spec: ConvSpec, input_shape: tuple[int, ...] | None = None) -> list[str]:
     """The kernels that can run a tiled ``variant`` for ``spec``, the expected fastest first: conv_rows
     (CUDA cores) or conv_wgmma (tensor cores) where they take the conv (each was faster than the im2col
     kernel on every preset and variant it takes, bench_h200.json), then the im2col kernel of the variant's
     own source (conv_tiled, conv_mma_tiled), which takes every conv. The choice never changes a twinned
-    variant's bits: conv_rows and conv_tiled run the same chain in the same order."""
+    variant's bits: conv_rows and conv_tiled run the same chain in the same order. conv_rows takes a 3-d
+    conv only given ``input_shape`` (``fpa_kernels.rows.rows_view``)."""
     if variant.schedule is not Schedule.TILED:
         raise ParameterError(f"tiled kernels run tiled variants, got schedule={variant.schedule.value!r}")
     if variant.tensor_core is not TensorCore.NONE:
         return (["conv_wgmma"] if wgmma_unsupported(variant, spec) is None else []) + [variant.entry]
-    if rows_unsupported(variant, spec) is not None:
+    if rows_unsupported(variant, spec, input_shape) is not None:
         return [variant.entry]
     return ["conv_rows", variant.entry]
 
 
-def tiled_kernel(variant: VariantSpec, spec: ConvSpec) -> str:
-    """The kernel ``run_variant`` runs a tiled ``variant`` of ``spec`` with: the first of ``tiled_kernels``."""
-    return tiled_kernels(variant, spec)[0]
+def tiled_kernel(variant: VariantSpec, spec: ConvSpec, input_shape: tuple[int, ...] | None = None) -> str:
+    """The kernel ``run_variant`` runs a tiled ``variant`` of ``spec`` on an input of ``input_shape`` with:
+    the first of ``tiled_kernels``."""
+    return tiled_kernels(variant, spec, input_shape)[0]
 
 
-def variant_runs(variants: list[VariantSpec], spec: ConvSpec) -> list[tuple[str, VariantSpec, str | None]]:
-    """(label, variant, kernel) for each way to run ``variants`` on ``spec``, as ``fpa bench`` and the GPU
+def variant_runs(
+    variants: list[VariantSpec], spec: ConvSpec, input_shape: tuple[int, ...] | None = None
+) -> list[tuple[str, VariantSpec, str | None]]:
+    """(label, variant, kernel) for each way to run ``variants`` on ``spec`` (on an input of ``input_shape``,
+    which decides whether conv_rows takes a 3-d conv), as ``fpa bench`` and the GPU
     validation run them: a tiled variant on the kernel ``run_variant`` picks (its plain label) and on every
     slower kernel that also takes the conv (label + `` [kernel]``), so that a kernel and the one it
     replaced are checked and timed in the same run. Untiled variants: (label, variant, None)."""
@@ -66,17 +71,20 @@ def variant_runs(variants: list[VariantSpec], spec: ConvSpec) -> list[tuple[str,
         if variant.schedule is not Schedule.TILED:
             runs.append((variant.label, variant, None))
             continue
-        first, *others = tiled_kernels(variant, spec)
+        first, *others = tiled_kernels(variant, spec, input_shape)
         runs.append((variant.label, variant, first))
         runs += [(f"{variant.label} [{kernel}]", variant, kernel) for kernel in others]
     return runs
 
 
-def run_build(variant: VariantSpec, spec: ConvSpec, kernel: str | None) -> tuple[str, dict[str, int], list[str], str]:
+def run_build(
+    variant: VariantSpec, spec: ConvSpec, kernel: str | None, input_shape: tuple[int, ...] | None = None
+) -> tuple[str, dict[str, int], list[str], str]:
     """(source, defines, nvcc flags, arch) of the cubin that running ``variant`` of ``spec`` on ``kernel``
-    (one of ``tiled_kernels``, or None for an untiled variant) builds: lets a caller build many at once."""
+    (one of ``tiled_kernels``, or None for an untiled variant) builds, on an input of ``input_shape`` (which
+    a 3-d conv on conv_rows needs): lets a caller build many at once."""
     if kernel == "conv_rows":
-        return ROWS_SOURCE, rows_defines(variant, spec), variant.nvcc_flags(), DEFAULT_ARCH
+        return ROWS_SOURCE, rows_defines(variant, spec, input_shape), variant.nvcc_flags(), DEFAULT_ARCH
     if kernel == "conv_wgmma":
         return WGMMA_SOURCE, wgmma_defines(variant, spec), [], WGMMA_ARCH
     return variant.source, variant.defines(), variant.nvcc_flags(), DEFAULT_ARCH
@@ -207,8 +215,8 @@ def run_variant(
     Every argument is checked before anything is launched: CUDA float32 contiguous tensors of the shapes
     the spec implies (``bias`` exactly when ``spec.bias``; ``multiplier`` of shape (C_out, 1, 1) exactly
     for conv_gelu), all on one device. ``out`` (optional) receives the result and is returned.
-    ``kernel`` (tiled variants only) picks one of ``tiled_kernels(variant, spec)`` instead of the fastest,
-    ``tiled_kernel(variant, spec)``: e.g. to time the im2col kernel beside the one that replaced it.
+    ``kernel`` (tiled variants only) picks one of ``tiled_kernels(variant, spec, x.shape)`` instead of the
+    fastest, ``tiled_kernel(variant, spec, x.shape)``: e.g. to time the im2col kernel beside the one that replaced it.
     """
     if not isinstance(variant, VariantSpec):
         raise ParameterError(f"variant must be a VariantSpec, got {type(variant).__name__}")
@@ -218,7 +226,7 @@ def run_variant(
     if kernel is not None:
         if variant.schedule is not Schedule.TILED:
             raise ParameterError(f"kernel= applies to tiled variants only, not schedule={variant.schedule.value!r}")
-        allowed = tiled_kernels(variant, spec)
+        allowed = tiled_kernels(variant, spec, tuple(x.shape) if isinstance(x, torch.Tensor) else None)
         if kernel not in allowed:
             raise ParameterError(f"Got kernel={kernel!r}, but this variant and conv allow only {allowed}.")
     if not isinstance(x, torch.Tensor):
@@ -247,7 +255,7 @@ def run_variant(
         return out
     with torch.cuda.device(device):
         if variant.schedule is Schedule.TILED:
-            kernel_name = kernel or tiled_kernel(variant, spec)
+            kernel_name = kernel or tiled_kernel(variant, spec, tuple(x.shape))
             if kernel_name == "conv_rows":
                 launch_rows(variant, spec, x, weight, bias, multiplier, out, negative_slope)
             elif kernel_name == "conv_wgmma":

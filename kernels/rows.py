@@ -1,10 +1,11 @@
 """The row-tile CUDA-core kernel (conv_rows.cu): which tiled variants and convs it takes, and its launch.
 
 It computes what conv_tiled.cu computes, bit for bit (the same fmaf chain in the same term order), on 2-d
-convs with stride 1 along W, loading each staged input once per (channel, kh) for all KW taps instead of
-gathering every term. ``fpa_kernels.launch`` sends a tiled CUDA-core variant here whenever
-``rows_unsupported`` finds nothing in the way: on an H200 it was faster than conv_tiled.cu on every preset
-and variant it takes (bench_h200.json, PERF_NOTES.md). The GPU validation runs both on every conv.
+convs with stride 1 along W (and 3-d (k, k, 1) convs through their 2-d view, ``rows_view``), loading each
+staged input once per (channel, kh) for all KW taps instead of gathering every term. ``fpa_kernels.launch``
+sends a tiled CUDA-core variant here whenever ``rows_unsupported`` finds nothing in the way: on an H200 it
+was faster than conv_tiled.cu on every preset and variant it takes (bench_h200.json, PERF_NOTES.md). The
+GPU validation runs both on every conv.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from .driver import device_pointer, load_kernel
 from .params import conv_params
 from .variants import TensorCore, VariantSpec
 
-__all__ = ["ROWS_SOURCE", "launch_rows", "row_units", "rows_defines", "rows_unsupported"]
+__all__ = ["ROWS_SOURCE", "launch_rows", "row_units", "rows_defines", "rows_unsupported", "rows_view"]
 
 ROWS_SOURCE = "conv_rows.cu"
 _TPX, _GROUPS, _BN = 16, 16, 64  # conv_rows.cu's defaults: pixels per thread, pixel groups; channels
@@ -62,26 +63,64 @@ def _channel_bytes(spec: ConvSpec, tpx: int = _TPX, groups: int = _GROUPS) -> in
     return 4 * (kh * _slab(spec, tpx, groups) + kh * kw * _BN)
 
 
-def rows_unsupported(variant: VariantSpec, spec: ConvSpec) -> str | None:
-    """Why conv_rows.cu cannot run ``variant`` of ``spec``, or None when it can."""
+def rows_view(spec: ConvSpec, input_shape: tuple[int, ...] | None) -> ConvSpec | str:
+    """The 2-d conv conv_rows.cu computes ``spec`` as, or why there is none.
+
+    A 2-d spec is itself. A 3-d (k, k, 1) spec with stride 1 and no padding along W and D is, on an input of
+    depth D viewed as (N, C, H, W·D), the 2-d conv with dilation (l0, l1·D) and W padding multiplied by D:
+    output (h, w, d) sits at w·D + d of the view and its tap kw at (w + kw·l1)·D + d, so every output has
+    the same terms in the same order (channel, kh, kw) as the 3-d conv. It needs the input's shape (D).
+    """
+    if spec.spatial_dims == 2:
+        return spec
+    if input_shape is None or len(input_shape) != 5:
+        return "it takes a 3-d conv only with the input's (N, C, H, W, D) shape, to view it as 2-d"
+    if spec.stride[1:] != (1, 1) or spec.padding[2] != (0, 0):
+        return (
+            f"a 3-d conv needs stride 1 along W and D and no padding along D, got stride={spec.stride}, "
+            f"padding={spec.padding}"
+        )
+    depth = input_shape[4]
+    (top, bottom), (left, right), _ = spec.padding
+    return ConvSpec(
+        spec.in_channels,
+        spec.out_channels,
+        spec.kernel_size[:2],
+        (spec.stride[0], 1),
+        ((top, bottom), (left * depth, right * depth)),
+        (spec.dilation[0], spec.dilation[1] * depth),
+        spec.groups,
+        spec.bias,
+    )
+
+
+def rows_unsupported(variant: VariantSpec, spec: ConvSpec, input_shape: tuple[int, ...] | None = None) -> str | None:
+    """Why conv_rows.cu cannot run ``variant`` of ``spec`` (on an input of ``input_shape``, which a 3-d
+    spec needs: ``rows_view``), or None when it can."""
     if variant.tensor_core is not TensorCore.NONE or variant.accumulation.order is not Order.SEQUENTIAL:
         return "it implements the sequential order on the CUDA cores only"
-    if spec.spatial_dims != 2:
-        return "it takes 2-d convolutions"
-    if spec.stride[1] != 1:
+    view = rows_view(spec, input_shape)
+    if isinstance(view, str):
+        return view
+    if view.stride[1] != 1:
         return f"it needs stride 1 along W, got stride={spec.stride}"
-    kw, dw, _ = _window(spec)
+    kw, dw, _ = _window(view)
     if (kw - 1) * dw > _MAX_REACH:
-        return f"(kernel_size[1] - 1) * dilation[1] exceeds the {_MAX_REACH} inputs its register window reaches"
-    if _channel_bytes(spec) > _MAX_CHANNEL_BYTES:
+        what = "(kernel_size[1] - 1) * dilation[1]" + (" * D" if spec.spatial_dims == 3 else "")
+        return f"{what} exceeds the {_MAX_REACH} inputs its register window reaches"
+    if _channel_bytes(view) > _MAX_CHANNEL_BYTES:
         return "one input channel's rows and weights exceed half a block's shared memory"
     return None
 
 
-def rows_defines(variant: VariantSpec, spec: ConvSpec) -> dict[str, int]:
-    """The build's defines: the variant's arithmetic, the compile-time KW and DW of the window, and the
-    thread tile (pixels × channels per thread, pixel groups per block, step interleaving, blocks per SM)."""
-    kw, dw, _ = _window(spec)
+def rows_defines(variant: VariantSpec, spec: ConvSpec, input_shape: tuple[int, ...] | None = None) -> dict[str, int]:
+    """The build's defines: the variant's arithmetic, the compile-time KW and DW of the window (of
+    ``rows_view``: a 3-d spec needs ``input_shape``), and the thread tile (pixels × channels per thread,
+    pixel groups per block, step interleaving, blocks per SM)."""
+    view = rows_view(spec, input_shape)
+    if isinstance(view, str):
+        raise ParameterError(f"conv_rows cannot run this conv: {view}")
+    kw, dw, _ = _window(view)
     rows = {
         "FPA_ROWS_KW": kw,
         "FPA_ROWS_DW": dw,
@@ -116,6 +155,21 @@ def launch_rows(
     override ``rows_defines`` (experiments/tile_probe.py builds alternatives with them; FPA_ROWS_TPX also
     sets the geometry here).
     """
+    if spec.spatial_dims == 3:  # the (N, C, H, W·D) view (rows_view); the tensors are contiguous
+        view = rows_view(spec, tuple(x.shape))
+        n, c, h, w, d = x.shape
+        o_shape = out.shape
+        return launch_rows(
+            variant,
+            view,
+            x.view(n, c, h, w * d),
+            weight.view(*weight.shape[:4]),
+            bias,
+            multiplier,
+            out.view(*o_shape[:3], o_shape[3] * o_shape[4]),
+            negative_slope,
+            extra_defines,
+        )
     n, c, h, w = x.shape
     (top, bottom), (left, _) = spec.padding
     og, groups = spec.out_channels // spec.groups, spec.groups

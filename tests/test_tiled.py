@@ -27,6 +27,8 @@ CASES = [
     # output width multiples of 4); the second, 70 channels (two channel tiles), has neither.
     (conv2d_spec(3, 5, (3, 5), padding=(1, 4), dilation=(1, 2)), (2, 3, 3, 300)),
     (conv2d_spec(2, 70, (2, 3), padding=(0, 2), dilation=(2, 1), bias=False), (1, 2, 5, 291)),
+    # A 3-d (k, k, 1) conv that conv_rows takes as the 2-d conv of its (N, C, H, W·D) view.
+    (conv3d_kk1_spec(3, 5, (3, 3, 1), padding=(1, 1, 0), dilation=(1, 2, 1)), (2, 3, 6, 9, 4)),
 ]
 
 
@@ -173,7 +175,7 @@ def test_every_tiled_kernel_equals_the_twin_or_meets_the_tensor_core_bound(spec,
         else:
             bound = tensor_core_bound(sums, 3 if variant.tensor_core is TensorCore.TF32X3 else 1)
             assert np.all(np.abs(got - exact) <= bound), label
-    if spec.spatial_dims == 2 and spec.stride[1] == 1:
+    if spec.stride[1:] == (1,) * (spec.spatial_dims - 1) and spec.padding[2:] in ((), ((0, 0),)):
         assert "conv_rows" in kernels
 
 
@@ -222,6 +224,48 @@ def test_the_fast_kernels_say_why_they_refuse_a_conv():
     assert "stride 1 along W" in wgmma_unsupported(tc, conv2d_spec(4, 4, 3, stride=(1, 2)))
     assert "shared memory" in wgmma_unsupported(tc, conv2d_spec(64, 8, (1, 200), dilation=(1, 8)))
     assert "tensor-core kernel" in wgmma_unsupported(plain, SEED)
+
+
+@pytest.mark.parametrize(
+    ("spec", "shape"),
+    [
+        (conv3d_kk1_spec(3, 5, (3, 3, 1), padding=(1, 1, 0), dilation=(1, 2, 1)), (2, 3, 6, 9, 4)),
+        (conv3d_kk1_spec(4, 6, (2, 3, 1), stride=(2, 1, 1), padding=(1, 2, 0), groups=2), (1, 4, 7, 5, 3)),
+        (conv3d_kk1_spec(2, 3, 3, padding="same", dilation=(2, 1, 3)), (1, 2, 5, 6, 2)),  # 'same': no D padding
+    ],
+)
+def test_a_kk1_conv3d_is_the_2d_conv_of_its_flattened_view_bit_for_bit(spec, shape):
+    """rows_view's claim, on the CPU twins: the (N, C, H, W·D) view's 2-d conv has the 3-d conv's terms in the
+    same order, so its fp32 chain gives the same bits at every output."""
+    from fpa_kernels import twin
+    from fpa_kernels.rows import rows_unsupported, rows_view
+
+    gen = torch.Generator().manual_seed(2)
+    x, w = torch.randn(shape, generator=gen), torch.randn(spec.weight_shape, generator=gen)
+    b = torch.randn(spec.out_channels, generator=gen) if spec.bias else None
+    view = rows_view(spec, shape)
+    n, c, h, width, depth = shape
+    flat = twin(VariantSpec("conv2d"), view, x.reshape(n, c, h, width * depth), w.reshape(*w.shape[:4]), b)
+    direct = twin(VariantSpec("conv3d_kk1"), spec, x, w, b)
+    assert flat.shape == (*direct.shape[:3], direct.shape[3] * direct.shape[4])
+    assert np.array_equal(flat.reshape(direct.shape).view(np.uint32), direct.view(np.uint32))
+    assert rows_unsupported(VariantSpec("conv3d_kk1", schedule="tiled"), spec, shape) is None
+
+
+def test_conv_rows_takes_a_kk1_conv3d_only_with_its_shape_and_a_view_it_can_run():
+    from fpa_kernels import tiled_kernels
+    from fpa_kernels.rows import rows_unsupported
+
+    tiled = VariantSpec("conv3d_kk1", schedule="tiled")
+    spec = conv3d_kk1_spec(3, 64, 3, bias=False)  # the conv3d preset's spec
+    assert tiled_kernels(tiled, spec, (16, 3, 256, 256, 10)) == ["conv_rows", "conv_tiled"]
+    assert tiled_kernels(tiled, spec) == ["conv_tiled"]
+    assert "input's (N, C, H, W, D) shape" in rows_unsupported(tiled, spec)
+    too_deep = rows_unsupported(tiled, spec, (1, 3, 8, 8, 21))  # reach (3 − 1)·1·21 = 42
+    assert "dilation[1] * D exceeds the 40 inputs" in too_deep
+    strided = conv3d_kk1_spec(3, 4, 3, stride=(1, 1, 2))
+    assert "stride 1 along W and D" in rows_unsupported(tiled, strided, (1, 3, 8, 8, 4))
+    assert "no padding along D" in rows_unsupported(tiled, conv3d_kk1_spec(3, 4, 3, padding=1), (1, 3, 8, 8, 4))
 
 
 def test_row_units_runs_a_block_on_into_the_next_row_only_where_a_row_holds_a_block():
