@@ -166,7 +166,7 @@ def test_every_tiled_kernel_equals_the_twin_or_meets_the_tensor_core_bound(spec,
     sums = term_sums(terms.w, terms.x, terms.bias)
     op = Op.CONV3D_KK1 if spec.spatial_dims == 3 else Op.CONV2D
     kernels = set()
-    for label, variant, kernel in variant_runs(tiled_variants(op), spec):
+    for label, variant, kernel in variant_runs(tiled_variants(op), spec, shape):
         kernels.add(kernel)
         got = run_variant(variant, spec, *cuda, kernel=kernel).cpu().numpy().reshape(-1)
         if variant.twinned:
