@@ -346,33 +346,43 @@ def pareto_front(records: list[dict]) -> list[dict]:
 
 
 def plot_pareto(result: BenchResult, path) -> None:
-    """Accuracy–speed scatter (log–log) with the Pareto front, one label per row; written as a PNG."""
+    """Accuracy–speed scatter (log–log) with the Pareto front, written as a PNG. Each point carries a number
+    and a key beside the axes names it (variant, time, error): names written at the points overlap where
+    kernels cluster in time and error."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import seaborn as sns
 
-    rows = [r for r in result.records if math.isfinite(r["max_abs_err_vs_fp64"])]
+    rows = sorted(
+        (r for r in result.records if math.isfinite(r["max_abs_err_vs_fp64"])),
+        key=lambda r: (r["time_ms"], r["max_abs_err_vs_fp64"]),
+    )
     nonzero = [r["max_abs_err_vs_fp64"] for r in rows if r["max_abs_err_vs_fp64"] > 0]
     floor = min(nonzero) / 10 if nonzero else 1e-17  # fp64 rows that agree exactly sit on the floor
-    fig, ax = plt.subplots(figsize=(10, 6.5))
+    fig, (ax, key) = plt.subplots(1, 2, figsize=(14, 6.5), gridspec_kw={"width_ratios": [1.6, 1]})
     sns.scatterplot(
         x=[r["time_ms"] for r in rows],
         y=[max(r["max_abs_err_vs_fp64"], floor) for r in rows],
         hue=[r["kind"] for r in rows],
+        palette={"fpa": "tab:blue", "cudnn": "tab:orange", "reference": "tab:green"},  # the same in every plot
         s=60,
         ax=ax,
     )
-    for i, r in enumerate(sorted(rows, key=lambda r: (r["time_ms"], r["max_abs_err_vs_fp64"]))):
+    front = pareto_front(rows)
+    on_front = {id(r) for r in front}
+    lines, width = [], max((len(r["variant"]) for r in rows), default=0)
+    for i, r in enumerate(rows, start=1):
         ax.annotate(
-            r["variant"],
+            str(i),
             (r["time_ms"], max(r["max_abs_err_vs_fp64"], floor)),
             fontsize=7,
-            xytext=(4, 3 + 9 * (i % 3)),  # staggered: rows close in time and error stay readable
+            xytext=(4, 3 + 7 * (i % 2)),  # alternating heights: neighbours' numbers stay apart
             textcoords="offset points",
         )
-    front = pareto_front(rows)
+        mark = "*" if id(r) in on_front else " "
+        lines.append(f"{i:2d}{mark} {r['variant']:{width}s} {r['time_ms']:9.3f}  {r['max_abs_err_vs_fp64']:9.2e}")
     ax.plot(
         [r["time_ms"] for r in front],
         [max(r["max_abs_err_vs_fp64"], floor) for r in front],
@@ -387,6 +397,16 @@ def plot_pareto(result: BenchResult, path) -> None:
     m = result.meta
     ax.set_title(f"{result.op} ({m['preset']}, {'×'.join(map(str, m['input_shape']))}) on {m['device']}")
     ax.legend(loc="best", fontsize=8)
+    key.axis("off")
+    key.text(
+        0,
+        1,
+        "\n".join([f"    {'variant (* on the Pareto front)':{width}s}      time ms  max |err|", *lines]),
+        family="monospace",
+        fontsize=6.5,
+        va="top",
+        transform=key.transAxes,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
