@@ -1,14 +1,19 @@
 """``fpa``: the command-line face of fp_analysis. It parses, calls the library and renders; nothing else.
 
 Every command can print its result as data (``--json``); report and explain runs are appended to the
-results store (``fp_analysis.store``) unless ``--no-store``.
+results store (``fp_analysis.store``) unless ``--no-store``. Errors end every command the same way
+(``fp_analysis.errors.ExitCode``): one line on stderr, and with ``--json`` a JSON ``error`` record on
+stdout, so a script always gets JSON it can parse.
 """
 
 from __future__ import annotations
 
 import csv
-import json
+import datetime as _dt
+import os
+import pathlib
 import sys
+import traceback
 from typing import Annotated
 
 import typer
@@ -16,24 +21,123 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
+from typer.core import TyperGroup
 
-from .errors import FpaError
+from . import records
+from .errors import ExitCode, FpaError, ParameterError, UserCodeError
 from .ops.presets import PRESETS
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__.splitlines()[0])
+_EXIT_CODES = (
+    "Exit status (every command): 0 explained by arithmetic, or equal, or done with nothing wrong found; "
+    "1 a difference arithmetic does not explain (explain) or a failing example (fuzz); 2 usage error (bad "
+    "options, missing files, a Model out of scope); 3 the user's code failed (it raised, exited, was killed, "
+    "timed out or returned the wrong type, dtype or shape); 4 internal error of fpa (one line; the traceback is "
+    "written to a file it names)."
+)
+
+# The exceptions of the click typer runs on (typer >= 0.20 carries its own copy of click), found from typer's own.
+_ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
 # A pipe or CI log is not a terminal: rich would fold tables to 80 columns, so give it room.
 _out = Console(width=None if sys.stdout.isatty() else 200)
-_err = Console(stderr=True)
+_err = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
+
+
+class _Group(TyperGroup):
+    """Runs a command and turns whatever stops it into the documented exit status and message (``ExitCode``)."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        argv = list(sys.argv[1:] if args is None else args)
+        as_json = "--json" in argv
+        try:
+            code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+        except _ClickException as error:  # the command line itself: unknown option, bad value...
+            error.show()
+            code = _error_exit(ExitCode.USAGE, error.format_message(), as_json, quiet=True)
+        except typer.Abort:
+            code = 130
+        except UserCodeError as error:
+            _print_user_code_error(error, as_json)
+            code = ExitCode.USER_CODE
+        except FpaError as error:
+            code = _error_exit(error.exit_code, str(error), as_json, traceback_text=getattr(error, "traceback", ""))
+        except Exception as error:  # a bug of ours: one line for the user, the traceback kept in a file
+            code = _error_exit(
+                ExitCode.INTERNAL, f"{type(error).__name__}: {error}", as_json, traceback_text=traceback.format_exc()
+            )
+        code = int(code or 0)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+app = typer.Typer(
+    cls=_Group,
+    add_completion=False,
+    no_args_is_help=True,
+    help=__doc__.splitlines()[0],
+    epilog=_EXIT_CODES,
+    pretty_exceptions_enable=False,
+)
 
 Op = Annotated[str, typer.Argument(help=f"one of {', '.join(PRESETS)}")]
 Device = Annotated[str, typer.Option(help="auto (GPU if torch sees one), cpu or cuda")]
 AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
 NoStore = Annotated[bool, typer.Option("--no-store", help="do not append this run to the results store")]
+Timeout = Annotated[
+    float,
+    typer.Option(help="seconds each call into the user's code (import, constructor, forward) may take; then exit 3"),
+]
+Samples = Annotated[int, typer.Option(help="sampled outputs (CPU twins and bounds); at least 1")]
 
 
-def _fail(error: Exception) -> None:
-    _err.print(f"[bold red]error:[/] {escape(str(error))}")
-    raise typer.Exit(2)
+def _error_exit(code: ExitCode, message: str, as_json: bool, traceback_text: str = "", quiet: bool = False) -> int:
+    """Print one error line (and the JSON record with --json); keep a traceback in a file for internal errors."""
+    kind = {ExitCode.USAGE: "usage", ExitCode.USER_CODE: "user_code", ExitCode.INTERNAL: "internal"}[code]
+    record = {"exit_code": int(code), "kind": kind, "message": message}
+    if code is ExitCode.INTERNAL:
+        where = _keep_traceback(traceback_text or message)
+        record["traceback_file"] = where
+        message = f"{message} (internal error of fpa; full traceback in {where})"
+    if not quiet:
+        label = "internal error" if code is ExitCode.INTERNAL else "error"
+        _err.print(f"[bold red]{label}:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    if as_json:
+        print(records.dumps({"error": record}))
+    return code
+
+
+def _keep_traceback(text: str) -> str:
+    from .places import cache_dir
+
+    try:
+        folder = cache_dir("errors")
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        path = folder / f"fpa-{stamp}-{os.getpid()}.txt"
+        path.write_text(text)
+        return str(path)
+    except OSError as error:
+        return f"(not written: {error})"
+
+
+def _print_user_code_error(error: UserCodeError, as_json: bool) -> None:
+    details = dict(error.details)
+    worker = details.pop("worker", None)
+    if as_json:
+        record = {"exit_code": int(ExitCode.USER_CODE), "kind": "user_code", "message": str(error), **error.to_dict()}
+        record.pop("worker", None)
+        print(records.dumps({"error": record, "worker": worker or {}}))
+    at = f" (at {details['at']})" if details.get("at") else ""
+    where = f" [{details['detail']}]" if details.get("detail") else ""
+    _err.print(
+        f"[bold red]error:[/] the {error.side}'s code failed: {escape(str(error))}{escape(at)}{escape(where)}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if details.get("replay"):
+        _err.print(f"  reproduce: {escape(details['replay'])}", soft_wrap=True, highlight=False)
+    if worker:
+        _print_worker(worker, _err)
 
 
 def _store(command: str, rows: list[dict], flags: dict, seed: int | None, device: str, skip: bool) -> None:
@@ -56,6 +160,37 @@ def _shape(text: str | None) -> tuple[int, ...] | None:
         raise typer.BadParameter(f"--input-shape must look like 8,32,512,512; got {text!r}") from None
 
 
+def _check_samples(samples: int) -> None:
+    if samples < 1:
+        raise ParameterError(f"Got --samples {samples}, but --samples must be at least 1.")
+
+
+def _csv_target(path: str | None) -> pathlib.Path | None:
+    """The CSV file to write, checked before any work: its folder must exist and be writable."""
+    if path is None or path == "-":
+        return None
+    target = pathlib.Path(path).expanduser()
+    folder = target.parent if str(target.parent) else pathlib.Path(".")
+    if target.is_dir():
+        raise ParameterError(f"Got --csv {path}, which is a folder; give a file path (or - for stdout).")
+    if not folder.is_dir():
+        raise ParameterError(f"Got --csv {path}, but the folder {folder} does not exist.")
+    if not os.access(folder, os.W_OK):
+        raise ParameterError(f"Got --csv {path}, but the folder {folder} is not writable.")
+    return target
+
+
+def _write_csv(target: pathlib.Path | None, rows: list[dict]) -> None:
+    stream = sys.stdout if target is None else open(target, "w", newline="")
+    try:
+        writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    finally:
+        if stream is not sys.stdout:
+            stream.close()
+
+
 def _fmt(value, spec: str = ".2e") -> str:
     return "—" if value is None else format(value, spec)
 
@@ -63,7 +198,7 @@ def _fmt(value, spec: str = ".2e") -> str:
 @app.command()
 def report(
     op: Op,
-    samples: Annotated[int, typer.Option(help="sampled outputs (CPU twins and bounds)")] = 2000,
+    samples: Samples = 2000,
     seed: int = 0,
     device: Device = "auto",
     batch: Annotated[int | None, typer.Option(help="override the preset's batch size")] = None,
@@ -75,20 +210,19 @@ def report(
     """Max/mean error of every kernel variant and of PyTorch's reference (fp32, TF32) against fp64."""
     from .report import report as run_report
 
-    try:
-        with Progress(console=_err, transient=True, disable=as_json or csv_path == "-") as progress:
-            task = progress.add_task("variants", total=None)
-            result = run_report(
-                op,
-                samples=samples,
-                seed=seed,
-                device=device,
-                batch=batch,
-                input_shape=_shape(input_shape),
-                progress=lambda name: progress.update(task, description=name, advance=1),
-            )
-    except FpaError as error:
-        _fail(error)
+    _check_samples(samples)
+    csv_file = _csv_target(csv_path)
+    with Progress(console=_err, transient=True, disable=as_json or csv_path == "-") as progress:
+        task = progress.add_task("variants", total=None)
+        result = run_report(
+            op,
+            samples=samples,
+            seed=seed,
+            device=device,
+            batch=batch,
+            input_shape=_shape(input_shape),
+            progress=lambda name: progress.update(task, description=name, advance=1),
+        )
     _store(
         "report",
         result["rows"],
@@ -98,16 +232,11 @@ def report(
         no_store,
     )
     if csv_path:
-        stream = sys.stdout if csv_path == "-" else open(csv_path, "w", newline="")
-        writer = csv.DictWriter(stream, fieldnames=list(result["rows"][0]))
-        writer.writeheader()
-        writer.writerows(result["rows"])
-        if stream is not sys.stdout:
-            stream.close()
+        _write_csv(csv_file, result["rows"])
         if csv_path == "-":
             return
     if as_json:
-        print(json.dumps(result, indent=1))
+        print(records.dumps(result))
         return
     table = Table(
         title=f"{op}: {result['samples']} sampled outputs, K = {result['K']}, input {result['input_shape']}, "
@@ -157,18 +286,23 @@ def explain(
     reference_mode: Annotated[
         str | None, typer.Option(help="CPU only: emulate the reference's operand precision: fp32, tf32, bf16 or fp16")
     ] = None,
-    trials: int = 5,
+    trials: Annotated[int, typer.Option(help="KernelBench trials, each with fresh inputs; at least 1")] = 5,
     seed: int = 42,
     atol: float = 1e-4,
     rtol: float = 1e-4,
-    samples: Annotated[int, typer.Option(help="sampled outputs for the hypotheses")] = 4000,
+    samples: Annotated[int, typer.Option(help="sampled outputs for the hypotheses; at least 1")] = 4000,
+    timeout: Timeout = 300.0,
     as_json: AsJson = False,
     no_store: NoStore = False,
 ) -> None:
-    """Why does the candidate fail (or pass) KernelBench's check? Exit 0 if arithmetic explains it, 1 if not."""
+    """Why does the candidate fail (or pass) KernelBench's check? Exit 0 if arithmetic explains it, 1 if not.
+
+    Both files run in a worker process of their own (each file sees its own folder's modules); what they
+    print is captured and shown shortened (all of it under "worker" with --json).
+    """
     from .explain import explain_files
 
-    try:
+    with _WorkerStatus(enabled=not as_json) as status:
         result = explain_files(
             problem,
             solution,
@@ -179,33 +313,21 @@ def explain(
             atol=atol,
             rtol=rtol,
             samples=samples,
+            timeout=timeout,
+            on_event=status.update,
         )
-    except FpaError as error:
-        _fail(error)
     data = result.to_dict()
+    common = {
+        "explained": result.explained,
+        "verdict": result.verdict,
+        "problem": problem,
+        "solution": solution,
+        "mismatch_max_abs": result.mismatch["max_abs"],
+    }
     rows = [
-        {
-            "cause": c["name"],
-            "side": c["side"],
-            "residual_max": c["residual_max"],
-            "evidence": c["evidence"],
-            "explained": result.explained,
-            "verdict": result.verdict,
-            "problem": problem,
-            "solution": solution,
-            "mismatch_max_abs": result.mismatch["max_abs"],
-        }
+        {"cause": c["name"], "side": c["side"], "residual_max": c["residual_max"], "evidence": c["evidence"], **common}
         for c in data["causes"]
-    ] or [
-        {
-            "cause": None,
-            "explained": result.explained,
-            "verdict": result.verdict,
-            "problem": problem,
-            "solution": solution,
-            "mismatch_max_abs": result.mismatch["max_abs"],
-        }
-    ]
+    ] or [{"cause": None, **common}]
     _store(
         "explain",
         rows,
@@ -222,52 +344,134 @@ def explain(
         no_store,
     )
     if as_json:
-        print(json.dumps(data, indent=1, default=str))
+        print(records.dumps(data))
     else:
         _print_explanation(result)
-    raise typer.Exit(0 if result.explained else 1)
+    raise typer.Exit(ExitCode.OK if result.explained else ExitCode.NOT_EXPLAINED)
+
+
+class _WorkerStatus:
+    """A transient status line on stderr naming the worker's current call into the user's code, and for how long."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled and _err.is_terminal
+        self.status = None
+
+    def __enter__(self):
+        if self.enabled:
+            self.status = _err.status("starting the worker…")
+            self.status.__enter__()
+        return self
+
+    def update(self, event: dict) -> None:
+        if self.status is None:
+            return
+        if event.get("event") == "enter":
+            detail = f" ({event['detail']})" if event.get("detail") else ""
+            self.status.update(escape(f"running the {event['side']}'s {event['where']}{detail}…"))
+        elif event.get("event") == "leave":
+            self.status.update("analysing…")
+        elif event.get("event") == "progress":
+            self.status.update(escape(str(event.get("text", ""))))
+
+    def __exit__(self, *exc):
+        if self.status is not None:
+            self.status.__exit__(*exc)
+        return False
+
+
+def _stat(stats: dict, key: str) -> str:
+    value = stats.get(key)
+    return "n/a" if value is None else f"{value:.3g}"
+
+
+def _differences(stats: dict, over: str = "") -> str:
+    """'max |difference| …, mean …' of an error record, or that no output is finite on both sides."""
+    if stats.get("max_abs") is None:
+        return "no output is finite on both sides"
+    return f"max |difference| {_stat(stats, 'max_abs')}, mean {_stat(stats, 'mean_abs')}{over}"
+
+
+def _nonfinite_line(nf: dict, names: tuple[str, str] = ("candidate", "reference"), where: bool = True) -> str | None:
+    """NaN/Inf counted per side, or None when neither side has any."""
+    if not (nf.get("nan_actual") or nf.get("nan_reference") or nf.get("inf_actual") or nf.get("inf_reference")):
+        return None
+    first = f", the first at output {tuple(nf['examples'][0])}" if where and nf.get("examples") else ""
+    return (
+        f"non-finite: {names[0]} {nf['nan_actual']} NaN and {nf['inf_actual']} ±inf, {names[1]} "
+        f"{nf['nan_reference']} NaN and {nf['inf_reference']} ±inf; {nf['mismatched_nonfinite']} outputs "
+        f"non-finite on one side only{first}"
+    )
 
 
 def _print_explanation(result) -> None:
     m = result.mismatch
     colour = "green" if result.explained else "red"
+    nonfinite = _nonfinite_line(m.get("nonfinite") or {})
+    over = f" over the {m['finite_pairs']} of {m['outputs']} outputs finite on both sides" if nonfinite else ""
     _out.print(
         f"KernelBench check: {m['failed_trials']} of {len(result.trials)} trials fail allclose(atol={m['atol']}, "
-        f"rtol={m['rtol']}); max |difference| {m['max_abs']:.3g}, mean {m['mean_abs']:.3g}, up to "
-        f"{100 * m['allclose_fail_fraction']:.2f}% of elements failing."
+        f"rtol={m['rtol']}); {_differences(m, over)}; up to "
+        f"{100 * m['allclose_fail_fraction']:.2f}% of elements failing.",
+        highlight=False,
     )
+    if nonfinite:
+        _out.print(f"  {nonfinite} (trial {m['nonfinite']['trial'] + 1})", highlight=False)
     how = "explained by arithmetic" if result.explained else "not explained by arithmetic"
     _out.print(f"[bold {colour}]verdict: {result.verdict}[/] ({how})")
     for c in result.causes:
-        _out.print(f"  • [bold]{c.name}[/] ({c.side}): {escape(c.evidence)}. Residual max {c.residual_max:.3g}.")
+        residual = "" if c.residual_max is None else f" Residual max {c.residual_max:.3g}."
+        _out.print(f"  • [bold]{c.name}[/] ({c.side}): {escape(c.evidence)}.{residual}", highlight=False)
     for name, stats in (("candidate", result.candidate_vs_fp64), ("reference", result.reference_vs_fp64)):
         if stats:
-            _out.print(f"  {name} vs fp64 (sampled): max {stats['max_abs']:.3g}, mean {stats['mean_abs']:.3g}")
+            line = f"  {name} vs fp64 (sampled): {_differences(stats)}"
+            extra = _nonfinite_line(stats.get("nonfinite") or {}, (name, "fp64"), where=False)
+            _out.print(line + (f"; {extra}" if extra else ""), highlight=False)
     tol = result.recommended_tolerance
     if tol.get("atol") is not None:
         _out.print(
             f"  principled tolerance: atol = {tol['atol']:.3g}, rtol = {tol['rtol']} ({tol['basis']}); "
-            f"from the measured difference alone: {tol['measured_atol']:.3g}"
+            f"from the measured difference alone: {_stat(tol, 'measured_atol')}",
+            highlight=False,
         )
+    for note in result.notes:
+        _out.print(f"  note: {escape(note)}", highlight=False)
+    _print_worker(result.worker)
+
+
+def _print_worker(worker: dict, console: Console = _out) -> None:
+    """The time the worker took and, shortened, what the user's code printed."""
+    if not worker:
+        return
+    from .worker import CapturedOutput
+
+    console.print(
+        f"  worker: {worker['seconds']:.1f} s, of which {worker['user_code_seconds']:.1f} s in the user's code",
+        highlight=False,
+    )
+    output = CapturedOutput(**{k: worker[k] for k in ("stdout", "stderr", "stdout_bytes", "stderr_bytes")})
+    lines = output.tail()
+    if lines:
+        console.print("  the user's code printed (all of it under 'worker' with --json):", highlight=False)
+        for line in lines:
+            console.print(f"  {escape(line)}", highlight=False)
 
 
 @app.command()
 def tolerance(
     op: Op,
     mode: Annotated[str, typer.Option(help="the reference's precision: fp32, tf32, bf16, fp16")] = "tf32",
-    samples: int = 2000,
+    samples: Samples = 2000,
     seed: int = 0,
     as_json: AsJson = False,
 ) -> None:
     """atol/rtol for comparing an fp32 kernel with a reference in MODE, from the bounds and measured errors."""
     from .tolerance_report import tolerance_report
 
-    try:
-        result = tolerance_report(op, mode, samples=samples, seed=seed)
-    except FpaError as error:
-        _fail(error)
+    _check_samples(samples)
+    result = tolerance_report(op, mode, samples=samples, seed=seed)
     if as_json:
-        print(json.dumps(result, indent=1))
+        print(records.dumps(result))
         return
     for line in result["reasoning"]:
         _out.print(escape(line))
@@ -277,34 +481,21 @@ def tolerance(
 @app.command()
 def orders(
     preset: Annotated[str, typer.Option(help=f"one of {', '.join(PRESETS)}")] = "dilated_conv2d",
-    samples: int = 2000,
+    samples: Samples = 2000,
     seed: int = 0,
-    batch: int | None = None,
+    batch: Annotated[int | None, typer.Option(help="override the preset's batch size")] = None,
     as_json: AsJson = False,
 ) -> None:
     """The accumulation-order error table: every order × operand rounding on sampled outputs, with bounds."""
     from .order_table import format_table, mpmath_spot_check, order_table, preset_terms
 
-    try:
-        spec, terms = preset_terms(preset, samples, seed, batch)
-        rows = order_table(spec, terms)
-        spot = mpmath_spot_check(terms)
-    except FpaError as error:
-        _fail(error)
+    _check_samples(samples)
+    spec, terms = preset_terms(preset, samples, seed, batch)
+    rows = order_table(spec, terms)
+    spot = mpmath_spot_check(terms)
     if as_json:
-        print(
-            json.dumps(
-                {
-                    "preset": preset,
-                    "samples": terms.M,
-                    "K": terms.K,
-                    "seed": seed,
-                    "fp64_vs_mpmath_max": spot,
-                    "rows": [r.to_dict() for r in rows],
-                },
-                indent=1,
-            )
-        )
+        table = {"preset": preset, "samples": terms.M, "K": terms.K, "seed": seed, "fp64_vs_mpmath_max": spot}
+        print(records.dumps({**table, "rows": [r.to_dict() for r in rows]}))
         return
     print(
         f"{preset}: {terms.M} sampled outputs, K = {terms.K} terms each, seed {seed}; errors against the correctly "
@@ -313,59 +504,69 @@ def orders(
     print(format_table(rows))
 
 
-def main() -> None:
-    """Entry point of the ``fpa`` script and ``python -m fp_analysis``."""
-    app()
-
-
 @app.command()
 def fuzz(
     op: Annotated[str | None, typer.Argument(help="conv2d, conv3d_kk1 or conv_gelu: fuzz our own variants")] = None,
     problem: Annotated[str | None, typer.Option(help="KernelBench problem file to fuzz against")] = None,
     solution: Annotated[str | None, typer.Option(help="KernelBench solution file (ModelNew) to fuzz")] = None,
     max_examples: Annotated[
-        int, typer.Option(help="examples to try (profile: HYPOTHESIS_PROFILE=thorough or --max-examples 2000)")
-    ] = 200,
+        int | None,
+        typer.Option(help="examples to try, at least 1 (default 200; 2000 with HYPOTHESIS_PROFILE=thorough)"),
+    ] = None,
     device: Device = "auto",
     seed: int = 0,
     replay: Annotated[str | None, typer.Option(help="replay one example (the JSON a failure prints)")] = None,
+    timeout: Timeout = 300.0,
     as_json: AsJson = False,
 ) -> None:
-    """Search configs and data for a failure, shrink it to a minimal example. Exit 1 when one is found."""
-    import os
-
+    """Search configs and data for a failure, shrink it to a minimal example. Exit 1 when one is found, 3 when
+    the candidate's code itself fails (raises, exits, crashes, hangs) on an example."""
     from .fuzz import fuzz_kernelbench, fuzz_op, replay_kernelbench
 
-    if max_examples is None:
-        max_examples = 2000 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 200
-    try:
-        if (problem is None) != (solution is None):
-            raise typer.BadParameter("give both --problem and --solution, or neither")
-        if problem is not None and op is not None:
-            raise typer.BadParameter("give OP or --problem/--solution, not both")
-        if problem is not None and replay is not None:
-            result = replay_kernelbench(problem, solution, replay, device=device)
-        elif problem is not None:
-            result = fuzz_kernelbench(problem, solution, max_examples=max_examples, device=device, seed=seed)
-        elif op is not None:
-            result = fuzz_op(op, max_examples=max_examples, device=device, seed=seed)
-        else:
-            raise typer.BadParameter("give OP (conv2d, conv3d_kk1, conv_gelu) or --problem and --solution")
-    except FpaError as error:
-        _fail(error)
-    if as_json:
-        print(json.dumps(result, indent=1, default=str))
-    else:
-        _out.print(f"{result['examples']} examples tried; {len(result['failures'])} failure(s).")
-        for f in result["failures"]:
-            verdict = (f.get("explanation") or {}).get("verdict")
-            evidence = (f.get("explanation") or {}).get("evidence") or "; ".join(
-                c["evidence"] for c in (f.get("explanation") or {}).get("causes", [])
+    if (problem is None) != (solution is None):
+        raise ParameterError("give both --problem and --solution, or neither")
+    if problem is not None and op is not None:
+        raise ParameterError("give OP or --problem/--solution, not both")
+    if problem is None and op is None:
+        raise ParameterError("give OP (conv2d, conv3d_kk1, conv_gelu) or --problem and --solution")
+    if replay is not None and problem is None:
+        raise ParameterError("--replay replays an example of a KernelBench pair: give --problem and --solution too")
+    with _WorkerStatus(enabled=not as_json) as status:
+        if replay is not None:
+            result = replay_kernelbench(
+                problem, solution, replay, device=device, timeout=timeout, on_event=status.update
             )
-            _out.print(f"[bold red]minimal failing config[/]: {escape(json.dumps(f['config']))}")
-            _out.print(f"  {verdict}: {escape(str(evidence))}")
-            _out.print(f"  reproduce: {escape(f['command'])}", soft_wrap=True)
-    raise typer.Exit(1 if result["failures"] else 0)
+        elif problem is not None:
+            result = fuzz_kernelbench(
+                problem,
+                solution,
+                max_examples=max_examples,
+                device=device,
+                seed=seed,
+                timeout=timeout,
+                on_event=status.update,
+            )
+        else:
+            result = fuzz_op(op, max_examples=max_examples, device=device, seed=seed)
+    failures = result["failures"]
+    user_code = any(f.get("user_code") for f in failures)
+    if as_json:
+        print(records.dumps(result))
+    else:
+        shrink = f" (then {result['shrink_steps']} runs to shrink the failure)" if result.get("shrink_steps") else ""
+        _out.print(f"{result['examples']} examples tried{shrink}; {len(failures)} failure(s).", highlight=False)
+        for f in failures:
+            explanation = f.get("explanation") or {}
+            verdict = explanation.get("verdict")
+            evidence = explanation.get("evidence") or "; ".join(c["evidence"] for c in explanation.get("causes", []))
+            _out.print(f"[bold red]minimal failing config[/]: {escape(records.dumps(f['config'], indent=None))}")
+            _out.print(f"  {verdict}: {escape(str(evidence))}", highlight=False)
+            _out.print(f"  reproduce: {escape(f['command'])}", soft_wrap=True, highlight=False)
+        if result.get("worker"):
+            _print_worker(result["worker"])
+    if user_code:
+        raise typer.Exit(ExitCode.USER_CODE)
+    raise typer.Exit(ExitCode.NOT_EXPLAINED if failures else ExitCode.OK)
 
 
 @app.command()
@@ -397,39 +598,36 @@ def bench(
     if replot:
         try:
             result = bench_lib.load(replot, op)
-        except (FpaError, OSError) as error:
-            _fail(error)
+        except OSError as error:
+            raise ParameterError(f"Got --replot {replot}, which cannot be read: {error}") from None
         path = figure or f"experiments/figures/bench_{op}_{bench_lib.gpu_slug(result.meta['device'])}.png"
         bench_lib.plot_pareto(result, path)
         _out.print(f"wrote {path}")
         return
-    try:
-        from fpa_kernels.variants import Schedule
+    from fpa_kernels.variants import Schedule
 
-        variants = bench_lib.default_variants(op) if op in bench_lib.OP_PRESETS else None
-        if tiled_only and variants is not None:
-            variants = [v for v in variants if v.schedule is Schedule.TILED]
-        tree = kernels_tree or bench_lib.kernels_tree_of_checkout()
-        result = bench_lib.bench(
-            op,
-            variants,
-            batch=batch,
-            rotate=rotate,
-            reps=reps,
-            budget_s=budget,
-            kernels_tree=tree,
-            log=lambda line: _err.print(escape(line), highlight=False),
-            match=match,
-        )
-    except FpaError as error:
-        _fail(error)
+    variants = bench_lib.default_variants(op) if op in bench_lib.OP_PRESETS else None
+    if tiled_only and variants is not None:
+        variants = [v for v in variants if v.schedule is Schedule.TILED]
+    tree = kernels_tree or bench_lib.kernels_tree_of_checkout()
+    result = bench_lib.bench(
+        op,
+        variants,
+        batch=batch,
+        rotate=rotate,
+        reps=reps,
+        budget_s=budget,
+        kernels_tree=tree,
+        log=lambda line: _err.print(escape(line), highlight=False),
+        match=match,
+    )
     slug = bench_lib.gpu_slug(result.meta["device"])
     out_path = out or f"experiments/results/bench_{slug}.json"
     fig_path = figure or f"experiments/figures/bench_{op}_{slug}.png"
     bench_lib.save(result, out_path)
     bench_lib.plot_pareto(result, fig_path)
     if as_json:
-        print(json.dumps({"meta": result.meta, "records": result.records}, indent=1, default=float))
+        print(records.dumps({"meta": result.meta, "records": result.records}))
         return
     table = Table(title=f"fpa bench {op} — {result.meta['device']} ({out_path}, {fig_path})")
     for col in ("variant", "kind", "kernel", "time ms", "TFLOP/s", "% fp32 peak", "max |err| vs fp64", "allclose fail"):
@@ -447,3 +645,8 @@ def bench(
             f"{100 * r['allclose_1e-4_fail_frac']:.2f}%",
         )
     _out.print(table)
+
+
+def main() -> None:
+    """Entry point of the ``fpa`` script and ``python -m fp_analysis``."""
+    app()

@@ -1,19 +1,46 @@
-"""The one exception hierarchy of fp_analysis.
+"""The one exception hierarchy of fp_analysis, and the exit status each kind of error gives a command.
 
 Every error raised at a public boundary is an ``FpaError``; each also derives from the builtin that
 PyTorch (or Python) would raise for the same mistake, so callers that catch ``ValueError`` /
-``RuntimeError`` / ``TypeError`` keep working.
+``RuntimeError`` / ``TypeError`` keep working. Each class carries the ``ExitCode`` an ``fpa`` command
+ends with when it stops on that error, so the mapping lives here and nowhere else.
 """
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, IntEnum
 
-__all__ = ["DtypeError", "FpaError", "ParameterError", "ShapeError", "enum_member"]
+__all__ = [
+    "DtypeError",
+    "ExitCode",
+    "FpaError",
+    "InternalError",
+    "ParameterError",
+    "ShapeError",
+    "UserCodeError",
+    "enum_member",
+]
+
+
+class ExitCode(IntEnum):
+    """What an ``fpa`` command's exit status means; the same for every command."""
+
+    OK = 0
+    """Explained by arithmetic (or equal); for the other commands: done, nothing wrong found."""
+    NOT_EXPLAINED = 1
+    """A difference that arithmetic does not explain (explain), a failing example found (fuzz)."""
+    USAGE = 2
+    """Bad options, missing files, a Model outside what the tool can model: nothing was judged."""
+    USER_CODE = 3
+    """The user's code failed: it raised, exited, was killed by a signal, timed out or returned the wrong thing."""
+    INTERNAL = 4
+    """A bug of fp_analysis: one line is printed and the full traceback written to a file."""
 
 
 class FpaError(Exception):
-    """Base class of every error fp_analysis raises on purpose."""
+    """Base class of every error fp_analysis raises on purpose; by default a usage error (exit 2)."""
+
+    exit_code = ExitCode.USAGE
 
 
 class ParameterError(FpaError, ValueError):
@@ -26,6 +53,36 @@ class ShapeError(FpaError, RuntimeError):
 
 class DtypeError(FpaError, TypeError):
     """An array or tensor has a dtype (or type) the function does not accept."""
+
+
+class UserCodeError(FpaError, RuntimeError):
+    """The user's code (a problem or solution file) failed: a finding about that code, not an error of ours.
+
+    ``side`` is "problem" or "solution"; ``where`` names the call ("ModelNew.forward", "importing
+    solution.py"); ``fate`` is one of "raised", "exited", "killed", "timed_out", "bad_output"; ``details``
+    holds what else is known (exit status, signal, the example being run, a replay command).
+    """
+
+    exit_code = ExitCode.USER_CODE
+
+    def __init__(self, message: str, *, side: str, where: str, fate: str, details: dict | None = None):
+        super().__init__(message)
+        self.side, self.where, self.fate = side, where, fate
+        self.details = dict(details or {})
+
+    def to_dict(self) -> dict:
+        """The record ``--json`` prints under ``error``."""
+        return {"side": self.side, "where": self.where, "fate": self.fate, **self.details}
+
+
+class InternalError(FpaError, RuntimeError):
+    """Something failed inside fp_analysis itself (exit 4); ``traceback`` holds the full text where known."""
+
+    exit_code = ExitCode.INTERNAL
+
+    def __init__(self, message: str, traceback: str = ""):
+        super().__init__(message)
+        self.traceback = traceback
 
 
 def enum_member(enum: type[Enum], value, name: str):

@@ -18,6 +18,7 @@ plain fp32 yet differ. If none does, the candidate's departure from its closest 
 from __future__ import annotations
 
 import math
+import pathlib
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -26,7 +27,16 @@ import torch
 from .arith import add32
 from .bounds import term_sums
 from .formats import FORMATS
-from .kernelbench import ConvOp, KernelBenchError, extract_op, load_pair, numpy32, parameter_mismatch, run_check
+from .kernelbench import (
+    ConvOp,
+    KernelBenchError,
+    extract_op,
+    load_pair,
+    mismatch_summary,
+    numpy32,
+    parameter_mismatch,
+    run_check,
+)
 from .metrics import error_stats
 from .ops.conv import gather_terms
 from .ops.epilogue import EpilogueSpec, epilogue_torch, gelu_derivative_max
@@ -34,8 +44,10 @@ from .orders import AccumulationSpec, accumulate
 from .reference import abs_dot_at, fp64_at
 from .rounding import round_to
 from .tolerance import FAST_MATH_UNITS, side_bound, tolerance_from_bounds
+from .usercode import UserFile
+from .worker import DEFAULT_TIMEOUT_S, run_job
 
-__all__ = ["CAUSES", "Cause", "Explanation", "analyse", "explain_files"]
+__all__ = ["CAUSES", "Cause", "Explanation", "analyse", "explain_files", "explain_job"]
 
 CAUSES = (
     "reference_tf32",
@@ -68,7 +80,12 @@ class Cause:
 
 @dataclass
 class Explanation:
-    """The verdict and its evidence; ``to_dict`` is the ``--json`` schema."""
+    """The verdict and its evidence; ``to_dict`` is the ``--json`` schema.
+
+    ``notes`` lists global changes the user's code made (a solution switching cuDNN's TF32 off at import,
+    say: undone before the reference ran); ``worker`` the time the worker took and what the user's code
+    printed (``fp_analysis.worker``).
+    """
 
     explained: bool
     verdict: str
@@ -80,11 +97,18 @@ class Explanation:
     trials: list[dict]
     hypotheses: list[dict] = field(default_factory=list)
     context: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    worker: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         data = asdict(self)
         data["causes"] = [asdict(c) for c in self.causes]
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Explanation:
+        """The inverse of ``to_dict`` (as a worker hands it back)."""
+        return cls(**{**data, "causes": [Cause(**c) for c in data["causes"]]})
 
 
 def _sample(diff: np.ndarray, count: int, seed: int) -> np.ndarray:
@@ -170,11 +194,27 @@ _AXES = {2: ("rows", "columns"), 3: ("rows", "columns", "depth slices")}
 
 
 def _locate(op: ConvOp, s: _Samples, bad: np.ndarray, shape: tuple[int, ...]) -> str:
-    """Where the failing sampled outputs concentrate, in words: edges, channels, batch items, region."""
+    """Where the failing sampled outputs lie, in words, with counts that add up: the channels and batch items
+    that hold all of them (each with how many of its sampled outputs fail), edges, a region."""
     idx, total = s.index[bad], len(s.index)
-    parts = [f"{int(bad.sum())} of {total} sampled outputs beyond the floor"]
+    nonfinite = int(np.sum(bad & ~np.isfinite(s.candidate)))
+    parts = [
+        f"{int(bad.sum())} of {total} sampled outputs beyond the floor"
+        + (f" ({nonfinite} of them NaN or ±inf)" if nonfinite else "")
+    ]
     if not idx.size:
         return parts[0]
+    for axis, name in ((1, "channel"), (0, "batch item")):
+        values, counts = np.unique(idx[:, axis], return_counts=True)
+        present, sampled = np.unique(s.index[:, axis], return_counts=True)
+        if len(present) > 1 and len(values) <= max(1, len(present) // 4):
+            of = dict(zip(present.tolist(), sampled.tolist(), strict=True))
+            each = [
+                f"{name} {v}: {c} of its {of[v]} sampled" for v, c in zip(values.tolist(), counts.tolist(), strict=True)
+            ]
+            shown = ", ".join(each[:8]) + (f", and {len(each) - 8} more" if len(each) > 8 else "")
+            plural = "s" if len(values) > 1 else ""
+            parts.append(f"all in {len(values)} {name}{plural} of 0…{shape[axis] - 1} ({shown})")
     for d, axis in enumerate(_AXES[op.spec.spatial_dims]):
         extent = shape[2 + d]
         lo, hi = int(idx[:, 2 + d].min()), int(idx[:, 2 + d].max())
@@ -184,11 +224,6 @@ def _locate(op: ConvOp, s: _Samples, bad: np.ndarray, shape: tuple[int, ...]) ->
             parts.append(f"all in the first {hi + 1} {axis} (index ≤ {hi} of 0…{extent - 1})")
         elif extent > 2 and hi < extent - 1 and lo > 0:
             parts.append(f"{axis} {lo}…{hi} only, of 0…{extent - 1}")
-    for axis, name in ((1, "channels"), (0, "batch items")):
-        values = np.unique(idx[:, axis])
-        present = len(np.unique(s.index[:, axis]))
-        if present > 1 and len(values) <= max(1, present // 4):
-            parts.append(f"{name} {values.tolist()[:8]} only ({len(values)} of {present} sampled)")
     return "; ".join(parts)
 
 
@@ -313,10 +348,16 @@ def analyse(
                 )
             )
         else:
-            best = min((n for (side, n) in res if side == "candidate"), key=lambda n: res[("candidate", n)][0])
-            values = s.recreations[best][1]
-            units = np.abs(s.candidate - values) / (_U * s.scale)
-            bad = ~(units <= floor)
+            # The closest re-creation is the one that accounts for the most sampled outputs (a bug in one
+            # channel leaves every other output on plain fp32), not the one with the smallest largest
+            # residual, which a coarse format wins by blurring every output alike.
+            def outside(name):
+                units = np.abs(s.candidate - s.recreations[name][1]) / (_U * s.scale)
+                return ~(units <= res[("candidate", name)][1])
+
+            names = [n for (side, n) in res if side == "candidate"]
+            best = min(names, key=lambda n: (int(np.sum(outside(n))), res[("candidate", n)][0]))
+            bad = outside(best)
             where = _locate(op, s, bad, tuple(ref.shape))
             causes.append(
                 Cause(
@@ -357,6 +398,9 @@ def _evidence(name: str, side: str, residual: float, plain: float, floor: float)
     )
 
 
+_MODES = ("fp32", "tf32", "bf16", "fp16")
+
+
 def explain_files(
     problem_path,
     solution_path,
@@ -368,8 +412,68 @@ def explain_files(
     atol: float = 1e-4,
     rtol: float = 1e-4,
     samples: int = 4000,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    on_event=None,
 ) -> Explanation:
-    """Run KernelBench's check on the two files and explain what it sees."""
+    """Run KernelBench's check on the two files in a worker process and explain what it sees.
+
+    The files are the user's code: they run apart from this process (``fp_analysis.worker``), each call into
+    them limited to ``timeout`` seconds. Options are checked before anything runs. Raises ``FpaError`` for a
+    usage error and ``UserCodeError`` when the user's code fails; ``Explanation.worker`` holds the time spent
+    and what the user's code printed.
+    """
+    options = _checked_options(
+        problem_path, solution_path, device, reference_mode, trials, seed, atol, rtol, samples, timeout
+    )
+    result = run_job("explain", options, timeout=timeout, on_event=on_event)
+    explanation = Explanation.from_dict(result.value)
+    explanation.worker = result.worker_record()
+    return explanation
+
+
+def _checked_options(problem, solution, device, reference_mode, trials, seed, atol, rtol, samples, timeout) -> dict:
+    def integer(name, value, low):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise KernelBenchError(f"Got {name}={value!r}, but {name} must be an integer >= {low}.")
+
+    def number(name, value, positive):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if not ok or value < 0 or (positive and value == 0):
+            raise KernelBenchError(
+                f"Got {name}={value!r}, but {name} must be a finite number {'>' if positive else '>='} 0."
+            )
+
+    if device not in ("auto", "cpu", "cuda"):
+        raise KernelBenchError(f"Got device={device!r}, but the only valid values are 'auto', 'cpu', 'cuda'.")
+    if reference_mode is not None and reference_mode not in _MODES:
+        allowed = ", ".join(repr(m) for m in _MODES)
+        raise KernelBenchError(f"Got reference_mode={reference_mode!r}, but the only valid values are {allowed}.")
+    integer("trials", trials, 1)
+    integer("samples", samples, 1)
+    integer("seed", seed, 0)
+    number("atol", atol, False)
+    number("rtol", rtol, False)
+    number("timeout", timeout, True)
+    paths = {}
+    for side, path in (("problem", problem), ("solution", solution)):
+        resolved = pathlib.Path(path).expanduser()
+        if not resolved.is_file():
+            raise KernelBenchError(f"{side} file not found: {path}")
+        paths[side] = str(resolved.resolve())
+    return {
+        **paths,
+        "device": device,
+        "reference_mode": reference_mode,
+        "trials": trials,
+        "seed": seed,
+        "atol": atol,
+        "rtol": rtol,
+        "samples": samples,
+    }
+
+
+def explain_job(problem, solution, *, device, reference_mode, trials, seed, atol, rtol, samples) -> dict:
+    """The worker's half of ``explain_files``: everything that runs the user's code, in the child process."""
     dev = _device(device)
     mode = reference_mode or "fp32"
     if dev.type == "cuda" and reference_mode not in (None, "fp32"):
@@ -377,10 +481,10 @@ def explain_files(
             "--reference-mode emulates a precision on the CPU; on a GPU the reference runs as "
             "your TF32 settings say (and is also run with TF32 forced on and off)"
         )
-    problem, solution = load_pair(problem_path, solution_path)
+    reference_file, solution_file = load_pair(problem, solution)
     reference, candidate, results = run_check(
-        problem,
-        solution,
+        reference_file,
+        solution_file,
         dev,
         trials=trials,
         seed=seed,
@@ -396,40 +500,28 @@ def explain_files(
         "atol": atol,
         "rtol": rtol,
     }
-    mismatch = {
-        "max_abs": max(r.max_abs for r in results),
-        "mean_abs": float(np.mean([r.mean_abs for r in results])),
-        "allclose_fail_fraction": max(r.allclose_fail_fraction for r in results),
-        "failed_trials": sum(not r.passed for r in results),
-        "atol": atol,
-        "rtol": rtol,
-    }
+    notes = reference_file.notes + solution_file.notes
+    mismatch = mismatch_summary(results, atol, rtol)
     trial_dicts = [r.to_dict() for r in results]
     problems = parameter_mismatch(reference, candidate)
-    empty = {}
     if problems:
         cause = Cause("parameter_mismatch", "; ".join(problems), mismatch["max_abs"], "pair")
+        tolerance = {"atol": None, "rtol": None, "basis": "parameters differ: no tolerance makes this right"}
         return Explanation(
-            False,
-            "parameter_mismatch",
-            [cause],
-            mismatch,
-            empty,
-            empty,
-            {"atol": None, "rtol": None, "basis": "parameters differ: no tolerance makes this right"},
-            trial_dicts,
-            [],
-            context,
-        )
+            False, "parameter_mismatch", [cause], mismatch, {}, {}, tolerance, trial_dicts, [], context, notes
+        ).to_dict()
     op = extract_op(reference)
     first = results[0]
-    x = next(t for t in first.inputs if isinstance(t, torch.Tensor))
+    x = next((t for t in first.inputs if isinstance(t, torch.Tensor)), None)
+    if x is None:
+        raise KernelBenchError("get_inputs() gives no tensor: there is no input to analyse")
     if dev.type == "cuda":
-        context["reference_tf32_forced"] = _forced_tf32(reference, first.inputs, first.candidate)
-    causes, explained, verdict, cand_vs, ref_vs, tolerance, hyps = analyse(
-        op, x.cpu(), first.reference.cpu(), first.candidate.cpu(), samples=samples, seed=seed
-    )
-    return Explanation(explained, verdict, causes, mismatch, cand_vs, ref_vs, tolerance, trial_dicts, hyps, context)
+        context["reference_tf32_forced"] = _forced_tf32(reference_file, reference, first.inputs, first.candidate)
+    analysis = analyse(op, x.cpu(), first.reference.cpu(), first.candidate.cpu(), samples=samples, seed=seed)
+    causes, explained, verdict, cand_vs, ref_vs, tolerance, hyps = analysis
+    return Explanation(
+        explained, verdict, causes, mismatch, cand_vs, ref_vs, tolerance, trial_dicts, hyps, context, notes
+    ).to_dict()
 
 
 def _device(device: str) -> torch.device:
@@ -446,7 +538,7 @@ def _tf32_setting() -> str:
     return "tf32" if torch.backends.cudnn.allow_tf32 else "fp32"
 
 
-def _forced_tf32(reference, inputs, candidate_out) -> dict:
+def _forced_tf32(problem: UserFile, reference, inputs, candidate_out) -> dict:
     """The reference rerun with cuDNN's TF32 forced on and off, and how far the candidate is from each."""
     saved = torch.backends.cudnn.allow_tf32
     out = {}
@@ -454,7 +546,8 @@ def _forced_tf32(reference, inputs, candidate_out) -> dict:
         with torch.no_grad():
             for flag in (True, False):
                 torch.backends.cudnn.allow_tf32 = flag
-                ref = reference(*inputs)
+                where = f"Model.forward (cuDNN TF32 {'on' if flag else 'off'})"
+                ref = problem.call(where, reference, *inputs)
                 out["tf32_on" if flag else "tf32_off"] = {
                     "max_abs_vs_candidate": float((ref - candidate_out).abs().max()),
                     "bitwise_equal_candidate": bool(torch.equal(ref, candidate_out)),

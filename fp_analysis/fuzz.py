@@ -6,12 +6,18 @@ builds both models from the same seed, and compares them. A quick screen first: 
 its error against fp64, in units of u·Σ|w·x|, stays within 8× the reference's own (the floor of
 ``fp_analysis.explain``, plus its tensor-core allowance). Otherwise ``explain.analyse`` decides: a
 difference that arithmetic explains (TF32, bf16, another order...) is not a failure; a bug is. Hypothesis
-shrinks a failure to a minimal config and prints a one-line command that replays it. The example database
-persists in ``$FPA_HYPOTHESIS_DB`` (default ``~/.cache/fp_analysis/hypothesis``).
+shrinks a failure to a minimal config and prints a one-line command that replays it.
+
+The user's pair runs in a worker process (``fp_analysis.worker``): an example on which the candidate
+raises, exits, crashes or hangs ends the search as a failure of the user's code (exit 3), with the
+example's replay command. Every file fuzzing writes is under the cache directory: the example database
+in ``$FPA_HYPOTHESIS_DB`` (default ``~/.cache/fp_analysis/hypothesis``) and Hypothesis's own files
+beside it. The number of examples defaults to 200, or 2000 with ``HYPOTHESIS_PROFILE=thorough``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
@@ -22,21 +28,33 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.database import DirectoryBasedExampleDatabase
 from torch import nn
 
-from .errors import FpaError
+from .errors import FpaError, UserCodeError
 from .explain import analyse
 from .formats import FORMATS
-from .kernelbench import ConvOp, KernelBenchError, extract_op, load_pair
+from .kernelbench import ConvOp, KernelBenchError, extract_op, init_inputs, load_pair
 from .ops.epilogue import gelu_derivative_max
+from .places import cache_dir
 from .reference import fp64_full
 from .strategies import DATA_KINDS, LAYOUTS, config_spec, conv2d_configs, conv3d_kk1_configs, make_tensor
+from .usercode import check_output
+from .worker import DEFAULT_TIMEOUT_S, run_job
 
-__all__ = ["FuzzFailure", "fuzz_kernelbench", "fuzz_op", "replay_kernelbench"]
+__all__ = [
+    "FuzzFailure",
+    "default_max_examples",
+    "fuzz_job",
+    "fuzz_kernelbench",
+    "fuzz_op",
+    "replay_job",
+    "replay_kernelbench",
+]
 
 _U = FORMATS["fp32"].unit_roundoff
 _CONV_KEYS = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias")
@@ -44,32 +62,73 @@ _CONV_KEYS = ("in_channels", "out_channels", "kernel_size", "stride", "padding",
 
 @dataclass
 class FuzzFailure:
-    """A minimal failing example: the config in the user's constructor names, how to replay it, what failed."""
+    """A minimal failing example: the config in the user's constructor names, how to replay it, what failed.
+
+    ``user_code`` is set when the candidate's code itself failed on the example (raised, exited or returned
+    the wrong thing) where the reference returned: the record of that ``UserCodeError``; the explanation's
+    verdict is then ``bug`` with its message as evidence.
+    """
 
     config: dict
     command: str
-    max_abs: float
+    max_abs: float | None
     explanation: dict
+    user_code: dict | None = None
+
+
+def default_max_examples() -> int:
+    """200 examples, or 2000 under ``HYPOTHESIS_PROFILE=thorough`` (as the test suite's profiles)."""
+    return 2000 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 200
 
 
 def _database(*key: str) -> DirectoryBasedExampleDatabase:
     """The persistent example database, one folder per fuzzed target, so targets never replay each other's."""
-    root = os.environ.get("FPA_HYPOTHESIS_DB") or os.path.join(
-        os.path.expanduser("~"), ".cache", "fp_analysis", "hypothesis"
-    )
+    root = cache_dir("hypothesis", override="FPA_HYPOTHESIS_DB")
     digest = hashlib.sha256("\0".join(key).encode()).hexdigest()[:16]
-    return DirectoryBasedExampleDatabase(os.path.join(root, digest))
+    return DirectoryBasedExampleDatabase(str(root / digest))
+
+
+@contextlib.contextmanager
+def _hypothesis_files_in_cache():
+    """Hypothesis's own files (character tables, constants) under the cache directory, not ``./.hypothesis``."""
+    set_hypothesis_home_dir(cache_dir("hypothesis", override="FPA_HYPOTHESIS_DB") / "home")
+    try:
+        yield
+    finally:
+        set_hypothesis_home_dir(None)
+
+
+def _settings(max_examples: int, database) -> settings:
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=database,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        report_multiple_bugs=False,
+        verbosity=Verbosity.quiet,  # Hypothesis's report goes to stdout, which is ours (or the user's, in a worker)
+    )
+
+
+def _check_max_examples(max_examples) -> int:
+    if max_examples is None:
+        return default_max_examples()
+    if isinstance(max_examples, bool) or not isinstance(max_examples, int) or max_examples < 1:
+        raise KernelBenchError(f"Got max_examples={max_examples!r}, but it must be an integer >= 1.")
+    return max_examples
 
 
 class _Pair:
-    """The user's two classes, their constructor's parameters and the base values get_init_inputs gives."""
+    """The user's two files, their constructor's parameters and the base values get_init_inputs gives."""
 
     def __init__(self, problem_path, solution_path, device: torch.device):
         self.paths = (str(problem_path), str(solution_path))
         self.problem, self.solution = load_pair(problem_path, solution_path)
         self.device = device
-        init = self.problem.get_init_inputs()
-        signature = inspect.signature(self.problem.Model.__init__)
+        init = init_inputs(self.problem)
+        model_class = self.problem.module.Model
+        signature = inspect.signature(model_class.__init__)
         try:
             bound = signature.bind(None, *init)
         except TypeError as error:
@@ -77,7 +136,7 @@ class _Pair:
         bound.apply_defaults()
         self.base = {k: v for k, v in bound.arguments.items() if k != "self"}
         self.params = [p for p in signature.parameters if p != "self"]
-        instance = self.problem.Model(*init)
+        instance = self.problem.call("Model(*get_init_inputs())", model_class, *init)
         self.op = extract_op(instance)
         conv = next(m for m in instance.modules() if isinstance(m, (nn.Conv2d, nn.Conv3d)))
         self.fixed = self._instance_values(conv)
@@ -149,33 +208,41 @@ class _Pair:
             f"--device {self.device.type} --replay {shlex.quote(replay)}"
         )
 
-    def check(self, config: dict, data: dict) -> tuple[bool, float, dict | None]:
-        """(passed, max |candidate − reference|, explanation or None) for one example."""
+    def failure(self, config: dict, data: dict, max_abs, explanation, error: UserCodeError | None = None) -> dict:
+        """The failure record of an example: numbers that arithmetic does not explain, or the candidate's
+        code failing where the reference returned (``error``)."""
+        if error is not None:
+            explanation = {"verdict": "bug", "evidence": f"where the reference returns, {error}"}
+        record = FuzzFailure(self.user_config(config, data), self.command(config, data), max_abs, explanation)
+        record.user_code = None if error is None else error.to_dict()
+        return asdict(record)
+
+    def check(self, config: dict, data: dict) -> tuple[bool, float | None, dict | None]:
+        """(passed, max |candidate − reference|, explanation or None) for one example.
+
+        The user's code runs through ``UserFile.call``: the candidate raising or exiting on the example
+        raises ``UserCodeError`` (Hypothesis shrinks it like any failure); one that kills or hangs the
+        worker is named by the worker's parent with this example's replay command.
+        """
         kwargs = self.kwargs(config)
+        command = self.command(config, data)
+        detail = f"example {json.dumps(self.user_config(config, data), separators=(',', ':'))}"
         torch.manual_seed(0)
-        reference = self.problem.Model(**kwargs).to(self.device)
+        reference = self.problem.call("Model(**config)", lambda: self.problem.module.Model(**kwargs).to(self.device))
         torch.manual_seed(0)
-        candidate = self.solution.ModelNew(**kwargs).to(self.device)
+        candidate = self.solution.call(
+            "ModelNew(**config)",
+            lambda: self.solution.module.ModelNew(**kwargs).to(self.device),
+            detail=detail,
+            replay=command,
+        )
         x = make_tensor(tuple(config["input_shape"]), data["kind"], data["seed"], data["layout"]).to(self.device)
         with torch.no_grad():
-            ref = reference(x)
-            try:
-                cand = candidate(x)
-            except Exception as error:  # the user's kernel crashing on a config is a finding, not our error
-                return (
-                    False,
-                    float("inf"),
-                    {"verdict": "bug", "evidence": f"ModelNew raised {type(error).__name__}: {error}"},
-                )
+            ref = check_output(self.problem.call("Model.forward", reference, x), "Model.forward", "problem")
+            cand = self.solution.call("ModelNew.forward", candidate, x.clone(), detail=detail, replay=command)
         if not torch.isfinite(ref).all():
             return True, 0.0, None  # overflow in the reference itself: nothing to compare
-        if not isinstance(cand, torch.Tensor) or cand.shape != ref.shape:
-            got = tuple(cand.shape) if isinstance(cand, torch.Tensor) else type(cand).__name__
-            return (
-                False,
-                float("inf"),
-                {"verdict": "bug", "evidence": f"output shape {got}, expected {tuple(ref.shape)}"},
-            )
+        check_output(cand, "ModelNew.forward", "solution", like=ref, detail=detail)
         max_abs = float((cand.double() - ref.double()).abs().max()) if ref.numel() else 0.0
         op = extract_op(reference)
         if _quick_pass(op, x, ref, cand):
@@ -189,7 +256,7 @@ class _Pair:
             "causes": [{"name": c.name, "evidence": c.evidence, "residual_max": c.residual_max} for c in causes],
             "candidate_vs_fp64_max": cand_vs.get("max_abs"),
         }
-        return explained, max_abs, explanation
+        return explained, max_abs if np.isfinite(max_abs) else None, explanation
 
 
 def _quick_pass(op: ConvOp, x, ref, cand) -> bool:
@@ -222,60 +289,136 @@ def _device(device: str) -> torch.device:
     return torch.device("cuda" if device == "cuda" or (device == "auto" and torch.cuda.is_available()) else "cpu")
 
 
+def _checked_paths(problem, solution) -> dict:
+    paths = {}
+    for side, path in (("problem", problem), ("solution", solution)):
+        resolved = pathlib.Path(path).expanduser()
+        if not resolved.is_file():
+            raise KernelBenchError(f"{side} file not found: {path}")
+        paths[side] = str(resolved.resolve())
+    return paths
+
+
+def _check_timeout(timeout) -> None:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise KernelBenchError(f"Got timeout={timeout!r}, but it must be a number of seconds > 0.")
+
+
 def fuzz_kernelbench(
-    problem_path, solution_path, *, max_examples: int = 200, device: str = "auto", seed: int = 0
+    problem_path,
+    solution_path,
+    *,
+    max_examples: int | None = None,
+    device: str = "auto",
+    seed: int = 0,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    on_event=None,
 ) -> dict:
-    """Fuzz a user's KernelBench pair: {"failures": [FuzzFailure as dict], "examples": int}."""
-    if max_examples < 1:
-        raise KernelBenchError(f"Got max_examples={max_examples}, but it must be >= 1.")
-    pair = _Pair(problem_path, solution_path, _device(device))
-    examples = [0]
+    """Fuzz a user's KernelBench pair in a worker process.
+
+    Returns {"failures": [FuzzFailure as dict], "examples": n, "shrink_steps": k, "worker": {...}}:
+    ``examples`` counts the examples run until the first failure (or all of them), ``shrink_steps`` the
+    runs Hypothesis made after it to shrink it. ``max_examples`` defaults to ``default_max_examples()``.
+    """
+    max_examples = _check_max_examples(max_examples)
+    _check_timeout(timeout)
+    if device not in ("auto", "cpu", "cuda"):
+        raise KernelBenchError(f"Got device={device!r}, but the only valid values are 'auto', 'cpu', 'cuda'.")
+    options = {**_checked_paths(problem_path, solution_path), "max_examples": max_examples, "device": device}
+    result = run_job("fuzz", {**options, "seed": seed}, timeout=timeout, on_event=on_event)
+    return {**result.value, "worker": result.worker_record()}
+
+
+def fuzz_job(problem, solution, *, max_examples: int, device: str, seed: int) -> dict:
+    """The worker's half of ``fuzz_kernelbench``."""
+    pair = _Pair(problem, solution, _device(device))
+    counts = {"examples": 0, "shrink_steps": 0}
     last: list = []
 
-    @settings(
-        max_examples=max_examples,
-        deadline=None,
-        database=_database(*[str(pathlib.Path(p).resolve()) for p in pair.paths], pair.device.type),
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-        print_blob=False,
-        report_multiple_bugs=False,
-    )
+    @_settings(max_examples, _database(*[str(pathlib.Path(p).resolve()) for p in pair.paths], pair.device.type))
     @hypothesis_seed(seed)
     @given(pair.strategy())
     def prop(example):
         config, data = example
-        examples[0] += 1
-        passed, max_abs, explanation = pair.check(config, data)
+        counts["shrink_steps" if last else "examples"] += 1
+        try:
+            passed, max_abs, explanation = pair.check(config, data)
+        except UserCodeError:
+            last[:] = [config, data, None, None]
+            raise
         if not passed:
             last[:] = [config, data, max_abs, explanation]
             raise AssertionError(explanation)
 
     failures = []
-    try:
-        prop()
-    except AssertionError:
-        config, data, max_abs, explanation = last
-        failures.append(FuzzFailure(pair.user_config(config, data), pair.command(config, data), max_abs, explanation))
-    return {"failures": [asdict(f) for f in failures], "examples": examples[0]}
+    with _hypothesis_files_in_cache():
+        try:
+            prop()
+        except AssertionError:
+            failures.append(pair.failure(*last))
+        except UserCodeError as error:
+            if error.side != "solution":
+                raise
+            failures.append(pair.failure(*last[:2], None, None, error))
+    return {"failures": failures, **counts}
 
 
-def replay_kernelbench(problem_path, solution_path, replay: str, *, device: str = "auto") -> dict:
-    """Run one example given as the JSON of a failure's ``command`` (``--replay``)."""
+def _parse_replay(replay: str) -> tuple[dict, dict]:
+    """The config and data of a ``--replay`` JSON, checked; KernelBenchError naming what is wrong otherwise."""
+    usage = '--replay must be the JSON of a failure\'s command: {"config": {..., "input_shape": [...]}, "data": {...}}'
     try:
         payload = json.loads(replay)
-        config = {k: tuple(v) if isinstance(v, list) else v for k, v in payload["config"].items()}
-        data = payload["data"]
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as error:
-        raise KernelBenchError(f"--replay must be the JSON printed in a failure's command: {error}") from None
-    pair = _Pair(problem_path, solution_path, _device(device))
-    passed, max_abs, explanation = pair.check(config, data)
-    failures = (
-        []
-        if passed
-        else [asdict(FuzzFailure(pair.user_config(config, data), pair.command(config, data), max_abs, explanation))]
-    )
-    return {"failures": failures, "examples": 1}
+    except json.JSONDecodeError as error:
+        raise KernelBenchError(f"{usage}; it is not JSON ({error})") from None
+    if (
+        not isinstance(payload, dict)
+        or not isinstance(payload.get("config"), dict)
+        or not isinstance(payload.get("data"), dict)
+    ):
+        raise KernelBenchError(f"{usage}; got {replay[:200]!r}")
+    config = {k: tuple(v) if isinstance(v, list) else v for k, v in payload["config"].items()}
+    data = payload["data"]
+    shape = config.get("input_shape")
+    if not (isinstance(shape, tuple) and shape and all(isinstance(n, int) and n >= 1 for n in shape)):
+        raise KernelBenchError(f"{usage}; config.input_shape must be a list of positive ints, got {shape!r}")
+    problems = []
+    if data.get("kind") not in DATA_KINDS:
+        problems.append(f"data.kind must be one of {', '.join(DATA_KINDS)} (got {data.get('kind')!r})")
+    if data.get("layout") not in LAYOUTS:
+        problems.append(f"data.layout must be one of {', '.join(LAYOUTS)} (got {data.get('layout')!r})")
+    if isinstance(data.get("seed"), bool) or not isinstance(data.get("seed"), int):
+        problems.append(f"data.seed must be an int (got {data.get('seed')!r})")
+    if problems:
+        raise KernelBenchError(f"{usage}; " + "; ".join(problems))
+    return config, data
+
+
+def replay_kernelbench(
+    problem_path, solution_path, replay: str, *, device: str = "auto", timeout: float = DEFAULT_TIMEOUT_S, on_event=None
+) -> dict:
+    """Run one example given as the JSON of a failure's ``command`` (``--replay``), in a worker process."""
+    _parse_replay(replay)
+    _check_timeout(timeout)
+    options = {**_checked_paths(problem_path, solution_path), "replay": replay, "device": device}
+    result = run_job("replay", options, timeout=timeout, on_event=on_event)
+    return {**result.value, "worker": result.worker_record()}
+
+
+def replay_job(problem, solution, *, replay: str, device: str) -> dict:
+    """The worker's half of ``replay_kernelbench``."""
+    config, data = _parse_replay(replay)
+    pair = _Pair(problem, solution, _device(device))
+    missing = [k for k in ("out_channels",) if k not in config and "multiplier_shape" in pair.params]
+    if missing:
+        raise KernelBenchError(f"--replay's config lacks {', '.join(missing)}, which this Model's constructor needs")
+    try:
+        passed, max_abs, explanation = pair.check(config, data)
+    except UserCodeError as error:
+        if error.side != "solution":
+            raise
+        return {"failures": [pair.failure(config, data, None, None, error)], "examples": 1, "shrink_steps": 0}
+    failures = [] if passed else [pair.failure(config, data, max_abs, explanation)]
+    return {"failures": failures, "examples": 1, "shrink_steps": 0}
 
 
 def _op_check(kind, problem, variant, dev: torch.device) -> str | None:
@@ -339,10 +482,11 @@ def _op_check(kind, problem, variant, dev: torch.device) -> str | None:
     return None
 
 
-def fuzz_op(op: str, *, max_examples: int = 200, device: str = "auto", seed: int = 0) -> dict:
+def fuzz_op(op: str, *, max_examples: int | None = None, device: str = "auto", seed: int = 0) -> dict:
     """Fuzz our own variants of ``op`` (twinned ones): each twin's error ≤ its deterministic bound against the
     exact result; for conv3d_kk1, each depth slice equals conv2d of its input slice (same variant) bit for bit;
-    on a GPU, the kernel equals its twin bit for bit. Returns {"failures": [...], "examples": n}."""
+    on a GPU, the kernel equals its twin bit for bit. Returns {"failures": [...], "examples": n, "shrink_steps": k}
+    (counted as for ``fuzz_kernelbench``)."""
     from fpa_kernels import Op, variant_matrix
 
     from .strategies import conv_inputs
@@ -352,27 +496,20 @@ def fuzz_op(op: str, *, max_examples: int = 200, device: str = "auto", seed: int
     except ValueError:
         allowed = ", ".join(repr(o.value) for o in Op)
         raise KernelBenchError(f"Got op={op!r}, but the only valid ops are {allowed}.") from None
+    max_examples = _check_max_examples(max_examples)
     dev = _device(device)
     configs = conv3d_kk1_configs(max_outputs=3000) if kind is Op.CONV3D_KK1 else conv2d_configs(max_outputs=3000)
     variants = [v for v in variant_matrix(kind) if v.twinned]
     kinds = ("uniform", "normal", "heavy_tailed", "subnormal_rich", "cancellation")
-    examples = [0]
+    counts = {"examples": 0, "shrink_steps": 0}
     last: list = []
 
-    @settings(
-        max_examples=max_examples,
-        deadline=None,
-        database=_database("op", op, dev.type),
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-        print_blob=False,
-        report_multiple_bugs=False,
-    )
+    @_settings(max_examples, _database("op", op, dev.type))
     @hypothesis_seed(seed)
     @given(st.tuples(conv_inputs(configs, kinds=kinds), st.sampled_from(variants)))
     def prop(example):
         problem, variant = example
-        examples[0] += 1
+        counts["shrink_steps" if last else "examples"] += 1
         reason = _op_check(kind, problem, variant, dev)
         if reason:
             last[:] = [problem[0], variant.label, reason]
@@ -380,7 +517,8 @@ def fuzz_op(op: str, *, max_examples: int = 200, device: str = "auto", seed: int
 
     failures = []
     try:
-        prop()
+        with _hypothesis_files_in_cache():
+            prop()
     except AssertionError:
         config, label, reason = last
         failures.append(
@@ -392,4 +530,4 @@ def fuzz_op(op: str, *, max_examples: int = 200, device: str = "auto", seed: int
                 "explanation": {"verdict": "bug", "evidence": reason},
             }
         )
-    return {"failures": failures, "examples": examples[0]}
+    return {"failures": failures, **counts}

@@ -9,9 +9,7 @@ inputs from ``get_inputs()``, compared with ``torch.allclose(atol, rtol)``.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import pathlib
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,11 +17,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .errors import FpaError, ParameterError
-from .metrics import error_stats
+from .errors import FpaError, ParameterError, UserCodeError
+from .metrics import ErrorStats, error_stats
 from .ops.conv import ConvSpec, conv2d_spec
 from .ops.epilogue import EpilogueSpec
 from .rounding import round_to
+from .usercode import UserFile, check_output
 
 __all__ = [
     "ConvOp",
@@ -32,11 +31,13 @@ __all__ = [
     "build_models",
     "emulated_reference",
     "extract_op",
-    "load_module",
+    "init_inputs",
     "load_pair",
+    "mismatch_summary",
     "numpy32",
     "parameter_mismatch",
     "run_check",
+    "trial_inputs",
 ]
 
 
@@ -44,32 +45,17 @@ class KernelBenchError(FpaError, ValueError):
     """A problem or solution file cannot be used (missing, no Model, inputs that do not fit...)."""
 
 
-def load_module(path: str | pathlib.Path, names: tuple[str, ...]):
-    """Import the Python file at ``path`` and check that it defines ``names``."""
-    path = pathlib.Path(path)
-    if not path.is_file():
-        raise KernelBenchError(f"file not found: {path}")
-    spec = importlib.util.spec_from_file_location(f"fpa_user_{path.stem}_{abs(hash(path))}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.parent))  # KernelBench files may import helpers beside them
-    try:
-        spec.loader.exec_module(module)
-    except Exception as error:  # the user's file: report whatever it raised, as a usage error
-        raise KernelBenchError(f"{path} failed to import: {type(error).__name__}: {error}") from error
-    finally:
-        sys.path.remove(str(path.parent))
-    missing = [n for n in names if not hasattr(module, n)]
-    if missing:
-        raise KernelBenchError(
-            f"{path} does not define {', '.join(missing)} (a KernelBench "
-            f"{'problem' if 'Model' in names else 'solution'} must)"
-        )
-    return module
-
-
-def load_pair(problem: str | pathlib.Path, solution: str | pathlib.Path):
-    """The problem module (Model, get_inputs, get_init_inputs) and the solution module (ModelNew)."""
-    return (load_module(problem, ("Model", "get_inputs", "get_init_inputs")), load_module(solution, ("ModelNew",)))
+def load_pair(problem: str | pathlib.Path, solution: str | pathlib.Path) -> tuple[UserFile, UserFile]:
+    """The problem file (Model, get_inputs, get_init_inputs) and the solution file (ModelNew), each imported
+    into a namespace of its own (``fp_analysis.usercode``)."""
+    reference = UserFile(problem, "problem")
+    candidate = UserFile(solution, "solution")
+    for side in (reference, candidate):  # both checked before either runs: a wrong path is a usage error
+        if not side.path.is_file():
+            raise KernelBenchError(f"{side.side} file not found: {side.path}")
+    reference.load(("Model", "get_inputs", "get_init_inputs"))
+    candidate.load(("ModelNew",))
+    return reference, candidate
 
 
 @dataclass(frozen=True)
@@ -167,27 +153,50 @@ def emulated_reference(mode: str):
 
 @dataclass
 class TrialResult:
-    """One KernelBench trial: what its allclose check saw."""
+    """One KernelBench trial: what its allclose check saw (``stats``: candidate against reference)."""
 
     trial: int
     seed: int
     passed: bool
-    max_abs: float
-    mean_abs: float
-    allclose_fail_fraction: float
+    stats: ErrorStats
     inputs: list = field(default_factory=list, repr=False)
     reference: torch.Tensor | None = field(default=None, repr=False)
     candidate: torch.Tensor | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
+        s = self.stats
         return {
             "trial": self.trial,
             "seed": self.seed,
             "passed": self.passed,
-            "max_abs": self.max_abs,
-            "mean_abs": self.mean_abs,
-            "allclose_fail_fraction": self.allclose_fail_fraction,
+            "max_abs": s.max_abs,  # over pairs where both are finite; None if there is none
+            "mean_abs": s.mean_abs,
+            "allclose_fail_fraction": s.allclose_fail_fraction,
+            "nonfinite": s.nonfinite.to_dict(),
         }
+
+
+def mismatch_summary(results: list[TrialResult], atol: float, rtol: float) -> dict:
+    """What the check saw over all trials: the largest finite difference, failures, and NaN/Inf counted apart.
+
+    ``max_abs`` is over the outputs where both sides are finite (None where no trial has one); the
+    ``nonfinite`` block counts NaN and ±inf on each side and the outputs where only one side is finite,
+    so an all-NaN candidate never reads as "max |difference| 0".
+    """
+    finite = [r.stats for r in results if r.stats.max_abs is not None]
+    worst = max(results, key=lambda r: r.stats.nonfinite.mismatched_nonfinite)
+    nonfinite = worst.stats.nonfinite
+    return {
+        "max_abs": max((s.max_abs for s in finite), default=None),
+        "mean_abs": float(np.mean([s.mean_abs for s in finite])) if finite else None,
+        "allclose_fail_fraction": max(r.stats.allclose_fail_fraction for r in results),
+        "failed_trials": sum(not r.passed for r in results),
+        "outputs": results[0].stats.count,
+        "finite_pairs": min(r.stats.finite_count for r in results),
+        "nonfinite": {**nonfinite.to_dict(), "trial": worst.trial},
+        "atol": atol,
+        "rtol": rtol,
+    }
 
 
 def _set_seed(seed: int) -> None:
@@ -196,25 +205,46 @@ def _set_seed(seed: int) -> None:
         torch.cuda.manual_seed(seed)
 
 
-def build_models(problem, solution, device: torch.device, seed: int):
+def init_inputs(problem: UserFile) -> list:
+    """``get_init_inputs()`` of the problem, checked to be a list or tuple."""
+    init = problem.call("get_init_inputs()", problem.module.get_init_inputs)
+    if not isinstance(init, (list, tuple)):
+        raise UserCodeError(
+            f"get_init_inputs() returned a {type(init).__name__}, not a list",
+            side="problem",
+            where="get_init_inputs()",
+            fate="bad_output",
+        )
+    return list(init)
+
+
+def build_models(problem: UserFile, solution: UserFile, device: torch.device, seed: int):
     """Model and ModelNew built as KernelBench builds them (same seed before each), on ``device``."""
-    init = problem.get_init_inputs()
+    init = init_inputs(problem)
     _set_seed(seed)
-    try:
-        reference = problem.Model(*init).to(device)
-    except Exception as error:
-        raise KernelBenchError(f"Model(*get_init_inputs()) failed: {type(error).__name__}: {error}") from error
+    reference = problem.call("Model(*get_init_inputs())", lambda: problem.module.Model(*init).to(device))
     _set_seed(seed)
-    try:
-        candidate = solution.ModelNew(*init).to(device)
-    except Exception as error:
-        raise KernelBenchError(f"ModelNew(*get_init_inputs()) failed: {type(error).__name__}: {error}") from error
+    candidate = solution.call("ModelNew(*get_init_inputs())", lambda: solution.module.ModelNew(*init).to(device))
     return reference, candidate
 
 
+def trial_inputs(problem: UserFile, device: torch.device, detail: str | None = None) -> list:
+    """``get_inputs()`` of the problem, checked to be a list, its tensors moved to ``device``."""
+    inputs = problem.call("get_inputs()", problem.module.get_inputs, detail=detail)
+    if not isinstance(inputs, (list, tuple)):
+        raise UserCodeError(
+            f"get_inputs() returned a {type(inputs).__name__}, not a list",
+            side="problem",
+            where="get_inputs()",
+            fate="bad_output",
+            details={"detail": detail} if detail else None,
+        )
+    return [t.to(device) if isinstance(t, torch.Tensor) else t for t in inputs]
+
+
 def run_check(
-    problem,
-    solution,
+    problem: UserFile,
+    solution: UserFile,
     device: torch.device,
     *,
     trials: int = 5,
@@ -227,34 +257,31 @@ def run_check(
     """Run KernelBench's correctness check; returns (reference model, candidate model, [TrialResult]).
 
     The first ``keep`` trials keep their inputs and outputs for the analysis. ``reference_mode`` emulates
-    the reference's operand precision on a CPU (``emulated_reference``).
+    the reference's operand precision on a CPU (``emulated_reference``). The candidate gets its own copy
+    of each trial's inputs, so a kernel that writes into its input cannot change what is analysed.
     """
     reference, candidate = build_models(problem, solution, device, seed)
     generator = torch.Generator().manual_seed(seed)
     results = []
     with torch.no_grad():
         for trial in range(trials):
+            detail = f"trial {trial + 1} of {trials}"
             trial_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator).item())
             _set_seed(trial_seed)
-            inputs = [t.to(device) if isinstance(t, torch.Tensor) else t for t in problem.get_inputs()]
+            inputs = trial_inputs(problem, device, detail)
             with emulated_reference(reference_mode):
-                ref_out = reference(*inputs)
-            try:
-                cand_out = candidate(*inputs)
-            except Exception as error:
-                raise KernelBenchError(f"ModelNew.forward failed: {type(error).__name__}: {error}") from error
-            if not isinstance(cand_out, torch.Tensor) or cand_out.shape != ref_out.shape:
-                got = tuple(cand_out.shape) if isinstance(cand_out, torch.Tensor) else type(cand_out).__name__
-                raise KernelBenchError(f"output shapes differ: Model gives {tuple(ref_out.shape)}, ModelNew {got}")
+                ref_out = problem.call("Model.forward", reference, *inputs, detail=detail)
+            check_output(ref_out, "Model.forward", "problem", detail=detail)
+            own = [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
+            cand_out = solution.call("ModelNew.forward", candidate, *own, detail=detail)
+            check_output(cand_out, "ModelNew.forward", "solution", like=ref_out, detail=detail)
             stats = error_stats(cand_out, ref_out, atol=atol, rtol=rtol)
             results.append(
                 TrialResult(
                     trial,
                     trial_seed,
                     bool(torch.allclose(cand_out, ref_out, atol=atol, rtol=rtol)),
-                    stats.max_abs or 0.0,
-                    stats.mean_abs or 0.0,
-                    stats.allclose_fail_fraction,
+                    stats,
                     inputs if trial < keep else [],
                     ref_out if trial < keep else None,
                     cand_out if trial < keep else None,

@@ -131,8 +131,8 @@ def ulp(x: Any, fmt: str | FloatFormat = "fp32") -> np.ndarray:
     x = np.abs(np.asarray(x, dtype=np.float64))
     _, k = np.frexp(x)
     e = np.where(x == 0, f.emin, k.astype(np.int64) - 1)  # frexp(0) gives k=0, which is not e
-    result = np.ldexp(1.0, np.maximum(e, f.emin) - f.precision + 1)
-    return np.where(np.isfinite(x), result, np.nan)
+    result = np.where(np.isfinite(x), np.ldexp(1.0, np.maximum(e, f.emin) - f.precision + 1), np.nan)
+    return result if result.ndim else result[()]  # a scalar in, a scalar out
 
 
 def error_stats(

@@ -9,6 +9,7 @@ and bounds are evaluated on the sample. Both print the same row schema.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -21,11 +22,12 @@ from .arith import add32
 from .bounds import bound_from_sums, epilogue_bound, tensor_core_bound, term_sums
 from .errors import ParameterError
 from .formats import FORMATS
+from .memory import require
 from .metrics import error_stats
 from .ops.conv import ConvSpec, Terms, gather_terms, sample_output_indices
 from .ops.epilogue import EpilogueSpec, epilogue_torch
 from .ops.modules import torch_padding_arg
-from .ops.presets import PRESETS, make_problem
+from .ops.presets import PRESETS, make_problem, resolve_input_shape
 from .orders import AccumulationSpec, OperandRounding, accumulate
 from .reference import fp64_at, fp64_full, mpmath_at
 from .rounding import round_to
@@ -103,6 +105,29 @@ def _row(
     )
 
 
+def _require_memory(preset: str, batch, input_shape, device: str, samples: int) -> None:
+    """Refuse (ParameterError) a size this machine cannot hold, before anything is allocated.
+
+    CPU: the fp32 input and the gathered terms of the sampled outputs (fp32 weights and inputs, their
+    rounded copies). GPU: besides, every full output the rows keep: the fp64 truth (twice with a GELU
+    epilogue, whose tanh form is measured apart), one fp32 output at a time and its host copy.
+    """
+    if preset not in PRESETS:
+        return  # _problem says what is allowed
+    spec = PRESETS[preset].spec
+    shape = resolve_input_shape(preset, batch, input_shape)
+    n_in, n_out = math.prod(shape), math.prod(spec.output_shape(shape))
+    option = f"--input-shape {','.join(map(str, shape))}" if input_shape is not None else f"--batch {batch}"
+    if batch is None and input_shape is None:
+        option = f"op {preset} at its full size {'x'.join(map(str, shape))}"
+    truths = 2 if PRESETS[preset].epilogue is not None else 1
+    host = {"fp32 input": 4 * n_in, "sampled terms": 4 * 4 * min(samples, n_out) * spec.K}
+    if device == "cuda":
+        host["fp64 truth and outputs copied back"] = (8 * truths + 4) * n_out
+        require({"input": 4 * n_in, "fp64 truth": 8 * truths * n_out, "outputs": 2 * 4 * n_out}, option, "cuda")
+    require(host, option, "cpu")
+
+
 def _problem(preset: str, seed: int, batch: int | None, input_shape: tuple[int, ...] | None):
     if preset not in PRESETS:
         allowed = ", ".join(repr(p) for p in PRESETS)
@@ -130,6 +155,7 @@ def report(
     dev = "cuda" if device == "auto" and torch.cuda.is_available() else ("cpu" if device == "auto" else device)
     if dev == "cuda" and not torch.cuda.is_available():
         raise ParameterError("Got device='cuda', but torch sees no CUDA device.")
+    _require_memory(preset, batch, input_shape, dev, samples)
     problem = _problem(preset, seed, batch, input_shape)
     spec: ConvSpec = problem.spec
     op = Op(OPS[preset])

@@ -106,7 +106,8 @@ def round_to(x, fmt: str | FloatFormat, rounding: str | Rounding = "rne"):
     Parameters
     ----------
     x : numpy array or torch tensor of float32 or float64 (any device; CUDA tensors are rounded on the
-        CPU and returned on their device).
+        CPU and returned on their device), or a scalar (numpy float32/float64, Python float), for which
+        a numpy scalar of the same precision is returned.
     fmt : "fp32", "tf32", "bf16" or "fp16".
     rounding : "rne" (nearest, ties to even), "rna" (nearest, ties away) or "rz" (toward zero).
 
@@ -119,8 +120,8 @@ def round_to(x, fmt: str | FloatFormat, rounding: str | Rounding = "rne"):
     torch_tensor = _is_torch_tensor(x)
     if torch_tensor:
         array = _torch_to_numpy(x)
-    elif isinstance(x, np.ndarray) or (np.isscalar(x) and isinstance(x, np.floating)):
-        array = np.asarray(x)
+    elif isinstance(x, np.ndarray) or isinstance(x, (float, np.floating)):
+        array = np.asarray(x)  # a Python float is a float64 scalar
     else:
         raise DtypeError(f"round_to takes a numpy array or a torch tensor for x, got {type(x).__name__}.")
     if array.dtype not in (np.float32, np.float64):
@@ -129,7 +130,8 @@ def round_to(x, fmt: str | FloatFormat, rounding: str | Rounding = "rne"):
         if array.dtype == np.float32 and target is _FP32:
             result = array.copy()
         elif array.dtype == np.float32 and (target.emin, target.emax) == (_FP32.emin, _FP32.emax):
-            result = _round_fp32_bits(np.ascontiguousarray(array), target, mode)
+            # ascontiguousarray makes a 0-d array 1-d; the reshape gives a scalar its shape back
+            result = _round_fp32_bits(np.ascontiguousarray(array), target, mode).reshape(array.shape)
         elif target.name == "fp16" and mode is Rounding.RNE:
             # numpy's own conversion rounds to nearest even, gradual underflow and overflow included;
             # the tests hold it to the rational reference like every other path.
@@ -151,7 +153,8 @@ def flush_subnormals(x: np.ndarray, fmt: str | FloatFormat = "fp32") -> np.ndarr
     """
     target = get_format(fmt)
     tiny = np.abs(x) < target.smallest_normal
-    return np.where(tiny, np.copysign(np.zeros_like(x), x), x)
+    flushed = np.where(tiny, np.copysign(np.zeros_like(x), x), x)
+    return flushed if isinstance(x, np.ndarray) else flushed[()]  # a scalar in, a scalar out
 
 
 def _is_torch_tensor(x) -> bool:

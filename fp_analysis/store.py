@@ -13,7 +13,10 @@ Why this design:
   when source and target are on one filesystem (hence the same directory). A run killed mid-write
   therefore leaves at most an invisible temporary file, never partial rows; a reader sees a run
   completely or not at all and needs no lock, and concurrent writers never touch each other's files.
-  ``clean_temporaries`` removes temporaries left by killed writers.
+  A temporary's name carries its writer's host and process id, so the next write (``append_run`` calls
+  ``clean_temporaries``) removes those of writers that are dead, and any older than an hour.
+* **One bad file hides nothing.** A run file that cannot be read (truncated, junk, empty: written by
+  something else, or damaged on disk) is skipped by ``read_store`` with a warning naming it.
 * **One file per run, never rewritten.** Appending to a shared file would need a lock and could be
   torn by a crash; rewriting a growing file costs O(store size) per run. Immutable files make appends
   O(run size) and make a run's provenance the file itself.
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import hashlib
 import importlib.metadata
 import json
 import numbers
@@ -39,10 +43,12 @@ import os
 import pathlib
 import platform
 import re
+import socket
 import subprocess
 import tempfile
 import time
 import uuid
+import warnings
 from typing import Any
 
 import pyarrow as pa
@@ -51,7 +57,7 @@ import pyarrow.parquet as pq
 
 from .errors import FpaError, ParameterError
 
-__all__ = ["append_run", "clean_temporaries", "read_store", "run_metadata", "store_dir"]
+__all__ = ["UnreadableRunWarning", "append_run", "clean_temporaries", "read_store", "run_metadata", "store_dir"]
 
 # Prefix of metadata columns; rows may not use it, so a row key can never shadow run metadata.
 _META_PREFIX = "meta_"
@@ -70,6 +76,14 @@ _RUN_ID_RE = re.compile(r"[0-9A-Za-z_-]{1,64}")
 
 # Seconds allowed to `git rev-parse`; metadata collection must never hang a run.
 _GIT_TIMEOUT_S = 5.0
+
+# This host, as it appears in temporaries' names: a short hash, so any host name makes a safe file name.
+_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+_TMP_OWNER_RE = re.compile(r"\.tmp-([0-9a-f]{8})-(\d+)-")
+
+
+class UnreadableRunWarning(UserWarning):
+    """A file of the store could not be read and was left out of ``read_store``'s table."""
 
 
 def store_dir() -> pathlib.Path:
@@ -148,7 +162,10 @@ def append_run(rows: list[dict], metadata: dict, *, directory: str | os.PathLike
             f"Got metadata['run_id']={run_id!r}, but {final.name} already exists; run ids must be new."
         )
 
-    fd, tmp_name = tempfile.mkstemp(prefix=f"{_TMP_PREFIX}{final.stem}-", suffix=_TMP_SUFFIX, dir=directory)
+    with contextlib.suppress(OSError):  # cleaning is a courtesy: it must never cost the run being written
+        clean_temporaries(directory)
+    prefix = f"{_TMP_PREFIX}{_HOST}-{os.getpid()}-{final.stem}-"
+    fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=_TMP_SUFFIX, dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
             pq.write_table(table, f)
@@ -167,8 +184,9 @@ def read_store(directory: str | os.PathLike | None = None, command: str | None =
     """Return all published runs as one table (time order), optionally only those of ``command``.
 
     Schemas are unified by column name: a column some runs lack is null in their rows; int and float
-    columns promote to float. An empty or missing store gives an empty table. Use ``.to_pandas()`` on the
-    result for a DataFrame (needs pandas).
+    columns promote to float. An empty or missing store gives an empty table. A run file that cannot be
+    read is skipped with an ``UnreadableRunWarning`` that names it. Use ``.to_pandas()`` on the result for
+    a DataFrame (needs pandas).
     """
     if command is not None and not isinstance(command, str):
         raise ParameterError(f"Got command={command!r}, but command must be a string or None.")
@@ -176,7 +194,14 @@ def read_store(directory: str | os.PathLike | None = None, command: str | None =
     paths = sorted(directory.glob(_RUN_GLOB)) if directory.is_dir() else []
     if not paths:
         return pa.table({})
-    tables = [pq.read_table(p) for p in paths]
+    tables = []
+    for path in paths:
+        try:
+            tables.append(pq.read_table(path))
+        except (pa.ArrowException, OSError) as error:
+            warnings.warn(f"skipped {path}: it is not a readable Parquet file ({error})", UnreadableRunWarning, 2)
+    if not tables:
+        return pa.table({})
     try:
         table = pa.concat_tables(tables, promote_options="permissive")
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
@@ -191,7 +216,8 @@ def read_store(directory: str | os.PathLike | None = None, command: str | None =
 
 
 def clean_temporaries(directory: str | os.PathLike | None = None, older_than_s: float = 3600) -> list[pathlib.Path]:
-    """Return the temporary files removed: those left by killed writers, last modified over ``older_than_s`` ago.
+    """Return the temporary files removed: those of writers on this host that are no longer running, and any
+    last modified over ``older_than_s`` ago (writers on other hosts sharing the folder, older names).
 
     A live writer's temporary is younger than any sensible ``older_than_s``; removing one (e.g. with
     ``older_than_s=0`` while a run is being written) makes that writer fail, never a reader.
@@ -205,7 +231,7 @@ def clean_temporaries(directory: str | os.PathLike | None = None, older_than_s: 
     removed = []
     for path in sorted(directory.glob(f"{_TMP_PREFIX}*")):
         try:
-            if now - path.stat().st_mtime >= older_than_s:
+            if now - path.stat().st_mtime >= older_than_s or _writer_is_gone(path.name):
                 path.unlink()
                 removed.append(path)
         except FileNotFoundError:  # another cleaner, or the writer itself, got there first
@@ -214,6 +240,20 @@ def clean_temporaries(directory: str | os.PathLike | None = None, older_than_s: 
 
 
 # --------------------------------------------------------------------------------------------- helpers
+
+
+def _writer_is_gone(name: str) -> bool:
+    """True when the temporary ``name`` was written by a process of this host that no longer runs."""
+    match = _TMP_OWNER_RE.match(name)
+    if match is None or match.group(1) != _HOST:
+        return False
+    try:
+        os.kill(int(match.group(2)), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):  # alive under another user; or not a pid at all
+        return False
+    return False
 
 
 def _resolve(directory: str | os.PathLike | None, *, create: bool) -> pathlib.Path:

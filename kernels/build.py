@@ -19,6 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from fp_analysis import places
 from fp_analysis.errors import FpaError
 from fp_analysis.gelu32 import CONSTANTS, TABLES
 
@@ -46,12 +47,7 @@ def find_nvcc() -> str | None:
 
 def cache_dir() -> pathlib.Path:
     """Where built cubins are kept."""
-    root = os.environ.get("FPA_KERNEL_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "fp_analysis", "kernels"
-    )
-    path = pathlib.Path(root)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return places.cache_dir("kernels", override="FPA_KERNEL_CACHE")
 
 
 def _c_float(value: float) -> str:

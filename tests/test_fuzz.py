@@ -79,7 +79,7 @@ def test_buggy_kernels_are_caught_with_a_minimal_config(problem, solution, minim
             json.dumps(replay),
         ],
     )
-    assert result.exit_code == 1
+    assert result.exit_code == (3 if failure["user_code"] else 1)  # 3: the candidate raised on the example
 
 
 @pytest.mark.parametrize(
@@ -114,7 +114,8 @@ def test_cli_fuzz_json_and_exit_codes():
     )
     assert result.exit_code == 1
     data = json.loads(result.stdout)
-    assert set(data) == {"failures", "examples"} and {"config", "command", "max_abs", "explanation"} <= set(
+    assert set(data) == {"failures", "examples", "shrink_steps", "worker"}
+    assert {"config", "command", "max_abs", "explanation", "user_code"} <= set(
         data["failures"][0]
     )
     assert runner.invoke(app, ["fuzz", "--problem", str(CASES / "conv2d_problem.py")]).exit_code == 2

@@ -15,8 +15,16 @@ import pyarrow as pa
 import pytest
 
 import fp_analysis
+from fp_analysis import store as store_module
 from fp_analysis.errors import ParameterError
-from fp_analysis.store import append_run, clean_temporaries, read_store, run_metadata, store_dir
+from fp_analysis.store import (
+    UnreadableRunWarning,
+    append_run,
+    clean_temporaries,
+    read_store,
+    run_metadata,
+    store_dir,
+)
 
 PACKAGE_DIR = pathlib.Path(fp_analysis.__file__).resolve().parent
 
@@ -124,6 +132,18 @@ def test_a_reused_run_id_does_not_overwrite_a_published_run(store):
     assert read_store()["x"].to_pylist() == [1]
 
 
+@pytest.mark.parametrize("damage", ["junk", "empty", "truncated"])
+def test_an_unreadable_run_file_is_skipped_with_a_warning_that_names_it(store, damage):
+    first = append_run([{"i": 1}], _meta("report"), directory=store)
+    append_run([{"i": 2}], _meta("report"), directory=store)
+    data = {"junk": b"not a parquet file", "empty": b"", "truncated": first.read_bytes()[: first.stat().st_size // 2]}
+    bad = store / "run-20000101T000000.000000Z-damaged.parquet"
+    bad.write_bytes(data[damage])
+    with pytest.warns(UnreadableRunWarning, match=bad.name):
+        table = read_store(store)
+    assert sorted(table["i"].to_pylist()) == [1, 2]
+
+
 # -------------------------------------------------------------------------------------------- kill test
 
 # The child imports fp_analysis.store without running fp_analysis/__init__ (which imports torch, ~4 s):
@@ -217,11 +237,17 @@ def test_a_writer_killed_mid_write_leaves_no_partial_rows(store):
     assert table.select(["i", "a"]).to_pylist() == good_rows
     assert "killed" not in set(table["meta_run_id"].to_pylist())
 
-    # A fresh temporary survives the default age threshold; older_than_s=0 removes it.
+    # The next write removes the killed writer's temporary (its process is gone) and keeps a live writer's.
+    live = store / f".tmp-{store_module._HOST}-{os.getpid()}-run-live-x.part"
+    live.write_bytes(b"a live writer's first bytes")
+    append_run(good_rows, _meta("report"), directory=store)
+    assert not any(t.exists() for t in seen["temps"]) and live.exists()
+    assert read_store(store).num_rows == 2 * len(good_rows)
+    # A temporary of a writer on another host goes only once it is older than the threshold.
+    elsewhere = store / ".tmp-00000000-1-run-elsewhere-x.part"
+    elsewhere.write_bytes(b"")
     assert clean_temporaries(store) == []
-    removed = clean_temporaries(store, older_than_s=0)
-    assert removed == seen["temps"] and not list(store.glob(".tmp-*"))
-    assert read_store(store).num_rows == len(good_rows)
+    assert clean_temporaries(store, older_than_s=0) == sorted([elsewhere, live])
     print(f"\nkilled a writer of {n} rows with {seen['sizes'][0]} bytes written, attempt {len(observed)}")
 
 

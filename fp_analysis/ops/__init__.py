@@ -24,7 +24,7 @@ from .epilogue import (
     gelu_tanh_vs_erf_max,
 )
 from .modules import ConvMultLeakyGelu, reference_module, torch_padding_arg
-from .presets import PRESETS, Preset, Problem, make_problem
+from .presets import PRESETS, Preset, Problem, make_problem, resolve_input_shape
 
 __all__ = [
     "PRESETS",
@@ -48,6 +48,7 @@ __all__ = [
     "gelu_tanh_vs_erf_max",
     "make_problem",
     "reference_module",
+    "resolve_input_shape",
     "sample_output_indices",
     "term_permutation",
     "torch_padding_arg",

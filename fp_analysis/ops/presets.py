@@ -20,7 +20,7 @@ from .conv import ConvSpec, conv2d_spec, conv3d_kk1_spec
 from .epilogue import EpilogueSpec, GeluForm
 from .modules import reference_module
 
-__all__ = ["PRESETS", "Preset", "Problem", "make_problem"]
+__all__ = ["PRESETS", "Preset", "Problem", "make_problem", "resolve_input_shape"]
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,10 @@ def _resolve_preset(preset: Any) -> Preset:
     raise ParameterError(f"preset must be a Preset or one of {sorted(PRESETS)}; got {preset!r}")
 
 
-def _resolve_input_shape(preset: Preset, batch: Any, input_shape: Any) -> tuple[int, ...]:
+def resolve_input_shape(preset: Preset | str, batch: Any = None, input_shape: Any = None) -> tuple[int, ...]:
+    """The input shape ``make_problem`` would use (validated, nothing allocated): the preset's, or with ``batch``
+    replaced, or ``input_shape``."""
+    preset = _resolve_preset(preset)
     if batch is not None and input_shape is not None:
         raise ParameterError("give batch or input_shape, not both (input_shape already fixes the batch size)")
     if input_shape is not None:
@@ -138,7 +141,7 @@ def make_problem(
     resolved = _resolve_preset(preset)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
-    shape = _resolve_input_shape(resolved, batch, input_shape)
+    shape = resolve_input_shape(resolved, batch, input_shape)
     torch.manual_seed(seed)
     module = reference_module(resolved.spec, resolved.epilogue, resolved.multiplier_shape)
     x = torch.rand(shape, dtype=torch.float32)

@@ -1,0 +1,365 @@
+"""The user's code runs apart: exits, hangs, crashes, output and leaked modules are findings, never our crash.
+
+Every case runs the real command line (in-process through typer's runner; the user's files in the
+worker process it starts) and asserts the exit code, the one-line message, that no raw traceback is
+printed, and that ``--json`` parses as strict JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+import time
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from fp_analysis import flush_subnormals, round_to, ulp
+from fp_analysis.cli import app
+from fp_analysis.errors import ExitCode
+
+CASES = pathlib.Path(__file__).parent / "usercode_cases"
+FUZZ = pathlib.Path(__file__).parent / "fuzz_cases"
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("FPA_STORE", str(tmp_path / "store"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("FPA_HYPOTHESIS_DB", raising=False)
+
+
+def _strict_json(text: str) -> dict:
+    def no_constants(name):
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, parse_constant=no_constants)
+
+
+def _run(*args: str):
+    """Exit code, parsed --json stdout, stderr of one command."""
+    result = runner.invoke(app, [*args, "--json"])
+    assert "Traceback (most recent call last)" not in result.stderr, result.stderr  # (the JSON may carry the user's)
+    return result.exit_code, _strict_json(result.stdout), result.stderr
+
+
+def _explain(solution: str, problem: str = "problem", *extra: str):
+    return _run(
+        "explain",
+        "--problem",
+        str(CASES / f"{problem}.py"),
+        "--solution",
+        str(CASES / f"{solution}.py"),
+        "--device",
+        "cpu",
+        "--trials",
+        "2",
+        *extra,
+    )
+
+
+@pytest.mark.parametrize(
+    ("solution", "problem", "side", "fate", "message"),
+    [
+        ("exit_in_forward", "problem", "solution", "exited", r"ModelNew\.forward called sys\.exit\(0\)"),
+        ("exit_at_import", "problem", "solution", "exited", r"importing exit_at_import\.py called sys\.exit\(0\)"),
+        ("os_exit", "problem", "solution", "exited", r"ModelNew\.forward: the process exited with status 3"),
+        ("segfault", "problem", "solution", "killed", r"ModelNew\.forward: the process was killed by SIGSEGV"),
+        ("raises", "problem", "solution", "raised", r"ModelNew\.forward raised ValueError: the kernel's launch"),
+        ("returns_float64", "problem", "solution", "bad_output", r"returned torch\.float64, but the reference returns"),
+        ("returns_tuple", "problem", "solution", "bad_output", r"ModelNew\.forward returned a tuple, not a tensor"),
+        ("wrong_shape", "problem", "solution", "bad_output", r"returned shape \(2, 8, 12, 13\), but the reference"),
+        ("prints", "problem_wrong_inputs", "problem", "raised", r"Model\.forward raised RuntimeError: .*4 channels"),
+    ],
+)
+def test_a_failure_of_the_users_code_exits_3_with_one_line_naming_it(solution, problem, side, fate, message):
+    code, data, stderr = _explain(solution, problem)
+    assert code == ExitCode.USER_CODE == 3
+    error = data["error"]
+    assert error["exit_code"] == 3 and error["side"] == side and error["fate"] == fate
+    assert re.search(message, error["message"]), error["message"]
+    first = stderr.splitlines()[0]
+    assert first.startswith(f"error: the {side}'s code failed: ") and re.search(message, first), stderr
+    assert set(data["worker"]) >= {"seconds", "user_code_seconds", "stdout", "stderr"}
+
+
+def test_a_candidate_that_never_returns_ends_within_the_timeout_with_exit_3():
+    start = time.monotonic()
+    code, data, stderr = _explain("hang", "problem", "--timeout", "2")
+    took = time.monotonic() - start
+    assert code == 3 and data["error"]["fate"] == "timed_out" and data["error"]["where"] == "ModelNew.forward"
+    assert "did not return within 2 s" in stderr
+    assert took < 2 + 15, took  # the worker's start (~3 s on 2 cores) and the kill, not a hang
+
+
+def test_what_the_users_code_prints_is_captured_and_never_mixed_into_json():
+    code, data, _ = _explain("prints")
+    assert code == 0 and data["verdict"] == "identical"
+    assert "ninja: no work to do." in data["worker"]["stdout"]  # written to file descriptor 1 directly
+    assert data["worker"]["stdout"].count("forward called with (2, 4, 12, 14)") == 2
+    assert "a warning of the kernel's" in data["worker"]["stderr"]
+    text = runner.invoke(
+        app,
+        [
+            "explain",
+            "--problem",
+            str(CASES / "problem.py"),
+            "--solution",
+            str(CASES / "prints.py"),
+            "--device",
+            "cpu",
+            "--trials",
+            "2",
+            "--no-store",
+        ],
+    )
+    assert text.exit_code == 0 and "the user's code printed" in text.stdout and "| ninja: no work to do." in text.stdout
+
+
+def test_each_side_imports_its_own_helper_module():
+    # Both folders hold a common.py; the solution's (which doubles the output) must be the one it gets.
+    code, data, _ = _explain("leak_solution/solution", "leak_problem/problem")
+    assert code == 1 and data["verdict"] == "bug"
+    assert data["mismatch"]["max_abs"] > 0.1
+
+
+def test_global_changes_by_the_solution_are_undone_and_noted():
+    code, data, _ = _explain("changes_globals")
+    assert code == 0 and data["verdict"] == "identical"  # the replaced F.conv2d did not reach the reference
+    notes = " ".join(data["notes"])
+    assert "torch.backends.cudnn.allow_tf32 = False" in notes and "replaced torch.nn.functional.conv2d" in notes
+
+
+def test_an_all_nan_candidate_is_not_reported_as_equal():
+    code, data, _ = _explain("all_nan")
+    m = data["mismatch"]
+    assert code == 1 and data["verdict"] == "bug"
+    assert m["max_abs"] is None and m["finite_pairs"] == 0 and m["nonfinite"]["nan_actual"] == m["outputs"]
+    assert "NaN or ±inf" in data["causes"][0]["evidence"]
+    text = runner.invoke(
+        app,
+        [
+            "explain",
+            "--problem",
+            str(CASES / "problem.py"),
+            "--solution",
+            str(CASES / "all_nan.py"),
+            "--device",
+            "cpu",
+            "--trials",
+            "1",
+            "--no-store",
+        ],
+    )
+    assert "no output is finite on both sides" in text.stdout and "max |difference| 0" not in text.stdout
+
+
+def test_a_nan_patch_is_counted_and_located():
+    code, data, _ = _explain("nan_patch")
+    nonfinite = data["mismatch"]["nonfinite"]
+    assert code == 1 and (nonfinite["nan_actual"], nonfinite["inf_actual"]) == (4, 1)
+    assert nonfinite["mismatched_nonfinite"] == 5 and nonfinite["examples"][0] == [0, 2, 3, 4]
+    evidence = data["causes"][0]["evidence"]
+    assert "5 of them NaN or ±inf" in evidence and "channel 2: 4 of" in evidence and "channel 5: 1 of" in evidence
+
+
+@pytest.mark.parametrize("mode", ["fp32", "tf32"])
+def test_one_wrong_channel_is_named_with_counts_that_add_up(mode):
+    code, data, _ = _explain("wrong_channel", "problem_wide", "--reference-mode", mode)
+    evidence = data["causes"][0]["evidence"]
+    assert code == 1 and data["causes"][0]["name"] == "bug"
+    found = re.search(
+        r"(\d+) of (\d+) sampled outputs beyond the floor; all in 1 channel of 0…15 \(channel 1: "
+        r"(\d+) of its (\d+) sampled\)",
+        evidence,
+    )
+    assert found, evidence
+    bad, _, in_channel, channel_sampled = map(int, found.groups())
+    assert bad == in_channel == channel_sampled  # every sampled output of channel 1, and nothing else
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            [
+                "explain",
+                "--problem",
+                str(CASES / "problem.py"),
+                "--solution",
+                str(CASES / "raises.py"),
+                "--trials",
+                "0",
+            ],
+            "trials=0",
+        ),
+        (
+            [
+                "explain",
+                "--problem",
+                str(CASES / "problem.py"),
+                "--solution",
+                str(CASES / "raises.py"),
+                "--samples",
+                "0",
+            ],
+            "samples=0",
+        ),
+        (
+            [
+                "explain",
+                "--problem",
+                str(CASES / "problem.py"),
+                "--solution",
+                str(CASES / "raises.py"),
+                "--timeout",
+                "0",
+            ],
+            "timeout=0",
+        ),
+        (
+            ["explain", "--problem", str(CASES / "nowhere.py"), "--solution", str(CASES / "raises.py")],
+            "problem file not found",
+        ),
+        (
+            ["explain", "--problem", str(CASES / "problem.py"), "--solution", str(CASES / "missing_model_new.py")],
+            "does not define ModelNew",
+        ),
+        (["report", "dilated_conv2d", "--input-shape", "100000,32,512,512"], "needs about"),
+        (["report", "dilated_conv2d", "--samples", "0"], "--samples 0"),
+        (["report", "dilated_conv2d", "--csv", "/nonexistent-folder/rows.csv"], "does not exist"),
+        (["tolerance", "conv3d_kk1", "--samples", "0"], "--samples 0"),
+        (["fuzz", "conv2d", "--max-examples", "0"], "max_examples=0"),
+        (
+            [
+                "fuzz",
+                "--problem",
+                str(FUZZ / "conv2d_problem.py"),
+                "--solution",
+                str(FUZZ / "correct_fp64.py"),
+                "--replay",
+                '{"config":{},"data":{}}',
+            ],
+            "input_shape",
+        ),
+        (
+            [
+                "fuzz",
+                "--problem",
+                str(FUZZ / "conv2d_problem.py"),
+                "--solution",
+                str(FUZZ / "correct_fp64.py"),
+                "--replay",
+                "not json",
+            ],
+            "not JSON",
+        ),
+        (["report", "dilated_conv2d", "--input-shape", "8,x,4"], "--input-shape must look like"),
+        (["explain", "--problem", str(CASES / "problem.py")], "Missing option '--solution'"),
+    ],
+)
+def test_bad_options_are_refused_before_any_work_with_exit_2(args, message):
+    start = time.monotonic()
+    code, data, stderr = _run(*args)
+    assert code == ExitCode.USAGE == 2
+    assert data["error"]["exit_code"] == 2 and message in data["error"]["message"], data
+    assert message in stderr
+    assert time.monotonic() - start < 30  # refused up front, not after the computation
+
+
+def test_the_huge_input_shape_refusal_gives_the_estimate():
+    _, data, _ = _run("report", "dilated_conv2d", "--input-shape", "100000,32,512,512")
+    assert re.search(r"needs about [\d.]+ TB of CPU memory .* is available", data["error"]["message"])
+
+
+def test_an_internal_error_is_one_line_and_its_traceback_goes_to_a_file(monkeypatch):
+    import fp_analysis.tolerance_report
+
+    def broken(*args, **kwargs):
+        return 1 / 0
+
+    monkeypatch.setattr(fp_analysis.tolerance_report, "tolerance_report", broken)
+    code, data, stderr = _run("tolerance", "conv3d_kk1")
+    assert code == ExitCode.INTERNAL == 4
+    assert stderr.count("\n") == 1 and stderr.startswith("internal error: ZeroDivisionError: division by zero")
+    path = pathlib.Path(data["error"]["traceback_file"])
+    assert path.is_file() and "Traceback (most recent call last)" in path.read_text() and path.name in stderr
+
+
+def test_fuzz_names_the_example_on_which_the_candidate_hangs():
+    code, data, stderr = _run(
+        "fuzz",
+        "--problem",
+        str(FUZZ / "conv2d_problem.py"),
+        "--solution",
+        str(CASES / "fuzz_hang_on_groups.py"),
+        "--device",
+        "cpu",
+        "--max-examples",
+        "60",
+        "--timeout",
+        "2",
+    )
+    error = data["error"]
+    assert code == 3 and error["fate"] == "timed_out" and error["where"] == "ModelNew.forward"
+    config = json.loads(error["detail"].removeprefix("example "))
+    assert config["groups"] > 1
+    assert error["replay"].startswith("fpa fuzz --problem") and "--replay" in error["replay"]
+    assert "reproduce: fpa fuzz" in stderr
+
+
+def test_fuzz_names_the_example_on_which_the_candidate_ends_the_process():
+    code, data, _ = _run(
+        "fuzz",
+        "--problem",
+        str(FUZZ / "conv2d_problem.py"),
+        "--solution",
+        str(CASES / "fuzz_exit_on_bias.py"),
+        "--device",
+        "cpu",
+        "--max-examples",
+        "30",
+    )
+    error = data["error"]
+    assert code == 3 and error["fate"] == "exited" and error["status"] == 7
+    assert json.loads(error["detail"].removeprefix("example "))["bias"] is True
+
+
+def test_fuzz_writes_only_under_the_cache_and_counts_examples_apart_from_shrinking(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, data, _ = _run("fuzz", "conv2d", "--max-examples", "5", "--device", "cpu")
+    assert code == 0 and data["examples"] == 5 and data["shrink_steps"] == 0
+    code, data, _ = _run(
+        "fuzz",
+        "--problem",
+        str(FUZZ / "conv2d_problem.py"),
+        "--solution",
+        str(FUZZ / "bug_edge_tile.py"),
+        "--device",
+        "cpu",
+        "--max-examples",
+        "30",
+    )
+    assert code == 1 and 1 <= data["examples"] <= 30 and data["shrink_steps"] >= 1
+    assert not (tmp_path / ".hypothesis").exists()
+    assert any((tmp_path / "cache" / "fp_analysis" / "hypothesis").iterdir())
+
+
+def test_fuzz_takes_its_default_example_count_from_the_hypothesis_profile(monkeypatch):
+    from fp_analysis.fuzz import default_max_examples
+
+    monkeypatch.setenv("HYPOTHESIS_PROFILE", "thorough")
+    assert default_max_examples() == 2000
+    monkeypatch.delenv("HYPOTHESIS_PROFILE")
+    assert default_max_examples() == 200
+
+
+@pytest.mark.parametrize("value", [np.float32(1 + 2**-11), np.float64(1 + 2**-11), 1 + 2**-11])
+def test_library_functions_given_a_scalar_return_a_scalar(value):
+    rounded = round_to(value, "tf32")
+    assert np.ndim(rounded) == 0 and rounded == 1.0  # ties to even
+    assert np.ndim(ulp(value)) == 0 and np.ndim(flush_subnormals(np.float32(value))) == 0
+    assert round_to(np.array([value, value]), "tf32").shape == (2,)
