@@ -10,7 +10,7 @@ from __future__ import annotations
 from . import ops
 from .arith import add32, fma32, mul32
 from .bounds import DotBound, dot_bound, epilogue_bound, gamma, gamma_tilde, lambda_for_probability, rounding_depth
-from .errors import DtypeError, FpaError, ParameterError, ShapeError
+from .errors import DtypeError, ExitCode, FpaError, InternalError, ParameterError, ShapeError, UserCodeError
 from .formats import FORMATS, FloatFormat, get_format
 from .metrics import ErrorStats, NonfiniteStats, error_stats, format_mismatch, ulp
 from .orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order, accumulate
@@ -26,8 +26,10 @@ __all__ = [
     "DotBound",
     "DtypeError",
     "ErrorStats",
+    "ExitCode",
     "FloatFormat",
     "FpaError",
+    "InternalError",
     "NonfiniteStats",
     "OperandRounding",
     "Order",
@@ -35,6 +37,7 @@ __all__ = [
     "Rounding",
     "ShapeError",
     "SumMethod",
+    "UserCodeError",
     "abs_dot_at",
     "accumulate",
     "add32",

@@ -3,7 +3,10 @@
 A problem file defines ``Model``, ``get_inputs`` and ``get_init_inputs``; a solution defines ``ModelNew``.
 ``run_check`` follows KernelBench's correctness protocol (``eval_kernel_against_ref``): the same seed
 before each model is built, then ``trials`` trials, each seeded from a generator seeded once, with fresh
-inputs from ``get_inputs()``, compared with ``torch.allclose(atol, rtol)``.
+inputs from ``get_inputs()``, compared with ``torch.allclose(atol, rtol)``. Every call into the two files
+goes through ``fp_analysis.usercode.UserFile.call``: each file in its own module namespace, whatever it
+raises or returns wrongly a ``UserCodeError`` naming the call. These functions run inside a worker
+process (``fp_analysis.worker``); ``fp_analysis.explain.explain_files`` starts it.
 """
 
 from __future__ import annotations

@@ -19,7 +19,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from fp_analysis import places
 from fp_analysis.errors import FpaError
 from fp_analysis.gelu32 import CONSTANTS, TABLES
 
@@ -47,7 +46,12 @@ def find_nvcc() -> str | None:
 
 def cache_dir() -> pathlib.Path:
     """Where built cubins are kept."""
-    return places.cache_dir("kernels", override="FPA_KERNEL_CACHE")
+    root = os.environ.get("FPA_KERNEL_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "fp_analysis", "kernels"
+    )
+    path = pathlib.Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def _c_float(value: float) -> str:

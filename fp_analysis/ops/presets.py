@@ -8,6 +8,7 @@ and the input shape (``get_inputs``). ``make_problem`` reproduces KernelBench's 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ import torch
 from torch import nn
 
 from ..errors import ParameterError
+from ..memory import require
 from .conv import ConvSpec, conv2d_spec, conv3d_kk1_spec
 from .epilogue import EpilogueSpec, GeluForm
 from .modules import reference_module
@@ -142,6 +144,8 @@ def make_problem(
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
     shape = resolve_input_shape(resolved, batch, input_shape)
+    given = f"input_shape={list(shape)}" if input_shape is not None else f"batch={batch}"
+    require({"fp32 input": 4 * math.prod(shape)}, given if batch or input_shape else f"preset {resolved.name}")
     torch.manual_seed(seed)
     module = reference_module(resolved.spec, resolved.epilogue, resolved.multiplier_shape)
     x = torch.rand(shape, dtype=torch.float32)
