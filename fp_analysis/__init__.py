@@ -3,20 +3,61 @@
 The numeric core re-exported here runs on numpy / torch-CPU / mpmath alone: exact fp32 and narrow-format
 arithmetic, named accumulation orders, the seed ops as specs, fp64 and mpmath references, error
 metrics and bounds. Submodules hold the details; ``fp_analysis.ops`` has the op specs and presets.
+
+The names are imported on first use (PEP 562 module ``__getattr__``): ``import fp_analysis`` itself
+costs nothing, so a process that needs one submodule — the CLI's start, the candidate process that only
+runs the user's solution — does not pay for torch, numba and the rest of the core.
 """
 
 from __future__ import annotations
 
-from . import ops
-from .arith import add32, fma32, mul32
-from .bounds import DotBound, dot_bound, epilogue_bound, gamma, gamma_tilde, lambda_for_probability, rounding_depth
-from .errors import DtypeError, ExitCode, FpaError, InternalError, ParameterError, ShapeError, UserCodeError
-from .formats import FORMATS, FloatFormat, get_format
-from .metrics import ErrorStats, NonfiniteStats, error_stats, format_mismatch, ulp
-from .orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order, accumulate
-from .reference import SumMethod, abs_dot_at, fp64_at, fp64_full, mpmath_at, mpmath_to_float64
-from .rounding import Rounding, flush_subnormals, round_to
-from .testing import assert_equivalent
+import importlib
+
+# Every public name and the submodule that defines it.
+_EXPORTS = {
+    "add32": "arith",
+    "fma32": "arith",
+    "mul32": "arith",
+    "DotBound": "bounds",
+    "dot_bound": "bounds",
+    "epilogue_bound": "bounds",
+    "gamma": "bounds",
+    "gamma_tilde": "bounds",
+    "lambda_for_probability": "bounds",
+    "rounding_depth": "bounds",
+    "DtypeError": "errors",
+    "ExitCode": "errors",
+    "FpaError": "errors",
+    "InternalError": "errors",
+    "ParameterError": "errors",
+    "ShapeError": "errors",
+    "UserCodeError": "errors",
+    "FORMATS": "formats",
+    "FloatFormat": "formats",
+    "get_format": "formats",
+    "ErrorStats": "metrics",
+    "NonfiniteStats": "metrics",
+    "error_stats": "metrics",
+    "format_mismatch": "metrics",
+    "ulp": "metrics",
+    "AccumulationSpec": "orders",
+    "Combine": "orders",
+    "Contraction": "orders",
+    "OperandRounding": "orders",
+    "Order": "orders",
+    "accumulate": "orders",
+    "SumMethod": "reference",
+    "abs_dot_at": "reference",
+    "fp64_at": "reference",
+    "fp64_full": "reference",
+    "mpmath_at": "reference",
+    "mpmath_to_float64": "reference",
+    "Rounding": "rounding",
+    "flush_subnormals": "rounding",
+    "round_to": "rounding",
+    "assert_equivalent": "testing",
+    "ops": None,  # the subpackage itself
+}
 
 __all__ = [
     "FORMATS",
@@ -62,3 +103,16 @@ __all__ = [
     "rounding_depth",
     "ulp",
 ]
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f".{_EXPORTS[name] or name}", __name__)
+    value = module if _EXPORTS[name] is None else getattr(module, name)
+    globals()[name] = value  # once imported, an ordinary attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -24,8 +24,9 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from . import records
-from .errors import ExitCode, FpaError, ParameterError, UserCodeError
-from .ops.presets import PRESETS
+from .errors import ExitCode, FpaError, ParameterError, Side, UserCodeError
+from .options import PRESET_NAMES, check_seconds, check_seed
+from .worker import DEFAULT_TIMEOUT_S
 
 _EXIT_CODES = (
     "Exit status (every command): 0 explained by arithmetic, or equal, or done with nothing wrong found; "
@@ -51,11 +52,13 @@ class _Group(TyperGroup):
         as_json = "--json" in argv
         try:
             code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+            if code == ExitCode.INTERRUPTED:  # typer turns Ctrl-C (and our SIGTERM) into this code
+                code = _error_exit(ExitCode.INTERRUPTED, "interrupted; nothing was judged", as_json)
         except _ClickException as error:  # the command line itself: unknown option, bad value...
             error.show()
             code = _error_exit(ExitCode.USAGE, error.format_message(), as_json, quiet=True)
-        except typer.Abort:
-            code = 130
+        except (typer.Abort, KeyboardInterrupt):
+            code = _error_exit(ExitCode.INTERRUPTED, "interrupted; nothing was judged", as_json)
         except UserCodeError as error:
             _print_user_code_error(error, as_json)
             code = ExitCode.USER_CODE
@@ -80,7 +83,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-Op = Annotated[str, typer.Argument(help=f"one of {', '.join(PRESETS)}")]
+Op = Annotated[str, typer.Argument(help=f"one of {', '.join(PRESET_NAMES)}")]
 Device = Annotated[str, typer.Option(help="auto (GPU if torch sees one), cpu or cuda")]
 AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
 NoStore = Annotated[bool, typer.Option("--no-store", help="do not append this run to the results store")]
@@ -93,8 +96,7 @@ Samples = Annotated[int, typer.Option(help="sampled outputs (CPU twins and bound
 
 def _error_exit(code: ExitCode, message: str, as_json: bool, traceback_text: str = "", quiet: bool = False) -> int:
     """Print one error line (and the JSON record with --json); keep a traceback in a file for internal errors."""
-    kind = {ExitCode.USAGE: "usage", ExitCode.USER_CODE: "user_code", ExitCode.INTERNAL: "internal"}[code]
-    record = {"exit_code": int(code), "kind": kind, "message": message}
+    record = {"exit_code": int(code), "kind": code.name.lower(), "message": message}
     if code is ExitCode.INTERNAL:
         where = _keep_traceback(traceback_text or message)
         record["traceback_file"] = where
@@ -124,13 +126,13 @@ def _print_user_code_error(error: UserCodeError, as_json: bool) -> None:
     details = dict(error.details)
     worker = details.pop("worker", None)
     if as_json:
-        record = {"exit_code": int(ExitCode.USER_CODE), "kind": "user_code", "message": str(error), **error.to_dict()}
+        record = {"exit_code": int(ExitCode.USER_CODE), "kind": ExitCode.USER_CODE.name.lower(), **error.to_dict()}
         record.pop("worker", None)
         print(records.dumps({"error": record, "worker": worker or {}}))
     at = f" (at {details['at']})" if details.get("at") else ""
     where = f" [{details['detail']}]" if details.get("detail") else ""
     _err.print(
-        f"[bold red]error:[/] the {error.side}'s code failed: {escape(str(error))}{escape(at)}{escape(where)}",
+        f"[bold red]error:[/] the {error.side.value}'s code failed: {escape(_printable(str(error) + at + where))}",
         highlight=False,
         soft_wrap=True,
     )
@@ -181,14 +183,17 @@ def _csv_target(path: str | None) -> pathlib.Path | None:
 
 
 def _write_csv(target: pathlib.Path | None, rows: list[dict]) -> None:
-    stream = sys.stdout if target is None else open(target, "w", newline="")
     try:
-        writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    finally:
-        if stream is not sys.stdout:
-            stream.close()
+        stream = sys.stdout if target is None else open(target, "w", newline="")
+        try:
+            writer = csv.DictWriter(stream, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        finally:
+            if stream is not sys.stdout:
+                stream.close()
+    except OSError as error:  # a full disk, /dev/full: the results are in the store and can be printed again
+        raise ParameterError(f"Got --csv {target}, which could not be written: {error}") from None
 
 
 def _fmt(value, spec: str = ".2e") -> str:
@@ -211,6 +216,8 @@ def report(
     from .report import report as run_report
 
     _check_samples(samples)
+    if as_json and csv_path == "-":
+        raise ParameterError("Got --json and --csv -: both would print to stdout; give --csv a file path.")
     csv_file = _csv_target(csv_path)
     with Progress(console=_err, transient=True, disable=as_json or csv_path == "-") as progress:
         task = progress.add_task("variants", total=None)
@@ -291,7 +298,7 @@ def explain(
     atol: float = 1e-4,
     rtol: float = 1e-4,
     samples: Annotated[int, typer.Option(help="sampled outputs for the hypotheses; at least 1")] = 4000,
-    timeout: Timeout = 300.0,
+    timeout: Timeout = DEFAULT_TIMEOUT_S,
     as_json: AsJson = False,
     no_store: NoStore = False,
 ) -> None:
@@ -300,7 +307,7 @@ def explain(
     Both files run in a worker process of their own (each file sees its own folder's modules); what they
     print is captured and shown shortened (all of it under "worker" with --json).
     """
-    from .explain import explain_files
+    from .jobs import explain_files
 
     with _WorkerStatus(enabled=not as_json) as status:
         result = explain_files(
@@ -439,6 +446,12 @@ def _print_explanation(result) -> None:
     _print_worker(result.worker)
 
 
+def _printable(text: str) -> str:
+    """``text`` with control characters (ANSI escapes, NUL, bells) shown as escapes, for the terminal: what
+    the user's code printed or raised must not drive our terminal."""
+    return "".join(c if c.isprintable() or c in "\t" else repr(c)[1:-1] for c in text)
+
+
 def _print_worker(worker: dict, console: Console = _out) -> None:
     """The time the worker took and, shortened, what the user's code printed."""
     if not worker:
@@ -449,12 +462,13 @@ def _print_worker(worker: dict, console: Console = _out) -> None:
         f"  worker: {worker['seconds']:.1f} s, of which {worker['user_code_seconds']:.1f} s in the user's code",
         highlight=False,
     )
-    output = CapturedOutput(**{k: worker[k] for k in ("stdout", "stderr", "stdout_bytes", "stderr_bytes")})
-    lines = output.tail()
-    if lines:
-        console.print("  the user's code printed (all of it under 'worker' with --json):", highlight=False)
-        for line in lines:
-            console.print(f"  {escape(line)}", highlight=False)
+    for side in Side:
+        lines = CapturedOutput(**worker[side.value]).tail() if side.value in worker else []
+        if lines:
+            where = "the problem's process (with fpa's analysis)" if side is Side.PROBLEM else "the solution's process"
+            console.print(f"  {where} printed (all of it under 'worker' with --json):", highlight=False)
+            for line in lines:
+                console.print(f"  {escape(_printable(line))}", highlight=False)
 
 
 @app.command()
@@ -480,7 +494,7 @@ def tolerance(
 
 @app.command()
 def orders(
-    preset: Annotated[str, typer.Option(help=f"one of {', '.join(PRESETS)}")] = "dilated_conv2d",
+    preset: Annotated[str, typer.Option(help=f"one of {', '.join(PRESET_NAMES)}")] = "dilated_conv2d",
     samples: Samples = 2000,
     seed: int = 0,
     batch: Annotated[int | None, typer.Option(help="override the preset's batch size")] = None,
@@ -516,12 +530,12 @@ def fuzz(
     device: Device = "auto",
     seed: int = 0,
     replay: Annotated[str | None, typer.Option(help="replay one example (the JSON a failure prints)")] = None,
-    timeout: Timeout = 300.0,
+    timeout: Timeout = DEFAULT_TIMEOUT_S,
     as_json: AsJson = False,
 ) -> None:
     """Search configs and data for a failure, shrink it to a minimal example. Exit 1 when one is found, 3 when
     the candidate's code itself fails (raises, exits, crashes, hangs) on an example."""
-    from .fuzz import fuzz_kernelbench, fuzz_op, replay_kernelbench
+    from .jobs import fuzz_files, replay_files
 
     if (problem is None) != (solution is None):
         raise ParameterError("give both --problem and --solution, or neither")
@@ -531,13 +545,13 @@ def fuzz(
         raise ParameterError("give OP (conv2d, conv3d_kk1, conv_gelu) or --problem and --solution")
     if replay is not None and problem is None:
         raise ParameterError("--replay replays an example of a KernelBench pair: give --problem and --solution too")
+    check_seconds("timeout", timeout)
+    check_seed("seed", seed)
     with _WorkerStatus(enabled=not as_json) as status:
         if replay is not None:
-            result = replay_kernelbench(
-                problem, solution, replay, device=device, timeout=timeout, on_event=status.update
-            )
+            result = replay_files(problem, solution, replay, device=device, timeout=timeout, on_event=status.update)
         elif problem is not None:
-            result = fuzz_kernelbench(
+            result = fuzz_files(
                 problem,
                 solution,
                 max_examples=max_examples,
@@ -547,6 +561,8 @@ def fuzz(
                 on_event=status.update,
             )
         else:
+            from .fuzz import fuzz_op  # in this process: our own kernels, no user code
+
             result = fuzz_op(op, max_examples=max_examples, device=device, seed=seed)
     failures = result["failures"]
     user_code = any(f.get("user_code") for f in failures)

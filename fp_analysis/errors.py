@@ -13,10 +13,12 @@ from enum import Enum, IntEnum
 __all__ = [
     "DtypeError",
     "ExitCode",
+    "Fate",
     "FpaError",
     "InternalError",
     "ParameterError",
     "ShapeError",
+    "Side",
     "UserCodeError",
     "enum_member",
 ]
@@ -35,6 +37,32 @@ class ExitCode(IntEnum):
     """The user's code failed: it raised, exited, was killed by a signal, timed out or returned the wrong thing."""
     INTERNAL = 4
     """A bug of fp_analysis: one line is printed and the full traceback written to a file."""
+    INTERRUPTED = 130
+    """Stopped by Ctrl-C, SIGTERM or SIGHUP (128 + SIGINT, as shells report it); the worker's processes ended too."""
+
+
+class Side(str, Enum):
+    """Which of the user's two files a piece of code belongs to."""
+
+    PROBLEM = "problem"
+    """The KernelBench problem file: ``Model``, ``get_inputs``, ``get_init_inputs`` (the reference)."""
+    SOLUTION = "solution"
+    """The solution file: ``ModelNew`` (the candidate)."""
+
+
+class Fate(str, Enum):
+    """How a call into the user's code ended, when it did not return what it should."""
+
+    RAISED = "raised"
+    """It raised an exception (KeyboardInterrupt included)."""
+    EXITED = "exited"
+    """It ended its process: ``sys.exit`` or ``os._exit``."""
+    KILLED = "killed"
+    """Its process was killed by a signal (a segfault, an abort, the kernel's OOM killer...)."""
+    TIMED_OUT = "timed_out"
+    """It did not return within the timeout, and its process was killed."""
+    BAD_OUTPUT = "bad_output"
+    """It returned something of the wrong type, dtype, shape or device."""
 
 
 class FpaError(Exception):
@@ -58,21 +86,34 @@ class DtypeError(FpaError, TypeError):
 class UserCodeError(FpaError, RuntimeError):
     """The user's code (a problem or solution file) failed: a finding about that code, not an error of ours.
 
-    ``side`` is "problem" or "solution"; ``where`` names the call ("ModelNew.forward", "importing
-    solution.py"); ``fate`` is one of "raised", "exited", "killed", "timed_out", "bad_output"; ``details``
-    holds what else is known (exit status, signal, the example being run, a replay command).
+    ``where`` names the call ("ModelNew.forward", "importing solution.py"); ``details`` holds what else is
+    known (exit status, the user's traceback, the trial or example being run, a replay command, and under
+    ``worker`` the time spent and the output captured).
     """
 
     exit_code = ExitCode.USER_CODE
 
-    def __init__(self, message: str, *, side: str, where: str, fate: str, details: dict | None = None):
+    def __init__(self, message: str, *, side: Side | str, where: str, fate: Fate | str, details: dict | None = None):
         super().__init__(message)
-        self.side, self.where, self.fate = side, where, fate
+        self.side, self.fate = Side(side), Fate(fate)
+        self.where = where
         self.details = dict(details or {})
 
     def to_dict(self) -> dict:
-        """The record ``--json`` prints under ``error``."""
-        return {"side": self.side, "where": self.where, "fate": self.fate, **self.details}
+        """The record ``--json`` prints under ``error`` (and that a worker hands back): message included."""
+        return {
+            "message": str(self),
+            "side": self.side.value,
+            "where": self.where,
+            "fate": self.fate.value,
+            **self.details,
+        }
+
+    @classmethod
+    def from_dict(cls, record: dict) -> UserCodeError:
+        """The inverse of ``to_dict``."""
+        fields = {k: v for k, v in record.items() if k not in ("message", "side", "where", "fate")}
+        return cls(record["message"], side=record["side"], where=record["where"], fate=record["fate"], details=fields)
 
 
 class InternalError(FpaError, RuntimeError):

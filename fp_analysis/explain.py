@@ -18,20 +18,21 @@ plain fp32 yet differ. If none does, the candidate's departure from its closest 
 from __future__ import annotations
 
 import math
-import pathlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from .arith import add32
 from .bounds import term_sums
+from .candidate import CandidateProcess
+from .errors import ParameterError
 from .formats import FORMATS
 from .kernelbench import (
     ConvOp,
     KernelBenchError,
     extract_op,
-    load_pair,
+    load_problem,
     mismatch_summary,
     numpy32,
     parameter_mismatch,
@@ -40,75 +41,18 @@ from .kernelbench import (
 from .metrics import error_stats
 from .ops.conv import gather_terms
 from .ops.epilogue import EpilogueSpec, epilogue_torch, gelu_derivative_max
+from .options import resolve_device
 from .orders import AccumulationSpec, accumulate
 from .reference import abs_dot_at, fp64_at
 from .rounding import round_to
 from .tolerance import FAST_MATH_UNITS, side_bound, tolerance_from_bounds
 from .usercode import UserFile
-from .worker import DEFAULT_TIMEOUT_S, run_job
+from .verdict import Cause, Explanation
 
-__all__ = ["CAUSES", "Cause", "Explanation", "analyse", "explain_files", "explain_job"]
+__all__ = ["analyse", "explain_job"]
 
-CAUSES = (
-    "reference_tf32",
-    "reference_bf16",
-    "reference_fp16",
-    "candidate_tf32",
-    "candidate_bf16",
-    "candidate_fp16",
-    "accumulation_order",
-    "fast_math",
-    "gelu_approximation",
-    "parameter_mismatch",
-    "bug",
-    "unexplained",
-)
 _U = FORMATS["fp32"].unit_roundoff
 _FLOOR_MULTIPLIER = 8.0  # see the module docstring
-
-
-@dataclass
-class Cause:
-    """One named cause with its evidence; ``residual_max`` is what is left after re-creating it (abs)."""
-
-    name: str
-    evidence: str
-    residual_max: float
-    side: str  # "reference", "candidate", "both" or "pair"
-    residual_units: float | None = None  # the same residual in units of u·scale (the floor's unit)
-
-
-@dataclass
-class Explanation:
-    """The verdict and its evidence; ``to_dict`` is the ``--json`` schema.
-
-    ``notes`` lists global changes the user's code made (a solution switching cuDNN's TF32 off at import,
-    say: undone before the reference ran); ``worker`` the time the worker took and what the user's code
-    printed (``fp_analysis.worker``).
-    """
-
-    explained: bool
-    verdict: str
-    causes: list[Cause]
-    mismatch: dict
-    candidate_vs_fp64: dict
-    reference_vs_fp64: dict
-    recommended_tolerance: dict
-    trials: list[dict]
-    hypotheses: list[dict] = field(default_factory=list)
-    context: dict = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    worker: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        data = asdict(self)
-        data["causes"] = [asdict(c) for c in self.causes]
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Explanation:
-        """The inverse of ``to_dict`` (as a worker hands it back)."""
-        return cls(**{**data, "causes": [Cause(**c) for c in data["causes"]]})
 
 
 def _sample(diff: np.ndarray, count: int, seed: int) -> np.ndarray:
@@ -184,7 +128,11 @@ def _collect(op: ConvOp, x: torch.Tensor, ref: np.ndarray, cand: np.ndarray, sam
 
 
 def _units(values: np.ndarray, recreation: np.ndarray, scale: np.ndarray) -> float:
-    diff = np.abs(values - recreation)
+    """The largest |values − recreation| in units of u·scale; equal values (the same ±inf, NaN on both
+    sides) count as 0, a NaN or ±inf on one side only as infinitely far."""
+    with np.errstate(invalid="ignore"):
+        same = (values == recreation) | (np.isnan(values) & np.isnan(recreation))
+        diff = np.where(same, 0.0, np.abs(values - recreation))
     if not np.all(np.isfinite(diff)):
         return math.inf
     return float(np.max(diff / (_U * scale))) if diff.size else 0.0
@@ -259,7 +207,6 @@ def analyse(
         raise KernelBenchError(f"the Model's output {ref.shape} is not its convolution's {expected}: unsupported op")
     s = _collect(op, x, ref, cand, samples, seed)
     floor = _FLOOR_MULTIPLIER * max(1.0, s.baseline_units)
-    model_units = _units(s.reference, s.recreations[""][1], s.scale)
     # Operand-rounding hypotheses describe tensor-core arithmetic, whose fp32 accumulation truncates (Fasi,
     # Higham, Mikaitis & Pranesh 2021, PeerJ Comput. Sci. 7:e330): about half an ulp of bias per mma k-step
     # of 8 products, so up to K/8 units of u·Σ|w·x| beyond what an IEEE fp32 chain leaves.
@@ -336,16 +283,16 @@ def analyse(
         explained = False
         tolerance = _tolerance(op, s, "", "", ref.size, measured)
         if not ref_fits:
-            causes.append(
-                Cause(
-                    "unexplained",
-                    f"no hypothesis re-creates the reference (closest: "
-                    f"{_closest(res, 'reference')}; floor {floor:.1f} units); the Model may compute more than "
-                    f"the conv{' + epilogue' if op.epilogue else ''} found in it (fp64 model residual "
-                    f"{model_units:.3g} units)",
-                    measured,
-                    "reference",
-                )
+            # Nothing we model re-creates the reference: any verdict about the candidate would be about an
+            # op the Model does not compute. Out of scope, said as such.
+            found = "conv" + (" → ×multiplier → LeakyReLU → GELU" if op.epilogue else "")
+            raise KernelBenchError(
+                f"fp_analysis cannot model this reference: no precision of the {found} it found in the Model "
+                f"(fp32, TF32, bf16, fp16 operands) re-creates the Model's output (closest: "
+                f"{_closest(res, 'reference')}; floor {floor:.1f} units of u·Σ|w·x|). The Model computes more "
+                "than that op (an activation, scaling, pooling or reduction after it), or its conv runs an "
+                "arithmetic fp_analysis does not model; today it models one Conv2d/Conv3d((k,k,1)), alone or "
+                "followed by × a (C,1,1) parameter → LeakyReLU → GELU"
             )
         else:
             # The closest re-creation is the one that accounts for the most sampled outputs (a bug in one
@@ -398,100 +345,30 @@ def _evidence(name: str, side: str, residual: float, plain: float, floor: float)
     )
 
 
-_MODES = ("fp32", "tf32", "bf16", "fp16")
-
-
-def explain_files(
-    problem_path,
-    solution_path,
-    *,
-    device: str = "auto",
-    reference_mode: str | None = None,
-    trials: int = 5,
-    seed: int = 42,
-    atol: float = 1e-4,
-    rtol: float = 1e-4,
-    samples: int = 4000,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    on_event=None,
-) -> Explanation:
-    """Run KernelBench's check on the two files in a worker process and explain what it sees.
-
-    The files are the user's code: they run apart from this process (``fp_analysis.worker``), each call into
-    them limited to ``timeout`` seconds. Options are checked before anything runs. Raises ``FpaError`` for a
-    usage error and ``UserCodeError`` when the user's code fails; ``Explanation.worker`` holds the time spent
-    and what the user's code printed.
-    """
-    options = _checked_options(
-        problem_path, solution_path, device, reference_mode, trials, seed, atol, rtol, samples, timeout
-    )
-    result = run_job("explain", options, timeout=timeout, on_event=on_event)
-    explanation = Explanation.from_dict(result.value)
-    explanation.worker = result.worker_record()
-    return explanation
-
-
-def _checked_options(problem, solution, device, reference_mode, trials, seed, atol, rtol, samples, timeout) -> dict:
-    def integer(name, value, low):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise KernelBenchError(f"Got {name}={value!r}, but {name} must be an integer >= {low}.")
-
-    def number(name, value, positive):
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        if not ok or value < 0 or (positive and value == 0):
-            raise KernelBenchError(
-                f"Got {name}={value!r}, but {name} must be a finite number {'>' if positive else '>='} 0."
-            )
-
-    if device not in ("auto", "cpu", "cuda"):
-        raise KernelBenchError(f"Got device={device!r}, but the only valid values are 'auto', 'cpu', 'cuda'.")
-    if reference_mode is not None and reference_mode not in _MODES:
-        allowed = ", ".join(repr(m) for m in _MODES)
-        raise KernelBenchError(f"Got reference_mode={reference_mode!r}, but the only valid values are {allowed}.")
-    integer("trials", trials, 1)
-    integer("samples", samples, 1)
-    integer("seed", seed, 0)
-    number("atol", atol, False)
-    number("rtol", rtol, False)
-    number("timeout", timeout, True)
-    paths = {}
-    for side, path in (("problem", problem), ("solution", solution)):
-        resolved = pathlib.Path(path).expanduser()
-        if not resolved.is_file():
-            raise KernelBenchError(f"{side} file not found: {path}")
-        paths[side] = str(resolved.resolve())
-    return {
-        **paths,
-        "device": device,
-        "reference_mode": reference_mode,
-        "trials": trials,
-        "seed": seed,
-        "atol": atol,
-        "rtol": rtol,
-        "samples": samples,
-    }
-
-
-def explain_job(problem, solution, *, device, reference_mode, trials, seed, atol, rtol, samples) -> dict:
-    """The worker's half of ``explain_files``: everything that runs the user's code, in the child process."""
-    dev = _device(device)
+def explain_job(
+    problem, solution, *, device, reference_mode, trials, seed, atol, rtol, samples, timeout, folder
+) -> dict:
+    """The worker's half of ``explain_files``: the ``Explanation`` as a dict (its ``--json`` form)."""
+    dev = resolve_device(device)
     mode = reference_mode or "fp32"
     if dev.type == "cuda" and reference_mode not in (None, "fp32"):
-        raise KernelBenchError(
+        raise ParameterError(
             "--reference-mode emulates a precision on the CPU; on a GPU the reference runs as "
             "your TF32 settings say (and is also run with TF32 forced on and off)"
         )
-    reference_file, solution_file = load_pair(problem, solution)
-    reference, candidate, results = run_check(
-        reference_file,
-        solution_file,
-        dev,
-        trials=trials,
-        seed=seed,
-        atol=atol,
-        rtol=rtol,
-        reference_mode=mode if dev.type == "cpu" else "fp32",
-    )
+    with CandidateProcess(solution, folder, timeout) as candidate:  # its import overlaps the problem's
+        reference_file = load_problem(problem)
+        reference, parameters, results, worst = run_check(
+            reference_file,
+            candidate,
+            dev,
+            trials=trials,
+            seed=seed,
+            atol=atol,
+            rtol=rtol,
+            reference_mode=mode if dev.type == "cpu" else "fp32",
+        )
+        notes = candidate.loaded()
     context = {
         "device": str(dev),
         "reference_mode": mode if dev.type == "cpu" else _tf32_setting(),
@@ -500,10 +377,9 @@ def explain_job(problem, solution, *, device, reference_mode, trials, seed, atol
         "atol": atol,
         "rtol": rtol,
     }
-    notes = reference_file.notes + solution_file.notes
     mismatch = mismatch_summary(results, atol, rtol)
     trial_dicts = [r.to_dict() for r in results]
-    problems = parameter_mismatch(reference, candidate)
+    problems = parameter_mismatch(reference, parameters)
     if problems:
         cause = Cause("parameter_mismatch", "; ".join(problems), mismatch["max_abs"], "pair")
         tolerance = {"atol": None, "rtol": None, "basis": "parameters differ: no tolerance makes this right"}
@@ -511,27 +387,21 @@ def explain_job(problem, solution, *, device, reference_mode, trials, seed, atol
             False, "parameter_mismatch", [cause], mismatch, {}, {}, tolerance, trial_dicts, [], context, notes
         ).to_dict()
     op = extract_op(reference)
-    first = results[0]
-    x = next((t for t in first.inputs if isinstance(t, torch.Tensor)), None)
+    x = next((t for t in worst.inputs if isinstance(t, torch.Tensor)), None)
     if x is None:
         raise KernelBenchError("get_inputs() gives no tensor: there is no input to analyse")
+    if worst.reference.numel() == 0:
+        raise KernelBenchError(
+            f"the Model's output {tuple(worst.reference.shape)} is empty: there is nothing to compare"
+        )
+    context["analysed_trial"] = worst.trial
     if dev.type == "cuda":
-        context["reference_tf32_forced"] = _forced_tf32(reference_file, reference, first.inputs, first.candidate)
-    analysis = analyse(op, x.cpu(), first.reference.cpu(), first.candidate.cpu(), samples=samples, seed=seed)
+        context["reference_tf32_forced"] = _forced_tf32(reference_file, reference, worst.inputs, worst.candidate)
+    analysis = analyse(op, x.cpu(), worst.reference.cpu(), worst.candidate.cpu(), samples=samples, seed=seed)
     causes, explained, verdict, cand_vs, ref_vs, tolerance, hyps = analysis
     return Explanation(
         explained, verdict, causes, mismatch, cand_vs, ref_vs, tolerance, trial_dicts, hyps, context, notes
     ).to_dict()
-
-
-def _device(device: str) -> torch.device:
-    if device not in ("auto", "cpu", "cuda"):
-        raise KernelBenchError(f"Got device={device!r}, but the only valid values are 'auto', 'cpu', 'cuda'.")
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        raise KernelBenchError("device='cuda' was asked for but torch sees no CUDA device")
-    return torch.device(device)
 
 
 def _tf32_setting() -> str:

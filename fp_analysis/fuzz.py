@@ -21,40 +21,35 @@ import contextlib
 import hashlib
 import inspect
 import json
-import os
 import pathlib
 import shlex
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
-from hypothesis import HealthCheck, Verbosity, given, settings
+from hypothesis import HealthCheck, Verbosity, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import Flaky, Unsatisfiable
 from torch import nn
 
-from .errors import FpaError, UserCodeError
+from . import records
+from .candidate import CandidateProcess
+from .errors import Fate, FpaError, ParameterError, Side, UserCodeError
 from .explain import analyse
 from .formats import FORMATS
-from .kernelbench import ConvOp, KernelBenchError, extract_op, init_inputs, load_pair
+from .jobs import default_max_examples, parse_replay
+from .kernelbench import ConvOp, KernelBenchError, extract_op, init_inputs, load_problem
 from .ops.epilogue import gelu_derivative_max
+from .options import check_count, resolve_device
 from .places import cache_dir
 from .reference import fp64_full
 from .strategies import DATA_KINDS, LAYOUTS, config_spec, conv2d_configs, conv3d_kk1_configs, make_tensor
 from .usercode import check_output
-from .worker import DEFAULT_TIMEOUT_S, run_job
 
-__all__ = [
-    "FuzzFailure",
-    "default_max_examples",
-    "fuzz_job",
-    "fuzz_kernelbench",
-    "fuzz_op",
-    "replay_job",
-    "replay_kernelbench",
-]
+__all__ = ["FuzzFailure", "fuzz_job", "fuzz_op", "replay_job"]
 
 _U = FORMATS["fp32"].unit_roundoff
 _CONV_KEYS = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias")
@@ -74,11 +69,6 @@ class FuzzFailure:
     max_abs: float | None
     explanation: dict
     user_code: dict | None = None
-
-
-def default_max_examples() -> int:
-    """200 examples, or 2000 under ``HYPOTHESIS_PROFILE=thorough`` (as the test suite's profiles)."""
-    return 2000 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 200
 
 
 def _database(*key: str) -> DirectoryBasedExampleDatabase:
@@ -111,20 +101,13 @@ def _settings(max_examples: int, database) -> settings:
     )
 
 
-def _check_max_examples(max_examples) -> int:
-    if max_examples is None:
-        return default_max_examples()
-    if isinstance(max_examples, bool) or not isinstance(max_examples, int) or max_examples < 1:
-        raise KernelBenchError(f"Got max_examples={max_examples!r}, but it must be an integer >= 1.")
-    return max_examples
-
-
 class _Pair:
     """The user's two files, their constructor's parameters and the base values get_init_inputs gives."""
 
-    def __init__(self, problem_path, solution_path, device: torch.device):
+    def __init__(self, problem_path, solution_path, device: torch.device, candidate: CandidateProcess):
         self.paths = (str(problem_path), str(solution_path))
-        self.problem, self.solution = load_pair(problem_path, solution_path)
+        self.problem = load_problem(problem_path)
+        self.candidate = candidate
         self.device = device
         init = init_inputs(self.problem)
         model_class = self.problem.module.Model
@@ -220,29 +203,35 @@ class _Pair:
     def check(self, config: dict, data: dict) -> tuple[bool, float | None, dict | None]:
         """(passed, max |candidate − reference|, explanation or None) for one example.
 
-        The user's code runs through ``UserFile.call``: the candidate raising or exiting on the example
-        raises ``UserCodeError`` (Hypothesis shrinks it like any failure); one that kills or hangs the
-        worker is named by the worker's parent with this example's replay command.
+        A configuration the problem's own ``Model`` refuses (raises on) is not an example: ``_Refused``.
+        The candidate raising, exiting or returning the wrong thing on the example raises ``UserCodeError``
+        (Hypothesis shrinks it like any failure); one that dies or hangs is named with this example's replay
+        command.
         """
         kwargs = self.kwargs(config)
-        command = self.command(config, data)
-        detail = f"example {json.dumps(self.user_config(config, data), separators=(',', ':'))}"
-        torch.manual_seed(0)
-        reference = self.problem.call("Model(**config)", lambda: self.problem.module.Model(**kwargs).to(self.device))
-        torch.manual_seed(0)
-        candidate = self.solution.call(
-            "ModelNew(**config)",
-            lambda: self.solution.module.ModelNew(**kwargs).to(self.device),
-            detail=detail,
-            replay=command,
-        )
+        context = {
+            "detail": f"example {records.dumps(self.user_config(config, data), indent=None)}",
+            "replay": self.command(config, data),
+        }
         x = make_tensor(tuple(config["input_shape"]), data["kind"], data["seed"], data["layout"]).to(self.device)
-        with torch.no_grad():
-            ref = check_output(self.problem.call("Model.forward", reference, x), "Model.forward", "problem")
-            cand = self.solution.call("ModelNew.forward", candidate, x.clone(), detail=detail, replay=command)
+        try:
+            torch.manual_seed(0)
+            reference = self.problem.call(
+                "Model(**config)", lambda: self.problem.module.Model(**kwargs).to(self.device), **context
+            )
+            with torch.no_grad():
+                ref = self.problem.call("Model.forward", reference, x, **context)
+        except UserCodeError as error:
+            if error.fate is not Fate.RAISED:
+                raise
+            raise _Refused(str(error)) from None
+        check_output(ref, "Model.forward", Side.PROBLEM, detail=context["detail"])
+        self.candidate.build([], kwargs, 0, self.device, where="ModelNew(**config)", **context)
+        cand, made_on = self.candidate.forward([x], **context)
         if not torch.isfinite(ref).all():
             return True, 0.0, None  # overflow in the reference itself: nothing to compare
-        check_output(cand, "ModelNew.forward", "solution", like=ref, detail=detail)
+        check_output(cand, "ModelNew.forward", Side.SOLUTION, like=ref, device=made_on, detail=context["detail"])
+        cand = cand.to(self.device)
         max_abs = float((cand.double() - ref.double()).abs().max()) if ref.numel() else 0.0
         op = extract_op(reference)
         if _quick_pass(op, x, ref, cand):
@@ -259,6 +248,18 @@ class _Pair:
         return explained, max_abs if np.isfinite(max_abs) else None, explanation
 
 
+class _Refused(Exception):
+    """The problem's own Model refused a drawn configuration: not an example."""
+
+
+class _Stop(BaseException):  # Hypothesis shrinks on an Exception; a BaseException ends its search at once
+    """End the search with ``error``: the candidate's process is gone, or the Model is out of scope."""
+
+    def __init__(self, error: FpaError):
+        super().__init__(str(error))
+        self.error = error
+
+
 def _quick_pass(op: ConvOp, x, ref, cand) -> bool:
     """Both sides measured against fp64 in units of u·Σ|w·x|: the candidate within 8× the reference's error."""
     spec = op.spec
@@ -270,7 +271,11 @@ def _quick_pass(op: ConvOp, x, ref, cand) -> bool:
     scale = scale.clamp_min(FORMATS["fp32"].smallest_normal) * _U
     units_ref = float(((ref.double() - truth).abs() / scale).max())
     units_cand = float(((cand.double() - truth).abs() / scale).max())
-    return bool(np.isfinite(units_cand)) and units_cand <= 8 * max(units_ref, 1.0) + spec.K / 8
+    allowance = 8 * max(units_ref, 1.0) + spec.K / 8
+    # A reference far from the op's own fp64 value is not that op (the Model computes more): no screen
+    # passes it; explain.analyse says it is out of scope.
+    modelled = units_ref <= 8 + spec.K / 8
+    return modelled and bool(np.isfinite(units_cand)) and units_cand <= allowance
 
 
 def _plain(value):
@@ -281,58 +286,15 @@ def _jsonable(config: dict) -> dict:
     return {k: _plain(v) for k, v in config.items()}
 
 
-def _device(device: str) -> torch.device:
-    if device not in ("auto", "cpu", "cuda"):
-        raise KernelBenchError(f"Got device={device!r}, but the only valid values are 'auto', 'cpu', 'cuda'.")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise KernelBenchError("device='cuda' was asked for but torch sees no CUDA device")
-    return torch.device("cuda" if device == "cuda" or (device == "auto" and torch.cuda.is_available()) else "cpu")
+def fuzz_job(problem, solution, *, max_examples: int, device: str, seed: int, timeout: float, folder: str) -> dict:
+    """The worker's half of ``fuzz_kernelbench``: its result without the ``worker`` block."""
+    with CandidateProcess(solution, folder, timeout) as candidate:
+        pair = _Pair(problem, solution, resolve_device(device), candidate)
+        return _search(pair, max_examples, seed)
 
 
-def _checked_paths(problem, solution) -> dict:
-    paths = {}
-    for side, path in (("problem", problem), ("solution", solution)):
-        resolved = pathlib.Path(path).expanduser()
-        if not resolved.is_file():
-            raise KernelBenchError(f"{side} file not found: {path}")
-        paths[side] = str(resolved.resolve())
-    return paths
-
-
-def _check_timeout(timeout) -> None:
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise KernelBenchError(f"Got timeout={timeout!r}, but it must be a number of seconds > 0.")
-
-
-def fuzz_kernelbench(
-    problem_path,
-    solution_path,
-    *,
-    max_examples: int | None = None,
-    device: str = "auto",
-    seed: int = 0,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    on_event=None,
-) -> dict:
-    """Fuzz a user's KernelBench pair in a worker process.
-
-    Returns {"failures": [FuzzFailure as dict], "examples": n, "shrink_steps": k, "worker": {...}}:
-    ``examples`` counts the examples run until the first failure (or all of them), ``shrink_steps`` the
-    runs Hypothesis made after it to shrink it. ``max_examples`` defaults to ``default_max_examples()``.
-    """
-    max_examples = _check_max_examples(max_examples)
-    _check_timeout(timeout)
-    if device not in ("auto", "cpu", "cuda"):
-        raise KernelBenchError(f"Got device={device!r}, but the only valid values are 'auto', 'cpu', 'cuda'.")
-    options = {**_checked_paths(problem_path, solution_path), "max_examples": max_examples, "device": device}
-    result = run_job("fuzz", {**options, "seed": seed}, timeout=timeout, on_event=on_event)
-    return {**result.value, "worker": result.worker_record()}
-
-
-def fuzz_job(problem, solution, *, max_examples: int, device: str, seed: int) -> dict:
-    """The worker's half of ``fuzz_kernelbench``."""
-    pair = _Pair(problem, solution, _device(device))
-    counts = {"examples": 0, "shrink_steps": 0}
+def _search(pair: _Pair, max_examples: int, seed: int) -> dict:
+    counts = {"examples": 0, "shrink_steps": 0, "refused": 0}
     last: list = []
 
     @_settings(max_examples, _database(*[str(pathlib.Path(p).resolve()) for p in pair.paths], pair.device.type))
@@ -340,12 +302,22 @@ def fuzz_job(problem, solution, *, max_examples: int, device: str, seed: int) ->
     @given(pair.strategy())
     def prop(example):
         config, data = example
-        counts["shrink_steps" if last else "examples"] += 1
         try:
             passed, max_abs, explanation = pair.check(config, data)
-        except UserCodeError:
+        except _Refused:
+            counts["refused"] += 1
+            reject()
+        except UserCodeError as error:
+            counts["shrink_steps" if last else "examples"] += 1
             last[:] = [config, data, None, None]
+            if not pair.candidate.alive():
+                # Its process died or hung: each shrink step would cost a new process (and a timeout), so
+                # the search stops at this example, which the error names with its replay command.
+                raise _Stop(error) from None
             raise
+        except FpaError as error:  # out of scope (a Model the engine cannot model): not a failing example
+            raise _Stop(error) from None
+        counts["shrink_steps" if last else "examples"] += 1
         if not passed:
             last[:] = [config, data, max_abs, explanation]
             raise AssertionError(explanation)
@@ -354,71 +326,48 @@ def fuzz_job(problem, solution, *, max_examples: int, device: str, seed: int) ->
     with _hypothesis_files_in_cache():
         try:
             prop()
+        except _Stop as stop:
+            raise stop.error from None
         except AssertionError:
             failures.append(pair.failure(*last))
         except UserCodeError as error:
-            if error.side != "solution":
+            if error.side is not Side.SOLUTION:
                 raise
             failures.append(pair.failure(*last[:2], None, None, error))
+        except Flaky:
+            config, data = last[:2]
+            explanation = {
+                "verdict": "nondeterministic",
+                "evidence": "the candidate failed on this example once and passed on it when it ran again: its "
+                "output is not a function of its input (a race, uninitialised memory, an unseeded draw)",
+            }
+            failures.append(pair.failure(config, data, None, explanation))
+        except Unsatisfiable:
+            raise FpaError(
+                f"the problem's Model refused every one of {counts['refused']} drawn configurations; "
+                "there is nothing to fuzz (does its constructor take the conv's parameters?)"
+            ) from None
     return {"failures": failures, **counts}
 
 
-def _parse_replay(replay: str) -> tuple[dict, dict]:
-    """The config and data of a ``--replay`` JSON, checked; KernelBenchError naming what is wrong otherwise."""
-    usage = '--replay must be the JSON of a failure\'s command: {"config": {..., "input_shape": [...]}, "data": {...}}'
-    try:
-        payload = json.loads(replay)
-    except json.JSONDecodeError as error:
-        raise KernelBenchError(f"{usage}; it is not JSON ({error})") from None
-    if (
-        not isinstance(payload, dict)
-        or not isinstance(payload.get("config"), dict)
-        or not isinstance(payload.get("data"), dict)
-    ):
-        raise KernelBenchError(f"{usage}; got {replay[:200]!r}")
-    config = {k: tuple(v) if isinstance(v, list) else v for k, v in payload["config"].items()}
-    data = payload["data"]
-    shape = config.get("input_shape")
-    if not (isinstance(shape, tuple) and shape and all(isinstance(n, int) and n >= 1 for n in shape)):
-        raise KernelBenchError(f"{usage}; config.input_shape must be a list of positive ints, got {shape!r}")
-    problems = []
-    if data.get("kind") not in DATA_KINDS:
-        problems.append(f"data.kind must be one of {', '.join(DATA_KINDS)} (got {data.get('kind')!r})")
-    if data.get("layout") not in LAYOUTS:
-        problems.append(f"data.layout must be one of {', '.join(LAYOUTS)} (got {data.get('layout')!r})")
-    if isinstance(data.get("seed"), bool) or not isinstance(data.get("seed"), int):
-        problems.append(f"data.seed must be an int (got {data.get('seed')!r})")
-    if problems:
-        raise KernelBenchError(f"{usage}; " + "; ".join(problems))
-    return config, data
-
-
-def replay_kernelbench(
-    problem_path, solution_path, replay: str, *, device: str = "auto", timeout: float = DEFAULT_TIMEOUT_S, on_event=None
-) -> dict:
-    """Run one example given as the JSON of a failure's ``command`` (``--replay``), in a worker process."""
-    _parse_replay(replay)
-    _check_timeout(timeout)
-    options = {**_checked_paths(problem_path, solution_path), "replay": replay, "device": device}
-    result = run_job("replay", options, timeout=timeout, on_event=on_event)
-    return {**result.value, "worker": result.worker_record()}
-
-
-def replay_job(problem, solution, *, replay: str, device: str) -> dict:
-    """The worker's half of ``replay_kernelbench``."""
-    config, data = _parse_replay(replay)
-    pair = _Pair(problem, solution, _device(device))
-    missing = [k for k in ("out_channels",) if k not in config and "multiplier_shape" in pair.params]
-    if missing:
-        raise KernelBenchError(f"--replay's config lacks {', '.join(missing)}, which this Model's constructor needs")
-    try:
-        passed, max_abs, explanation = pair.check(config, data)
-    except UserCodeError as error:
-        if error.side != "solution":
-            raise
-        return {"failures": [pair.failure(config, data, None, None, error)], "examples": 1, "shrink_steps": 0}
-    failures = [] if passed else [pair.failure(config, data, max_abs, explanation)]
-    return {"failures": failures, "examples": 1, "shrink_steps": 0}
+def replay_job(problem, solution, *, replay: str, device: str, timeout: float, folder: str) -> dict:
+    """The worker's half of ``replay_kernelbench``: its result without the ``worker`` block."""
+    config, data = parse_replay(replay)
+    with CandidateProcess(solution, folder, timeout) as candidate:
+        pair = _Pair(problem, solution, resolve_device(device), candidate)
+        missing = [k for k in ("out_channels",) if k not in config and "multiplier_shape" in pair.params]
+        if missing:
+            raise ParameterError(f"--replay's config lacks {', '.join(missing)}, which this Model's constructor needs")
+        counts = {"examples": 1, "shrink_steps": 0, "refused": 0}
+        try:
+            passed, max_abs, explanation = pair.check(config, data)
+        except _Refused as refusal:
+            raise ParameterError(f"the problem's own Model refuses the replayed configuration: {refusal}") from None
+        except UserCodeError as error:
+            if error.side is not Side.SOLUTION:
+                raise
+            return {"failures": [pair.failure(config, data, None, None, error)], **counts}
+    return {"failures": [] if passed else [pair.failure(config, data, max_abs, explanation)], **counts}
 
 
 def _op_check(kind, problem, variant, dev: torch.device) -> str | None:
@@ -495,9 +444,9 @@ def fuzz_op(op: str, *, max_examples: int | None = None, device: str = "auto", s
         kind = Op(op)
     except ValueError:
         allowed = ", ".join(repr(o.value) for o in Op)
-        raise KernelBenchError(f"Got op={op!r}, but the only valid ops are {allowed}.") from None
-    max_examples = _check_max_examples(max_examples)
-    dev = _device(device)
+        raise ParameterError(f"Got op={op!r}, but the only valid ops are {allowed}.") from None
+    max_examples = default_max_examples() if max_examples is None else check_count("max_examples", max_examples)
+    dev = resolve_device(device)
     configs = conv3d_kk1_configs(max_outputs=3000) if kind is Op.CONV3D_KK1 else conv2d_configs(max_outputs=3000)
     variants = [v for v in variant_matrix(kind) if v.twinned]
     kinds = ("uniform", "normal", "heavy_tailed", "subnormal_rich", "cancellation")

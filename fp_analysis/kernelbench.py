@@ -3,10 +3,10 @@
 A problem file defines ``Model``, ``get_inputs`` and ``get_init_inputs``; a solution defines ``ModelNew``.
 ``run_check`` follows KernelBench's correctness protocol (``eval_kernel_against_ref``): the same seed
 before each model is built, then ``trials`` trials, each seeded from a generator seeded once, with fresh
-inputs from ``get_inputs()``, compared with ``torch.allclose(atol, rtol)``. Every call into the two files
-goes through ``fp_analysis.usercode.UserFile.call``: each file in its own module namespace, whatever it
-raises or returns wrongly a ``UserCodeError`` naming the call. These functions run inside a worker
-process (``fp_analysis.worker``); ``fp_analysis.explain.explain_files`` starts it.
+inputs from ``get_inputs()``, compared with ``torch.allclose(atol, rtol)``. These functions run in the
+worker process (``fp_analysis.worker``), which holds the problem; ``ModelNew`` runs in the candidate
+process (``fp_analysis.candidate``). Every call into the user's code is guarded: whatever it raises or
+returns wrongly becomes a ``UserCodeError`` naming the call.
 """
 
 from __future__ import annotations
@@ -14,28 +14,34 @@ from __future__ import annotations
 import contextlib
 import pathlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
-from .errors import FpaError, ParameterError, UserCodeError
+from .errors import Fate, FpaError, ParameterError, Side, UserCodeError
 from .metrics import ErrorStats, error_stats
 from .ops.conv import ConvSpec, conv2d_spec
 from .ops.epilogue import EpilogueSpec
+from .options import check_reference_mode
 from .rounding import round_to
 from .usercode import UserFile, check_output
 
+if TYPE_CHECKING:
+    from .candidate import CandidateProcess
+
 __all__ = [
     "ConvOp",
+    "EmulatedConvolutions",
     "KernelBenchError",
     "TrialResult",
     "build_models",
     "emulated_reference",
     "extract_op",
     "init_inputs",
-    "load_pair",
+    "load_problem",
     "mismatch_summary",
     "numpy32",
     "parameter_mismatch",
@@ -48,17 +54,11 @@ class KernelBenchError(FpaError, ValueError):
     """A problem or solution file cannot be used (missing, no Model, inputs that do not fit...)."""
 
 
-def load_pair(problem: str | pathlib.Path, solution: str | pathlib.Path) -> tuple[UserFile, UserFile]:
-    """The problem file (Model, get_inputs, get_init_inputs) and the solution file (ModelNew), each imported
-    into a namespace of its own (``fp_analysis.usercode``)."""
-    reference = UserFile(problem, "problem")
-    candidate = UserFile(solution, "solution")
-    for side in (reference, candidate):  # both checked before either runs: a wrong path is a usage error
-        if not side.path.is_file():
-            raise KernelBenchError(f"{side.side} file not found: {side.path}")
-    reference.load(("Model", "get_inputs", "get_init_inputs"))
-    candidate.load(("ModelNew",))
-    return reference, candidate
+def load_problem(path: str | pathlib.Path) -> UserFile:
+    """The problem file (``Model``, ``get_inputs``, ``get_init_inputs``), imported in this process."""
+    problem = UserFile(path, Side.PROBLEM)
+    problem.load(("Model", "get_inputs", "get_init_inputs"))
+    return problem
 
 
 @dataclass(frozen=True)
@@ -121,37 +121,51 @@ def extract_op(model: nn.Module) -> ConvOp:
     return ConvOp(spec, weight, bias, EpilogueSpec(negative_slope=slope, approximate=form), extra[0].detach())
 
 
+class EmulatedConvolutions(TorchFunctionMode):
+    """A torch function mode in which conv2d/conv3d on float32 tensors round input and weight to ``mode``
+    (nearest even), sum in fp64 and round the result to fp32: what a TF32 / bf16 / fp16 reference computes,
+    to within fp32 accumulation error (shared/facts: cuDNN TF32 vs this emulation, 6.3e-6 on seed 000).
+
+    A mode sees every call of ``torch.conv2d`` / ``torch.conv3d``, however the Model reaches it
+    (``nn.Conv2d``, ``F.conv2d``, a name imported from ``torch.nn.functional``, ``torch.conv2d``), where
+    replacing ``F.conv2d`` would miss all but the one spelling. ``calls`` counts the convolutions it
+    emulated, so a reference that never reached one is known to have run unemulated.
+    """
+
+    _CONVOLUTIONS = frozenset({torch.conv2d, torch.conv3d})
+
+    def __init__(self, mode: str):
+        super().__init__()
+        self.mode = check_reference_mode(mode)
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func not in self._CONVOLUTIONS or self.mode == "fp32":
+            return func(*args, **kwargs)
+        input, weight, *rest = args
+        if input.dtype != torch.float32:
+            return func(*args, **kwargs)
+        bias = rest.pop(0) if rest else kwargs.pop("bias", None)
+        self.calls += 1
+        x64, w64 = round_to(input, self.mode).double(), round_to(weight, self.mode).double()
+        b64 = bias.double() if bias is not None else None
+        return func(x64, w64, b64, *rest, **kwargs).float()
+
+
 @contextlib.contextmanager
 def emulated_reference(mode: str):
-    """Within the block, F.conv2d/conv3d on CPU float32 tensors round input and weight to ``mode`` (nearest even),
-    sum in fp64 and round the result to fp32: what a TF32 / bf16 / fp16 reference computes, to within fp32
-    accumulation error (shared/facts: cuDNN TF32 vs this emulation, 6.3e-6 on seed 000). ``fp32`` changes nothing."""
-    if mode == "fp32":
-        yield
-        return
-    if mode not in ("tf32", "bf16", "fp16"):
-        raise ParameterError(
-            f"Got reference_mode={mode!r}, but the only valid values are 'fp32', 'tf32', 'bf16', 'fp16'."
+    """Within the block, the reference's convolutions run in ``mode`` (``EmulatedConvolutions``); ``fp32``
+    changes nothing. Raises KernelBenchError when a mode other than fp32 was asked for and the block ran no
+    convolution it could emulate."""
+    emulation = EmulatedConvolutions(mode)
+    with emulation:
+        yield emulation
+    if emulation.mode != "fp32" and emulation.calls == 0:
+        raise KernelBenchError(
+            f"--reference-mode {mode} could not be applied: the Model's forward ran no float32 torch.conv2d or "
+            "torch.conv3d (through nn.Conv2d/Conv3d or torch.nn.functional) for it to emulate"
         )
-    originals = {name: getattr(F, name) for name in ("conv2d", "conv3d")}
-
-    def wrap(original):
-        def conv(input, weight, bias=None, *args, **kwargs):
-            if input.dtype != torch.float32:
-                return original(input, weight, bias, *args, **kwargs)
-            x64, w64 = round_to(input, mode).double(), round_to(weight, mode).double()
-            b64 = bias.double() if bias is not None else None
-            return original(x64, w64, b64, *args, **kwargs).float()
-
-        return conv
-
-    try:
-        for name, original in originals.items():
-            setattr(F, name, wrap(original))
-        yield
-    finally:
-        for name, original in originals.items():
-            setattr(F, name, original)
 
 
 @dataclass
@@ -208,46 +222,43 @@ def _set_seed(seed: int) -> None:
         torch.cuda.manual_seed(seed)
 
 
+def _listed(value, where: str, detail: str | None = None) -> list:
+    """``value`` (what the problem's ``where`` returned) as a list; UserCodeError when it is not a list or tuple."""
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise UserCodeError(
+        f"{where} returned a {type(value).__name__}, not a list",
+        side=Side.PROBLEM,
+        where=where,
+        fate=Fate.BAD_OUTPUT,
+        details={"detail": detail} if detail else None,
+    )
+
+
 def init_inputs(problem: UserFile) -> list:
     """``get_init_inputs()`` of the problem, checked to be a list or tuple."""
-    init = problem.call("get_init_inputs()", problem.module.get_init_inputs)
-    if not isinstance(init, (list, tuple)):
-        raise UserCodeError(
-            f"get_init_inputs() returned a {type(init).__name__}, not a list",
-            side="problem",
-            where="get_init_inputs()",
-            fate="bad_output",
-        )
-    return list(init)
-
-
-def build_models(problem: UserFile, solution: UserFile, device: torch.device, seed: int):
-    """Model and ModelNew built as KernelBench builds them (same seed before each), on ``device``."""
-    init = init_inputs(problem)
-    _set_seed(seed)
-    reference = problem.call("Model(*get_init_inputs())", lambda: problem.module.Model(*init).to(device))
-    _set_seed(seed)
-    candidate = solution.call("ModelNew(*get_init_inputs())", lambda: solution.module.ModelNew(*init).to(device))
-    return reference, candidate
+    return _listed(problem.call("get_init_inputs()", problem.module.get_init_inputs), "get_init_inputs()")
 
 
 def trial_inputs(problem: UserFile, device: torch.device, detail: str | None = None) -> list:
     """``get_inputs()`` of the problem, checked to be a list, its tensors moved to ``device``."""
-    inputs = problem.call("get_inputs()", problem.module.get_inputs, detail=detail)
-    if not isinstance(inputs, (list, tuple)):
-        raise UserCodeError(
-            f"get_inputs() returned a {type(inputs).__name__}, not a list",
-            side="problem",
-            where="get_inputs()",
-            fate="bad_output",
-            details={"detail": detail} if detail else None,
-        )
+    inputs = _listed(problem.call("get_inputs()", problem.module.get_inputs, detail=detail), "get_inputs()", detail)
     return [t.to(device) if isinstance(t, torch.Tensor) else t for t in inputs]
+
+
+def build_models(problem: UserFile, candidate: CandidateProcess, device: torch.device, seed: int):
+    """(Model, ModelNew's parameters): both built as KernelBench builds them (the same seed before each),
+    on ``device``; ModelNew in the candidate process."""
+    init = init_inputs(problem)
+    _set_seed(seed)
+    reference = problem.call("Model(*get_init_inputs())", lambda: problem.module.Model(*init).to(device))
+    parameters = candidate.build(init, {}, seed, device, where="ModelNew(*get_init_inputs())")
+    return reference, parameters
 
 
 def run_check(
     problem: UserFile,
-    solution: UserFile,
+    candidate: CandidateProcess,
     device: torch.device,
     *,
     trials: int = 5,
@@ -255,17 +266,18 @@ def run_check(
     atol: float = 1e-4,
     rtol: float = 1e-4,
     reference_mode: str = "fp32",
-    keep: int = 1,
 ):
-    """Run KernelBench's correctness check; returns (reference model, candidate model, [TrialResult]).
+    """Run KernelBench's check; returns (reference model, candidate's parameters, [TrialResult], worst trial).
 
-    The first ``keep`` trials keep their inputs and outputs for the analysis. ``reference_mode`` emulates
-    the reference's operand precision on a CPU (``emulated_reference``). The candidate gets its own copy
-    of each trial's inputs, so a kernel that writes into its input cannot change what is analysed.
+    The worst trial (``_severity``) keeps its inputs and outputs for the analysis: a candidate that is right
+    on the first call and wrong later (a stale cache, state kept between calls) is judged where it is wrong.
+    ``reference_mode`` emulates the reference's operand precision on a CPU (``emulated_reference``). The
+    candidate gets a copy of each trial's inputs in its own process, so a kernel that writes into its input
+    cannot change what is analysed.
     """
-    reference, candidate = build_models(problem, solution, device, seed)
+    reference, parameters = build_models(problem, candidate, device, seed)
     generator = torch.Generator().manual_seed(seed)
-    results = []
+    results, worst = [], None
     with torch.no_grad():
         for trial in range(trials):
             detail = f"trial {trial + 1} of {trials}"
@@ -274,44 +286,53 @@ def run_check(
             inputs = trial_inputs(problem, device, detail)
             with emulated_reference(reference_mode):
                 ref_out = problem.call("Model.forward", reference, *inputs, detail=detail)
-            check_output(ref_out, "Model.forward", "problem", detail=detail)
-            own = [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
-            cand_out = solution.call("ModelNew.forward", candidate, *own, detail=detail)
-            check_output(cand_out, "ModelNew.forward", "solution", like=ref_out, detail=detail)
+            check_output(ref_out, "Model.forward", Side.PROBLEM, detail=detail)
+            cand_out, made_on = candidate.forward(inputs, detail=detail)
+            check_output(cand_out, "ModelNew.forward", Side.SOLUTION, like=ref_out, device=made_on, detail=detail)
+            cand_out = cand_out.to(device)
             stats = error_stats(cand_out, ref_out, atol=atol, rtol=rtol)
-            results.append(
-                TrialResult(
-                    trial,
-                    trial_seed,
-                    bool(torch.allclose(cand_out, ref_out, atol=atol, rtol=rtol)),
-                    stats,
-                    inputs if trial < keep else [],
-                    ref_out if trial < keep else None,
-                    cand_out if trial < keep else None,
-                )
-            )
-    return reference, candidate, results
+            passed = bool(torch.allclose(cand_out, ref_out, atol=atol, rtol=rtol))
+            result = TrialResult(trial, trial_seed, passed, stats)
+            results.append(result)
+            if worst is None or _severity(result) > _severity(worst):
+                worst = TrialResult(trial, trial_seed, passed, stats, inputs, ref_out, cand_out)
+    return reference, parameters, results, worst
 
 
-def parameter_mismatch(reference: nn.Module, candidate: nn.Module) -> list[str]:
-    """Evidence lines for parameters that cannot be matched by shape and value (empty: all match).
+def _severity(result: TrialResult) -> tuple:
+    """How wrong a trial is, for choosing the one to analyse: outputs non-finite on one side only, then
+    elements failing allclose, then the largest finite difference."""
+    s = result.stats
+    return (s.nonfinite.mismatched_nonfinite, s.allclose_fail_count, s.max_abs or 0.0)
 
-    Parameters are compared by shape, as the two models may name them differently: each reference
-    parameter must equal (bitwise) some candidate parameter of the same shape.
+
+def parameter_mismatch(reference: nn.Module, candidate: dict[str, torch.Tensor]) -> list[str]:
+    """Evidence lines for reference parameters the candidate does not hold (empty: all found).
+
+    The two models may name, lay out and store their weights differently (a kernel keeps its weight
+    permuted to NHWC, or as a buffer), so ``candidate`` holds the candidate's parameters and buffers (name →
+    tensor), and a reference parameter is found when some candidate tensor of its size holds the same values:
+    bitwise equal in the same shape, or the same multiset of values in another layout.
     """
-    cand = [(n, p.detach()) for n, p in candidate.named_parameters()]
+    pool = [(n, q.detach().cpu()) for n, q in candidate.items() if q.is_floating_point()]
     problems = []
     for name, p in reference.named_parameters():
-        same_shape = [(n, q) for n, q in cand if q.shape == p.shape]
-        if not same_shape:
-            problems.append(f"reference parameter {name} {tuple(p.shape)} has no candidate parameter of that shape")
-        elif not any(torch.equal(p.detach().to(q.device), q) for _, q in same_shape):
-            diff = min(float((p.detach().to(q.device) - q).abs().max()) for _, q in same_shape)
-            names = ", ".join(n for n, _ in same_shape)
-            problems.append(
-                f"reference parameter {name} {tuple(p.shape)} differs from candidate {names} "
-                f"(max |difference| {diff:.3g})"
-            )
+        p = p.detach().cpu()
+        same_size = [(n, q) for n, q in pool if q.numel() == p.numel()]
+        if any(q.shape == p.shape and q.dtype == p.dtype and torch.equal(p, q) for _, q in same_size):
+            continue
+        values = torch.sort(p.reshape(-1).double()).values
+        if any(torch.equal(values, torch.sort(q.reshape(-1).double()).values) for _, q in same_size):
+            continue  # the same values in another layout
+        if not same_size:
+            problems.append(f"reference parameter {name} {tuple(p.shape)} has no candidate tensor of its size")
+            continue
+        diff = min(float((torch.sort(q.reshape(-1).double()).values - values).abs().max()) for _, q in same_size)
+        names = ", ".join(n for n, _ in same_size)
+        problems.append(
+            f"reference parameter {name} {tuple(p.shape)} differs from candidate {names} (max |difference| "
+            f"{diff:.3g} between their sorted values)"
+        )
     return problems
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from .bounds import dot_bound
 from .ops.conv import ConvSpec, TermOrder, Terms, gather_terms, sample_output_indices, term_permutation
-from .ops.presets import make_problem
+from .ops.presets import make_problem, require_sample_memory
 from .orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order, accumulate
 from .reference import fp64_at, mpmath_at
 
@@ -91,6 +91,7 @@ class OrderRow:
 
 def preset_terms(preset: str, samples: int, seed: int = 0, batch: int | None = None) -> tuple[ConvSpec, Terms]:
     """The preset's conv spec and the gathered terms of ``samples`` outputs, inputs drawn as KernelBench does."""
+    require_sample_memory(preset, samples, batch)
     problem = make_problem(preset, seed=seed, batch=batch)
     out_shape = problem.spec.output_shape(tuple(problem.x.shape))
     index = sample_output_indices(out_shape, samples, seed)

@@ -24,7 +24,7 @@ from .errors import ParameterError
 from .formats import FORMATS
 from .memory import require
 from .metrics import error_stats
-from .ops.conv import ConvSpec, Terms, gather_terms, sample_output_indices
+from .ops.conv import ConvSpec, Terms, gather_terms, require_terms_memory, sample_output_indices
 from .ops.epilogue import EpilogueSpec, epilogue_torch
 from .ops.modules import torch_padding_arg
 from .ops.presets import PRESETS, make_problem, resolve_input_shape
@@ -121,7 +121,8 @@ def _require_memory(preset: str, batch, input_shape, device: str, samples: int) 
     if batch is None and input_shape is None:
         option = f"op {preset} at its full size {'x'.join(map(str, shape))}"
     truths = 2 if PRESETS[preset].epilogue is not None else 1
-    host = {"fp32 input": 4 * n_in, "sampled terms": 4 * 4 * min(samples, n_out) * spec.K}
+    require_terms_memory(spec, min(samples, n_out))
+    host = {"fp32 input": 4 * n_in}
     if device == "cuda":
         host["fp64 truth and outputs copied back"] = (8 * truths + 4) * n_out
         require({"input": 4 * n_in, "fp64 truth": 8 * truths * n_out, "outputs": 2 * 4 * n_out}, option, "cuda")

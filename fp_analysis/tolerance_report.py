@@ -8,7 +8,7 @@ from .bounds import term_sums
 from .errors import ParameterError
 from .ops.conv import gather_terms, sample_output_indices
 from .ops.epilogue import epilogue_torch
-from .ops.presets import PRESETS, make_problem
+from .ops.presets import PRESETS, make_problem, require_sample_memory
 from .orders import AccumulationSpec, accumulate
 from .reference import fp64_at
 from .rounding import round_to
@@ -25,6 +25,7 @@ def tolerance_report(preset: str, mode: str, *, samples: int = 2000, seed: int =
         raise ParameterError(f"Got op={preset!r}, but the only valid ops are {', '.join(map(repr, PRESETS))}.")
     if mode not in ARITHMETIC:
         raise ParameterError(f"Got mode={mode!r}, but the only valid values are {', '.join(map(repr, ARITHMETIC))}.")
+    require_sample_memory(preset, samples)
     problem = make_problem(preset, seed=seed)
     spec = problem.spec
     out_shape = spec.output_shape(tuple(problem.x.shape))

@@ -1,27 +1,38 @@
-"""Running a job on the user's code in a child process: a timeout per call, output captured, the child's fate named.
+"""Running a job on the user's code in child processes: a timeout per call, output captured, each fate named.
 
 ``fpa explain`` and ``fpa fuzz`` import and run files the user gives them, and such code may print,
-exit, hang, crash or change global state. So the whole job (loading both files, KernelBench's check, the
-analysis) runs in a child process (``child_main``), and this process only
-supervises it:
+exit, hang, crash or change the state of the process it runs in. So this process only supervises; the
+job runs in two children, one per side of the user's pair:
 
-* **Output.** The child's stdout and stderr (file descriptors 1 and 2, so a compiler that
-  ``load_inline`` runs is captured too) go to files; the parent keeps the head and tail of each and never
-  mixes them into its own output, so ``--json`` stays ours alone.
-* **Where the child is.** The child reports each call into the user's code as it enters and leaves it
-  (``report_event``, over a pipe of its own), so whatever ends the child can be named: "ModelNew.forward
-  called os._exit(3)", "killed by SIGSEGV in Model.__init__".
-* **Timeout.** Each call into the user's code must return within ``timeout`` seconds; otherwise the
-  child's whole process group (compilers it started included) is killed with SIGKILL. fp_analysis's own
-  work between calls has no deadline: it reports progress instead.
-* **Result.** The child writes its result (or the error that stopped it) as strict JSON to a file,
-  published by rename, then leaves with ``os._exit`` so that threads or ``atexit`` handlers the user's
-  code left behind cannot hold it.
+* the **worker** (``child_main``) imports the problem file, runs the reference ``Model`` and the analysis;
+* the **candidate process** (``fp_analysis.candidate``), started by the worker, imports the solution file
+  and runs ``ModelNew`` on request. Nothing the solution does — replacing a torch function, switching
+  TF32, importing a ``common`` module of its own — can reach the reference or the analysis.
 
-The fates, and what the parent raises: the job returned → its value; the user's code raised, exited
-(``sys.exit`` or ``os._exit``), was killed by a signal, timed out or returned the wrong thing →
-``UserCodeError`` (exit 3); a usage error the job found (a Model out of scope, say) → ``FpaError``
-(exit 2); anything else → ``InternalError`` (exit 4), with the child's traceback.
+What every child gets (``ChildProcess``, ``child_setup``):
+
+* **Output captured.** Its stdout and stderr (file descriptors 1 and 2, so a compiler that ``load_inline``
+  runs is captured too) go to files, at most ``OUTPUT_LIMIT_BYTES`` each (the file-size limit of the
+  process: beyond it the kernel ends the child with SIGXFSZ); the parent keeps the head and tail of each
+  and never mixes them into its own output, so ``--json`` stays ours alone.
+* **A session of its own**, so a kill takes what the child started (compilers) with it; and a thread
+  that ends the child and its group when its parent dies, however the parent dies.
+* **A clean ``sys.path``**: not the current folder (``python -c`` would put it first), so the user's files
+  see their own folders only, as they would under KernelBench.
+
+Where the worker is: it reports each call into the user's code as it enters and leaves it
+(``report_event``, over a pipe of its own), so the parent can enforce the timeout — each call into the
+user's code must return within ``timeout`` seconds; fp_analysis's own work between calls has no deadline
+and reports progress instead — and name whatever ends the worker ("Model.__init__: killed by SIGSEGV").
+Calls into the solution are timed by the worker itself, which learns more (the candidate process's
+output); the parent's deadline for them is later by ``_SOLUTION_GRACE_S``.
+
+The worker writes its result (or the error that stopped it) as strict JSON to a file, published by
+rename, then leaves with ``os._exit`` so that threads or ``atexit`` handlers the user's code left behind
+cannot hold it. The parent raises what stopped the job: ``UserCodeError`` (exit 3) when the user's code
+raised, exited, was killed, timed out or returned the wrong thing; ``FpaError`` (exit 2) for a usage
+error the job found (a Model out of scope, say); ``InternalError`` (exit 4) otherwise, with the child's
+traceback.
 
 This module does not import torch: the parent that only supervises starts fast.
 """
@@ -39,18 +50,33 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from . import records
-from .errors import FpaError, InternalError, ParameterError, UserCodeError
+from .errors import Fate, FpaError, InternalError, ParameterError, Side, UserCodeError
 
-__all__ = ["DEFAULT_TIMEOUT_S", "CapturedOutput", "JobResult", "child_main", "report_event", "run_job"]
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "OUTPUT_LIMIT_BYTES",
+    "CapturedOutput",
+    "ChildProcess",
+    "JobResult",
+    "child_main",
+    "child_setup",
+    "report_event",
+    "run_job",
+]
 
 # Seconds one call into the user's code may take. A full-size KernelBench forward on a 2-core CPU takes
 # up to 79 s (shared/facts/kernelbench_conv_families.md) and a load_inline build about a minute, so 300 s
 # stops a hang without stopping real work.
 DEFAULT_TIMEOUT_S = 300.0
+
+# Bytes a child may write to any one file (RLIMIT_FSIZE): its stdout and stderr files included. A hung
+# kernel printing in a loop stops here instead of filling the disk; extension builds stay far below.
+OUTPUT_LIMIT_BYTES = 2 * 10**9
 
 # The jobs a worker runs: name → (module, function). A function takes keyword arguments that are JSON
 # data and returns JSON data.
@@ -63,15 +89,26 @@ JOBS = {
 # How much of each captured stream is kept: its first and last this many bytes.
 _KEEP_BYTES = 16_384
 
+# The worker times calls into the solution itself (it learns the candidate process's fate); the parent
+# steps in only this much later, if the worker itself is stuck.
+_SOLUTION_GRACE_S = 15.0
+
 _CHANNEL_ENV = "FPA_WORKER_FD"
-# Not ``-m fp_analysis.worker``: the package's __init__ imports this module first, and runpy warns about that.
-_CHILD_COMMAND = "import sys; from fp_analysis.worker import child_main; child_main(sys.argv[1])"
-_channel = None  # the child's end of the event pipe; None outside a worker
+_PARENT_ENV = "FPA_PARENT_FD"
+_channel = None  # the worker's end of the event pipe; None outside a worker
+_owner_pid = None  # the worker's pid: a process the user's code forks must not speak for it
+
+# Not ``-m fp_analysis.worker``: the package's __init__ imports this module first, and runpy warns. The
+# empty entry ``-c`` puts first on sys.path (the current folder) goes, as ``child_setup`` says.
+_CHILD_COMMAND = (
+    "import sys; sys.path[:] = [p for p in sys.path if p]; "
+    "from fp_analysis.worker import child_main; child_main(sys.argv[1])"
+)
 
 
 @dataclasses.dataclass(frozen=True)
 class CapturedOutput:
-    """What the child's process wrote to stdout and stderr: head and tail of each, and the full sizes."""
+    """What a child process wrote to stdout and stderr: head and tail of each, and the full sizes."""
 
     stdout: str
     stderr: str
@@ -80,6 +117,26 @@ class CapturedOutput:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def read(cls, folder: pathlib.Path, name: str) -> CapturedOutput:
+        """The output of the child ``name`` whose files are in ``folder`` (empty where there are none)."""
+        texts, sizes = [], []
+        for stream in ("stdout", "stderr"):
+            path = folder / f"{name}.{stream}"
+            size = path.stat().st_size if path.exists() else 0
+            data = b""
+            if size:
+                with open(path, "rb") as f:
+                    if size <= 2 * _KEEP_BYTES:
+                        data = f.read()
+                    else:
+                        head = f.read(_KEEP_BYTES)
+                        f.seek(size - _KEEP_BYTES)
+                        data = head + f"\n[… {size - 2 * _KEEP_BYTES} bytes left out …]\n".encode() + f.read()
+            texts.append(data.decode("utf-8", errors="replace"))
+            sizes.append(size)
+        return cls(texts[0], texts[1], sizes[0], sizes[1])
 
     def tail(self, lines: int = 6, width: int = 160) -> list[str]:
         """The last ``lines`` lines of each non-empty stream, each cut to ``width`` characters, for text output."""
@@ -99,16 +156,110 @@ class CapturedOutput:
 
 @dataclasses.dataclass(frozen=True)
 class JobResult:
-    """A finished job: its value and how the worker ran."""
+    """A finished job: its value and how the children ran."""
 
     value: dict
-    output: CapturedOutput
-    seconds: float  # wall time of the child, start to exit
+    output: dict[str, CapturedOutput]  # per side: "problem" (the worker) and "solution" (the candidate process)
+    seconds: float  # wall time of the worker, start to exit
     user_seconds: float  # of which inside calls into the user's code
 
     def worker_record(self) -> dict:
-        """The ``worker`` block of ``--json``: time spent and the user's output."""
-        return {"seconds": self.seconds, "user_code_seconds": self.user_seconds, **self.output.to_dict()}
+        """The ``worker`` block of ``--json``: time spent and what each side's process printed."""
+        return {
+            "seconds": self.seconds,
+            "user_code_seconds": self.user_seconds,
+            **{side: output.to_dict() for side, output in self.output.items()},
+        }
+
+
+# ------------------------------------------------------------------------------------------- children
+
+
+class ChildProcess:
+    """A Python child running ``code`` in a session of its own, its output in ``folder/name.{stdout,stderr}``.
+
+    It is ended with its group (``kill``) on ``close``, and by itself when this process dies
+    (``child_setup``'s watch on the pipe whose write end only this process holds).
+    """
+
+    def __init__(
+        self,
+        code: str,
+        args: Sequence[str],
+        folder: pathlib.Path,
+        name: str,
+        pass_fds: Sequence[int] = (),
+        env: dict[str, str] | None = None,
+    ):
+        self.folder, self.name = folder, name
+        alive_read, self._alive = os.pipe()
+        env = {**os.environ, **(env or {})}
+        env[_PARENT_ENV] = str(alive_read)
+        env["PYTHONUNBUFFERED"] = "1"  # what the user's code printed before a crash is in the files
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_package_root()), env.get("PYTHONPATH")]))
+        try:
+            with open(folder / f"{name}.stdout", "wb") as out, open(folder / f"{name}.stderr", "wb") as err:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-c", code, *args],
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    env=env,
+                    pass_fds=(alive_read, *pass_fds),
+                    start_new_session=True,
+                )
+        except BaseException:
+            os.close(self._alive)
+            raise
+        finally:
+            os.close(alive_read)
+        self.started = time.monotonic()
+
+    def kill(self) -> None:
+        """SIGKILL to the child's whole group (what it started too)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            self.proc.kill()
+
+    def close(self) -> None:
+        """Kill the child's group if anything of it is left, reap it, and let go of the pipe."""
+        self.kill()
+        self.proc.wait()
+        with contextlib.suppress(OSError):
+            os.close(self._alive)
+
+    def ending(self) -> tuple[Fate, str, int | None]:
+        """How the child ended: (fate, 'exited with status 3' / 'was killed by SIGSEGV', return code)."""
+        code = self.proc.wait()
+        if code < 0:
+            return Fate.KILLED, f"was killed by {_signal_name(-code)}", code
+        return Fate.EXITED, f"exited with status {code}", code
+
+    def output(self) -> CapturedOutput:
+        return CapturedOutput.read(self.folder, self.name)
+
+
+def child_setup() -> None:
+    """What every child does first: a faulthandler, the file-size limit, and ending itself with its parent.
+
+    The parent holds the write end of a pipe whose read end the child watches in a thread: when the parent
+    dies, however (SIGKILL included), the read returns and the child kills its own group.
+    """
+    import faulthandler
+    import resource
+
+    faulthandler.enable()  # a segfault in the user's extension leaves a Python traceback in stderr
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_LIMIT_BYTES, OUTPUT_LIMIT_BYTES))
+    fd = int(os.environ.pop(_PARENT_ENV))
+
+    def watch():
+        with contextlib.suppress(OSError):
+            os.read(fd, 1)
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="fpa-parent-watch", daemon=True).start()
 
 
 # ------------------------------------------------------------------------------------------ parent side
@@ -121,84 +272,105 @@ def run_job(
     timeout: float = DEFAULT_TIMEOUT_S,
     on_event: Callable[[dict], None] | None = None,
 ) -> JobResult:
-    """Run ``JOBS[job](**kwargs)`` in a child process and return its result; raise what stopped it.
+    """Run ``JOBS[job](**kwargs, timeout=timeout)`` in a worker process and return its result; raise what stopped it.
 
-    ``on_event`` sees every event the child reports (``{"event": "enter", "where": ..., "detail": ...}``,
-    ``"leave"``, ``"progress"``), for a progress display. Raises ``UserCodeError`` (its ``details`` carry
-    the time spent and the captured output under ``"worker"``), ``FpaError`` for a usage error found by the job,
-    ``InternalError`` otherwise.
+    ``on_event`` sees every event the worker reports (``{"event": "enter", "where": ..., "side": ...,
+    "detail": ...}``, ``"leave"``, ``"progress"``), for a progress display. Raises ``UserCodeError`` (its
+    ``details["worker"]`` holds the time spent and the captured output), ``FpaError`` for a usage error the
+    job found, ``InternalError`` otherwise. SIGTERM and SIGHUP end the job as Ctrl-C does, children included.
     """
     if job not in JOBS:
         raise ParameterError(f"Got job={job!r}, but the only valid jobs are {', '.join(map(repr, JOBS))}.")
-    if not (isinstance(timeout, (int, float)) and timeout > 0):
-        raise ParameterError(f"Got timeout={timeout!r}, but it must be a number of seconds > 0.")
-    with tempfile.TemporaryDirectory(prefix="fpa-worker-") as folder:
+    with tempfile.TemporaryDirectory(prefix="fpa-worker-") as folder, _terminate_as_interrupt():
         folder = pathlib.Path(folder)
-        (folder / "job.json").write_text(records.dumps({"job": job, "kwargs": kwargs}))
+        (folder / "job.json").write_text(records.dumps({"job": job, "kwargs": {**kwargs, "timeout": timeout}}))
         watch = _Watch(folder, timeout, on_event)
         watch.run()
-        output = _captured(folder)
-        return watch.outcome(output)
+        return watch.outcome()
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM/SIGHUP raise KeyboardInterrupt while a job runs, so its children are ended and its files removed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"ended by {_signal_name(signum)}")
+
+    saved = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
 
 
 class _Watch:
-    """One child process from start to exit: its events, its deadline, its fate."""
+    """The worker from start to exit: its events, its deadlines, its fate."""
 
     def __init__(self, folder: pathlib.Path, timeout: float, on_event):
         self.folder, self.timeout, self.on_event = folder, timeout, on_event
-        self.calls: list[dict] = []  # the user calls the child is inside, outermost first
+        self.calls: dict[int, dict] = {}  # the user calls under way, by id (the two sides' may overlap)
         self.last_call: dict | None = None
         self.user_seconds = 0.0
         self.timed_out: dict | None = None
-        self.returncode: int | None = None
         self.seconds = 0.0
+        self.child: ChildProcess | None = None
 
     def run(self) -> None:
         read_end, write_end = os.pipe()
-        env = dict(os.environ)
-        env[_CHANNEL_ENV] = str(write_end)
-        env["PYTHONUNBUFFERED"] = "1"  # what the user's code printed before a crash is in the files
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_package_root()), env.get("PYTHONPATH")]))
-        start = time.monotonic()
-        with open(self.folder / "stdout", "wb") as out, open(self.folder / "stderr", "wb") as err:
-            try:
-                proc = subprocess.Popen(
-                    [sys.executable, "-c", _CHILD_COMMAND, str(self.folder)],
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=err,
-                    env=env,
-                    pass_fds=(write_end,),
-                    start_new_session=True,  # its own process group: a timeout kills what it started too
-                )
-            finally:
-                os.close(write_end)
         try:
-            self._follow(proc, read_end)
-        finally:  # on Ctrl-C or an error of ours too: neither the child nor what it started outlives us
-            _kill_group(proc)
-            proc.wait()
+            self.child = ChildProcess(
+                _CHILD_COMMAND,
+                [str(self.folder)],
+                self.folder,
+                Side.PROBLEM.value,
+                pass_fds=(write_end,),
+                env={_CHANNEL_ENV: str(write_end)},
+            )
+        finally:
+            os.close(write_end)
+        try:
+            self._follow(read_end)
+        finally:  # on Ctrl-C or an error of ours too: neither the worker nor what it started outlives us
+            self.child.close()
             os.close(read_end)
-        self.returncode = proc.returncode
-        self.seconds = time.monotonic() - start
+        now = time.monotonic()
+        self.user_seconds += sum(now - call["started"] for call in self.calls.values())  # ended inside a call
+        self.seconds = now - self.child.started
 
-    def _follow(self, proc: subprocess.Popen, read_end: int) -> None:
+    def _deadline(self) -> tuple[float, dict] | None:
+        """The earliest moment a call under way overruns, and that call."""
+        if not self.calls:
+            return None
+
+        def due(call):
+            grace = _SOLUTION_GRACE_S if call.get("side") == Side.SOLUTION.value else 0.0
+            return call["started"] + self.timeout + grace
+
+        call = min(self.calls.values(), key=due)
+        return due(call), call
+
+    def _follow(self, read_end: int) -> None:
         pending = b""
         open_pipe = True
+        proc = self.child.proc
         while True:
             wait = 0.5
-            if self.calls:
-                left = self.calls[0]["started"] + self.timeout - time.monotonic()
+            deadline = self._deadline()
+            if deadline is not None:
+                left = deadline[0] - time.monotonic()
                 if left <= 0:
-                    self.timed_out = dict(self.calls[-1])
+                    self.timed_out = dict(deadline[1])
                     return
                 wait = min(wait, left)
             if open_pipe:
                 ready, _, _ = select.select([read_end], [], [], wait)
                 if ready:
                     chunk = os.read(read_end, 65536)
-                    if not chunk:
-                        open_pipe = False
+                    open_pipe = bool(chunk)
                     pending += chunk
                     *lines, pending = pending.split(b"\n")
                     for line in lines:
@@ -216,26 +388,24 @@ class _Watch:
         now = time.monotonic()
         if event.get("event") == "enter":
             event["started"] = now
-            self.calls.append(event)
+            self.calls[event.get("id")] = event
             self.last_call = event
-        elif event.get("event") == "leave" and self.calls:
-            call = self.calls.pop()
-            if not self.calls:
-                self.user_seconds += now - call["started"]
+        elif event.get("event") == "leave" and (call := self.calls.pop(event.get("id"), None)) is not None:
+            # the candidate process measures its own calls (its reply can wait while the worker works)
+            self.user_seconds += event.get("seconds", now - call["started"])
         if self.on_event is not None:
             self.on_event(event)
 
-    def outcome(self, output: CapturedOutput) -> JobResult:
-        if self.calls:  # the child ended inside a user call: account for its time
-            self.user_seconds += time.monotonic() - self.calls[0]["started"]
+    def outcome(self) -> JobResult:
+        output = {side.value: CapturedOutput.read(self.folder, side.value) for side in Side}
         result = JobResult({}, output, self.seconds, self.user_seconds)
         worker = result.worker_record()
         if self.timed_out is not None:
             call = self.timed_out
             raise _user_error(
-                f"{call['where']} did not return within {self.timeout:g} s (--timeout); the worker was killed",
+                f"{call['where']} did not return within {self.timeout:g} s (--timeout); it was killed",
                 call,
-                "timed_out",
+                Fate.TIMED_OUT,
                 worker,
                 {"timeout_s": self.timeout},
             )
@@ -245,61 +415,34 @@ class _Watch:
             if "value" in record:
                 return dataclasses.replace(result, value=record["value"])
             raise _error_from_record(record["error"], worker)
-        code = self.returncode
-        how = f"was killed by {_signal_name(-code)}" if code is not None and code < 0 else f"exited with status {code}"
-        fate = "killed" if code is not None and code < 0 else "exited"
+        fate, how, code = self.child.ending()
         if self.calls:
-            call = self.calls[-1]
+            call = self.last_call if self.last_call.get("id") in self.calls else next(iter(self.calls.values()))
             raise _user_error(f"{call['where']}: the process {how}", call, fate, worker, {"status": code})
-        where = f" (last call into the user's code: {self.last_call['where']})" if self.last_call else ""
+        after = f"; the last call into the user's code was {self.last_call['where']}" if self.last_call else ""
+        stderr = output[Side.PROBLEM.value].stderr
         raise InternalError(
-            f"the worker process {how} outside the user's code{where}; its stderr ends: "
-            f"{output.stderr.strip().splitlines()[-1] if output.stderr.strip() else '(nothing)'}"
+            f"the worker process {how} outside the user's code{after}",
+            f"the worker process {how}{after}.\nIts stderr:\n{stderr}",
         )
 
 
-def _user_error(message: str, call: dict, fate: str, worker: dict, extra: dict) -> UserCodeError:
-    details = {k: v for k, v in call.items() if k not in ("event", "where", "side", "started")}
+def _user_error(message: str, call: dict, fate: Fate, worker: dict, extra: dict) -> UserCodeError:
+    details = {k: v for k, v in call.items() if k not in ("event", "id", "where", "side", "started")}
     details.update(extra)
     details["worker"] = worker
-    return UserCodeError(message, side=call.get("side", "?"), where=call["where"], fate=fate, details=details)
+    return UserCodeError(message, side=call.get("side", Side.PROBLEM), where=call["where"], fate=fate, details=details)
 
 
 def _error_from_record(error: dict, worker: dict) -> FpaError:
-    kind = error.get("kind")
+    kind = error.pop("kind", None)
     if kind == "user_code":
-        details = {k: v for k, v in error.items() if k not in ("kind", "message", "side", "where", "fate")}
-        details["worker"] = worker
-        return UserCodeError(
-            error["message"], side=error["side"], where=error["where"], fate=error["fate"], details=details
-        )
+        failure = UserCodeError.from_dict(error)
+        failure.details["worker"] = worker
+        return failure
     if kind == "usage":
         return FpaError(error["message"])
     return InternalError(error.get("message", "the worker failed"), error.get("traceback", ""))
-
-
-def _captured(folder: pathlib.Path) -> CapturedOutput:
-    texts, sizes = [], []
-    for name in ("stdout", "stderr"):
-        path = folder / name
-        size = path.stat().st_size if path.exists() else 0
-        with open(path, "rb") as f:
-            if size <= 2 * _KEEP_BYTES:
-                data = f.read()
-            else:
-                head = f.read(_KEEP_BYTES)
-                f.seek(size - _KEEP_BYTES)
-                data = head + f"\n[… {size - 2 * _KEEP_BYTES} bytes left out …]\n".encode() + f.read()
-        texts.append(data.decode("utf-8", errors="replace"))
-        sizes.append(size)
-    return CapturedOutput(texts[0], texts[1], sizes[0], sizes[1])
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        proc.kill()
 
 
 def _signal_name(number: int) -> str:
@@ -310,16 +453,17 @@ def _signal_name(number: int) -> str:
 
 
 def _package_root() -> pathlib.Path:
-    """The folder holding this ``fp_analysis``, so the child imports the same copy as the parent."""
+    """The folder holding this ``fp_analysis``, so a child imports the same copy as its parent."""
     return pathlib.Path(__file__).resolve().parent.parent
 
 
-# ------------------------------------------------------------------------------------------- child side
+# ------------------------------------------------------------------------------------------- worker side
 
 
 def report_event(event: str, **fields) -> None:
-    """Tell the parent where the child is (``enter``/``leave`` a user call, ``progress``); a no-op outside a worker."""
-    if _channel is None:
+    """Tell the parent where the worker is (``enter``/``leave`` a user call, ``progress``); a no-op outside a
+    worker, and in any process the user's code forked from it."""
+    if _channel is None or os.getpid() != _owner_pid:
         return
     with contextlib.suppress(OSError, ValueError):
         _channel.write(records.dumps({"event": event, **fields}, indent=None) + "\n")
@@ -327,21 +471,21 @@ def report_event(event: str, **fields) -> None:
 
 
 def child_main(folder: str) -> None:
-    """The child's whole life: read the job, run it, write the result, leave (see the module docstring)."""
-    global _channel
-    folder = pathlib.Path(folder)
-    import faulthandler
+    """The worker's whole life: read the job, run it, write the result, leave (see the module docstring)."""
+    global _channel, _owner_pid
     import traceback
 
+    child_setup()
+    folder = pathlib.Path(folder)
+    _owner_pid = os.getpid()
     _channel = os.fdopen(int(os.environ.pop(_CHANNEL_ENV)), "w", buffering=1)
-    faulthandler.enable()  # a segfault in the user's extension leaves a Python traceback in stderr
     job = json.loads((folder / "job.json").read_text())
     try:
         module, function = JOBS[job["job"]]
-        value = getattr(importlib.import_module(module), function)(**job["kwargs"])
+        value = getattr(importlib.import_module(module), function)(**job["kwargs"], folder=str(folder))
         record = {"value": value}
     except UserCodeError as error:
-        record = {"error": {"kind": "user_code", "message": str(error), **error.to_dict()}}
+        record = {"error": {"kind": "user_code", **error.to_dict()}}
     except InternalError as error:
         record = {"error": {"kind": "internal", "message": str(error), "traceback": error.traceback}}
     except FpaError as error:
@@ -349,6 +493,8 @@ def child_main(folder: str) -> None:
     except BaseException as error:  # whatever it is, the parent must learn of it
         message = f"{type(error).__name__}: {error}"
         record = {"error": {"kind": "internal", "message": message, "traceback": traceback.format_exc()}}
+    if os.getpid() != _owner_pid:  # a process the user's code forked, returning through our frames
+        os._exit(0)
     tmp = folder / "result.json.part"
     tmp.write_text(records.dumps(record))
     os.replace(tmp, folder / "result.json")

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from fp_analysis import assert_equivalent
 from fp_analysis.cli import app
-from fp_analysis.explain import CAUSES
 from fp_analysis.store import read_store
+from fp_analysis.verdict import CAUSES
 
 CASES = pathlib.Path(__file__).parent / "kernelbench_cases"
 runner = CliRunner()
@@ -87,7 +87,7 @@ def test_bug_is_located_at_the_edge_it_touches():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--problem", "missing.py", "--solution", str(CASES / "conv_bf16.py")], "file not found"),
+        (["--problem", "missing.py", "--solution", str(CASES / "conv_bf16.py")], "not found"),
         (["--problem", str(CASES / "conv_bf16.py"), "--solution", str(CASES / "conv_bf16.py")], "does not define"),
         (
             [

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from fp_analysis.cli import app
 from fp_analysis.errors import FpaError
-from fp_analysis.fuzz import fuzz_kernelbench, fuzz_op
+from fp_analysis.fuzz import fuzz_op
+from fp_analysis.jobs import fuzz_files
 from fp_analysis.kernelbench import emulated_reference
 from fp_analysis.ops.conv import conv2d_spec
 from fp_analysis.strategies import config_spec, conv2d_configs, conv3d_kk1_configs, conv_inputs
@@ -27,7 +28,7 @@ def _fresh_database(tmp_path, monkeypatch):
 
 
 def _fuzz(problem: str, solution: str, n: int = 150) -> dict:
-    return fuzz_kernelbench(CASES / f"{problem}.py", CASES / f"{solution}.py", max_examples=n, device="cpu", seed=0)
+    return fuzz_files(CASES / f"{problem}.py", CASES / f"{solution}.py", max_examples=n, device="cpu", seed=0)
 
 
 def _padding(config, axis):
@@ -114,10 +115,8 @@ def test_cli_fuzz_json_and_exit_codes():
     )
     assert result.exit_code == 1
     data = json.loads(result.stdout)
-    assert set(data) == {"failures", "examples", "shrink_steps", "worker"}
-    assert {"config", "command", "max_abs", "explanation", "user_code"} <= set(
-        data["failures"][0]
-    )
+    assert set(data) == {"failures", "examples", "shrink_steps", "refused", "worker"}
+    assert {"config", "command", "max_abs", "explanation", "user_code"} <= set(data["failures"][0])
     assert runner.invoke(app, ["fuzz", "--problem", str(CASES / "conv2d_problem.py")]).exit_code == 2
     assert runner.invoke(app, ["fuzz", "conv5d"]).exit_code == 2
 

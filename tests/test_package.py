@@ -65,3 +65,19 @@ def test_errors_derive_from_the_builtins_pytorch_raises():
     assert issubclass(fp_analysis.ShapeError, RuntimeError)
     assert issubclass(fp_analysis.DtypeError, TypeError)
     assert all(issubclass(e, fp_analysis.FpaError) for e in (fp_analysis.ParameterError, fp_analysis.ShapeError))
+
+
+def test_the_command_lines_preset_names_are_the_presets():
+    from fp_analysis.ops.presets import PRESETS
+    from fp_analysis.options import PRESET_NAMES
+
+    assert tuple(PRESETS) == PRESET_NAMES
+
+
+def test_the_command_line_starts_without_torch():
+    """`fpa --help` and the supervising side of a job import no torch (the workers do)."""
+    import subprocess
+    import sys
+
+    code = "import sys, fp_analysis.cli, fp_analysis.jobs; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"

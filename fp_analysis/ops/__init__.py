@@ -9,6 +9,7 @@ from .conv import (
     conv2d_spec,
     conv3d_kk1_spec,
     gather_terms,
+    require_terms_memory,
     sample_output_indices,
     term_permutation,
 )
@@ -24,7 +25,7 @@ from .epilogue import (
     gelu_tanh_vs_erf_max,
 )
 from .modules import ConvMultLeakyGelu, reference_module, torch_padding_arg
-from .presets import PRESETS, Preset, Problem, make_problem, resolve_input_shape
+from .presets import PRESETS, Preset, Problem, make_problem, require_sample_memory, resolve_input_shape
 
 __all__ = [
     "PRESETS",
@@ -48,6 +49,8 @@ __all__ = [
     "gelu_tanh_vs_erf_max",
     "make_problem",
     "reference_module",
+    "require_sample_memory",
+    "require_terms_memory",
     "resolve_input_shape",
     "sample_output_indices",
     "term_permutation",

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from ..errors import DtypeError, ParameterError, ShapeError
+from ..memory import require
 
 __all__ = [
     "ConvSpec",
@@ -30,6 +31,7 @@ __all__ = [
     "conv2d_spec",
     "conv3d_kk1_spec",
     "gather_terms",
+    "require_terms_memory",
     "sample_output_indices",
     "term_permutation",
 ]
@@ -424,6 +426,7 @@ def gather_terms(spec: ConvSpec, x: Any, weight: Any, bias: Any, out_index: Any)
         raise ShapeError(f"weight must have shape {list(spec.weight_shape)} for this spec, got {list(w_arr.shape)}")
     b_arr = _validated_bias(spec, bias)
     index = _validated_out_index(out_index, out_shape)
+    require_terms_memory(spec, index.shape[0])
 
     m = index.shape[0]
     o = index[:, 1]
@@ -436,6 +439,13 @@ def gather_terms(spec: ConvSpec, x: Any, weight: Any, bias: Any, out_index: Any)
         bias=b_terms,
         index=index,
     )
+
+
+def require_terms_memory(spec: ConvSpec, samples: int) -> None:
+    """Refuse (ParameterError naming ``samples``) gathering the terms of ``samples`` outputs where they do not
+    fit in memory: the (M, K) weights and inputs, and the gather's int64 coordinate arrays of that size."""
+    per_term = 4 + 4 + 8 * (2 + spec.spatial_dims)
+    require({"terms of the sampled outputs": per_term * samples * spec.K}, f"samples={samples}")
 
 
 def _validated_bias(spec: ConvSpec, bias: Any) -> np.ndarray | None:

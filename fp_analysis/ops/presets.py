@@ -18,11 +18,12 @@ from torch import nn
 
 from ..errors import ParameterError
 from ..memory import require
-from .conv import ConvSpec, conv2d_spec, conv3d_kk1_spec
+from ..options import SEED_MAX
+from .conv import ConvSpec, conv2d_spec, conv3d_kk1_spec, require_terms_memory
 from .epilogue import EpilogueSpec, GeluForm
 from .modules import reference_module
 
-__all__ = ["PRESETS", "Preset", "Problem", "make_problem", "resolve_input_shape"]
+__all__ = ["PRESETS", "Preset", "Problem", "make_problem", "require_sample_memory", "resolve_input_shape"]
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,14 @@ def resolve_input_shape(preset: Preset | str, batch: Any = None, input_shape: An
     return tuple(int(s) for s in shape)
 
 
+def require_sample_memory(preset: Preset | str, samples: int, batch: Any = None, input_shape: Any = None) -> None:
+    """Refuse, before anything is allocated, ``samples`` sampled outputs whose terms would not fit in memory."""
+    resolved = _resolve_preset(preset)
+    shape = resolve_input_shape(resolved, batch, input_shape)
+    outputs = math.prod(resolved.spec.output_shape(shape))
+    require_terms_memory(resolved.spec, min(samples, outputs))
+
+
 def make_problem(
     preset: Preset | str, seed: int = 0, batch: int | None = None, input_shape: Sequence[int] | None = None
 ) -> Problem:
@@ -141,8 +150,8 @@ def make_problem(
     presets allocate hundreds of MB to GB. Note: this reseeds torch's global RNG.
     """
     resolved = _resolve_preset(preset)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
+        raise ParameterError(f"seed must be an integer in [0, 2^64 - 1], got {seed!r}")
     shape = resolve_input_shape(resolved, batch, input_shape)
     given = f"input_shape={list(shape)}" if input_shape is not None else f"batch={batch}"
     require({"fp32 input": 4 * math.prod(shape)}, given if batch or input_shape else f"preset {resolved.name}")

@@ -6,6 +6,7 @@ import sys
 from _conv import Conv
 
 print("building extension conv_ext... [1/3] c++ -O3 -c conv.cpp")
+print("\x1b[2J\x1b[31mcolour and a cleared screen\x1b[0m")
 os.write(1, b"ninja: no work to do.\n")
 
 

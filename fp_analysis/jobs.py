@@ -1,0 +1,142 @@
+"""What the command line calls to run a job on the user's files: options checked here, the work in a worker.
+
+``explain_files``, ``fuzz_files`` and ``replay_files`` check every option before anything starts (a bad
+one is a ``ParameterError``, exit 2), then run the job apart from this process (``fp_analysis.worker``:
+the problem and the analysis in a worker, the solution in a process of its own), each call into the
+user's code limited to ``timeout`` seconds. They raise ``UserCodeError`` when the user's code fails and
+``FpaError`` for a usage error the job finds. This module imports no torch: the process that only
+supervises starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+from .errors import ParameterError
+from .memory import require
+from .options import (
+    check_count,
+    check_device,
+    check_file,
+    check_reference_mode,
+    check_seconds,
+    check_seed,
+    check_tolerance,
+)
+from .verdict import Explanation
+from .worker import DEFAULT_TIMEOUT_S, run_job
+
+__all__ = ["default_max_examples", "explain_files", "fuzz_files", "parse_replay", "replay_files"]
+
+
+def explain_files(
+    problem,
+    solution,
+    *,
+    device: str = "auto",
+    reference_mode: str | None = None,
+    trials: int = 5,
+    seed: int = 42,
+    atol: float = 1e-4,
+    rtol: float = 1e-4,
+    samples: int = 4000,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    on_event=None,
+) -> Explanation:
+    """The explanation of KernelBench's check on the two files (``fp_analysis.explain``); ``worker`` holds the
+    time spent and what each side's process printed."""
+    options = {
+        **_pair(problem, solution),
+        "device": check_device(device).value,
+        "reference_mode": None if reference_mode is None else check_reference_mode(reference_mode),
+        "trials": check_count("trials", trials),
+        "seed": check_seed("seed", seed),
+        "atol": check_tolerance("atol", atol),
+        "rtol": check_tolerance("rtol", rtol),
+        "samples": check_count("samples", samples),
+    }
+    result = run_job("explain", options, timeout=check_seconds("timeout", timeout), on_event=on_event)
+    explanation = Explanation.from_dict(result.value)
+    explanation.worker = result.worker_record()
+    return explanation
+
+
+def default_max_examples() -> int:
+    """200 examples, or 2000 under ``HYPOTHESIS_PROFILE=thorough`` (as the test suite's profiles)."""
+    return 2000 if os.environ.get("HYPOTHESIS_PROFILE") == "thorough" else 200
+
+
+def fuzz_files(
+    problem,
+    solution,
+    *,
+    max_examples: int | None = None,
+    device: str = "auto",
+    seed: int = 0,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    on_event=None,
+) -> dict:
+    """The failures found by fuzzing a user's KernelBench pair (``fp_analysis.fuzz``).
+
+    Returns {"failures": [FuzzFailure as dict], "examples": n, "shrink_steps": k, "refused": r, "worker":
+    {...}}: ``examples`` counts the examples run until the first failure (or all of them), ``shrink_steps``
+    the runs Hypothesis made after it to shrink it, ``refused`` the drawn configurations the problem's own
+    Model raised on (not examples). ``max_examples`` defaults to ``default_max_examples()``.
+    """
+    options = {
+        **_pair(problem, solution),
+        "max_examples": default_max_examples() if max_examples is None else check_count("max_examples", max_examples),
+        "device": check_device(device).value,
+        "seed": check_seed("seed", seed),
+    }
+    result = run_job("fuzz", options, timeout=check_seconds("timeout", timeout), on_event=on_event)
+    return {**result.value, "worker": result.worker_record()}
+
+
+def replay_files(
+    problem, solution, replay: str, *, device: str = "auto", timeout: float = DEFAULT_TIMEOUT_S, on_event=None
+) -> dict:
+    """The result of one example given as the JSON of a failure's ``command`` (``--replay``), as ``fuzz_files``."""
+    parse_replay(replay)
+    options = {**_pair(problem, solution), "replay": replay, "device": check_device(device).value}
+    result = run_job("replay", options, timeout=check_seconds("timeout", timeout), on_event=on_event)
+    return {**result.value, "worker": result.worker_record()}
+
+
+def _pair(problem, solution) -> dict:
+    return {"problem": check_file("problem", problem), "solution": check_file("solution", solution)}
+
+
+def parse_replay(replay: str) -> tuple[dict, dict]:
+    """The config and data of a ``--replay`` JSON, checked; ParameterError naming what is wrong otherwise."""
+    usage = '--replay must be the JSON of a failure\'s command: {"config": {..., "input_shape": [...]}, "data": {...}}'
+    try:
+        payload = json.loads(replay)
+    except json.JSONDecodeError as error:
+        raise ParameterError(f"{usage}; it is not JSON ({error})") from None
+    if (
+        not isinstance(payload, dict)
+        or not isinstance(payload.get("config"), dict)
+        or not isinstance(payload.get("data"), dict)
+    ):
+        raise ParameterError(f"{usage}; got {replay[:200]!r}")
+    config = {k: tuple(v) if isinstance(v, list) else v for k, v in payload["config"].items()}
+    data = payload["data"]
+    shape = config.get("input_shape")
+    if not (isinstance(shape, tuple) and shape and all(isinstance(n, int) and n >= 1 for n in shape)):
+        raise ParameterError(f"{usage}; config.input_shape must be a list of positive ints, got {shape!r}")
+    from .strategies import DATA_KINDS, LAYOUTS  # torch and Hypothesis: only when a replay is asked for
+
+    problems = []
+    if data.get("kind") not in DATA_KINDS:
+        problems.append(f"data.kind must be one of {', '.join(DATA_KINDS)} (got {data.get('kind')!r})")
+    if data.get("layout") not in LAYOUTS:
+        problems.append(f"data.layout must be one of {', '.join(LAYOUTS)} (got {data.get('layout')!r})")
+    if isinstance(data.get("seed"), bool) or not isinstance(data.get("seed"), int) or data["seed"] < 0:
+        problems.append(f"data.seed must be an int >= 0 (got {data.get('seed')!r})")
+    if problems:
+        raise ParameterError(f"{usage}; " + "; ".join(problems))
+    require({"fp32 input": 4 * math.prod(shape)}, f"--replay with input_shape {list(shape)}")
+    return config, data

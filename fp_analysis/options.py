@@ -1,0 +1,112 @@
+"""The options of the commands that run the user's files, checked once, before any work.
+
+Each check returns the value in the form the library uses, or raises ``ParameterError`` naming the
+option and what is allowed (exit 2 at the command line). ``explain`` and ``fuzz`` check here in the
+parent process, so a bad option never costs a worker's start.
+"""
+
+from __future__ import annotations
+
+import math
+import pathlib
+from enum import Enum
+
+from .errors import ParameterError, enum_member
+
+__all__ = [
+    "PRESET_NAMES",
+    "REFERENCE_MODES",
+    "SEED_MAX",
+    "Device",
+    "check_count",
+    "check_device",
+    "check_file",
+    "check_reference_mode",
+    "check_seconds",
+    "check_seed",
+    "check_tolerance",
+    "resolve_device",
+]
+
+# The seed ops' presets (``fp_analysis.ops.presets.PRESETS`` holds them; a test checks the two agree), named
+# here so that the command line can list them without importing torch.
+PRESET_NAMES = ("dilated_conv2d", "conv3d_kk1", "conv_gelu")
+
+# The largest seed ``torch.manual_seed`` takes (it stores an unsigned 64-bit integer).
+SEED_MAX = 2**64 - 1
+
+# The precisions ``--reference-mode`` emulates on a CPU (``fp_analysis.kernelbench.emulated_reference``).
+REFERENCE_MODES = ("fp32", "tf32", "bf16", "fp16")
+
+
+class Device(str, Enum):
+    """Where the models run."""
+
+    AUTO = "auto"
+    """The GPU when torch sees one, else the CPU."""
+    CPU = "cpu"
+    """The CPU: the reference's precision modes are emulated."""
+    CUDA = "cuda"
+    """The GPU: the real kernels, and cuDNN's TF32 switched on and off."""
+
+
+def check_device(value) -> Device:
+    """``value`` as a ``Device``."""
+    return enum_member(Device, value, "device")
+
+
+def resolve_device(value):
+    """The ``torch.device`` that ``value`` ("auto", "cpu", "cuda") means on this machine; ParameterError for
+    "cuda" where torch sees no GPU."""
+    import torch
+
+    device = check_device(value)
+    if device is Device.AUTO:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device is Device.CUDA and not torch.cuda.is_available():
+        raise ParameterError("Got device='cuda', but torch sees no CUDA device.")
+    return torch.device(device.value)
+
+
+def check_file(name: str, path) -> str:
+    """The absolute path of the existing file ``path`` (option ``name``)."""
+    resolved = pathlib.Path(str(path)).expanduser()
+    if not resolved.is_file():
+        what = "a folder" if resolved.is_dir() else "not found"
+        raise ParameterError(f"Got {name}={str(path)!r}, but that is {what}; give the path of a Python file.")
+    return str(resolved.resolve())
+
+
+def check_count(name: str, value, minimum: int = 1, maximum: int | None = None) -> int:
+    """``value`` as an int in [minimum, maximum] (bools refused)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or (maximum and value > maximum):
+        upto = f" and <= {maximum}" if maximum else ""
+        raise ParameterError(f"Got {name}={value!r}, but {name} must be an integer >= {minimum}{upto}.")
+    return int(value)
+
+
+def check_seed(name: str, value) -> int:
+    """``value`` as a seed torch and numpy both take: an int in [0, 2^64 − 1]."""
+    return check_count(name, value, minimum=0, maximum=SEED_MAX)
+
+
+def check_seconds(name: str, value) -> float:
+    """``value`` as a finite number of seconds > 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+        raise ParameterError(f"Got {name}={value!r}, but {name} must be a finite number of seconds > 0.")
+    return float(value)
+
+
+def check_tolerance(name: str, value) -> float:
+    """``value`` as a finite number >= 0 (atol, rtol)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
+        raise ParameterError(f"Got {name}={value!r}, but {name} must be a finite number >= 0.")
+    return float(value)
+
+
+def check_reference_mode(mode: str) -> str:
+    """``mode`` if it is one of ``REFERENCE_MODES``."""
+    if mode not in REFERENCE_MODES:
+        allowed = ", ".join(repr(m) for m in REFERENCE_MODES)
+        raise ParameterError(f"Got reference_mode={mode!r}, but the only valid values are {allowed}.")
+    return mode

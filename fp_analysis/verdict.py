@@ -1,0 +1,69 @@
+"""The record of a verdict: the causes found and their evidence, as ``fpa explain`` returns and prints them.
+
+This module holds data only (no torch), so the process that runs a job in a worker and prints its result
+stays light; ``fp_analysis.explain`` fills these records in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+__all__ = ["CAUSES", "Cause", "Explanation"]
+
+CAUSES = (
+    "reference_tf32",
+    "reference_bf16",
+    "reference_fp16",
+    "candidate_tf32",
+    "candidate_bf16",
+    "candidate_fp16",
+    "accumulation_order",
+    "fast_math",
+    "gelu_approximation",
+    "parameter_mismatch",
+    "bug",
+)
+
+
+@dataclass
+class Cause:
+    """One named cause with its evidence; ``residual_max`` is what is left after re-creating it (abs)."""
+
+    name: str
+    evidence: str
+    residual_max: float
+    side: str  # "reference", "candidate", "both" or "pair"
+    residual_units: float | None = None  # the same residual in units of u·scale (the floor's unit)
+
+
+@dataclass
+class Explanation:
+    """The verdict and its evidence; ``to_dict`` is the ``--json`` schema.
+
+    ``notes`` lists global switches the solution's import changed (in its own process: under KernelBench,
+    where both models share one, the reference would run with them too); ``worker`` the time the job took
+    and what each side's process printed (``fp_analysis.worker``).
+    """
+
+    explained: bool
+    verdict: str
+    causes: list[Cause]
+    mismatch: dict
+    candidate_vs_fp64: dict
+    reference_vs_fp64: dict
+    recommended_tolerance: dict
+    trials: list[dict]
+    hypotheses: list[dict] = field(default_factory=list)
+    context: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    worker: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["causes"] = [asdict(c) for c in self.causes]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Explanation:
+        """The inverse of ``to_dict`` (as a worker hands it back)."""
+        return cls(**{**data, "causes": [Cause(**c) for c in data["causes"]]})
