@@ -16,6 +16,8 @@ The tests check every function bit for bit against exact rational arithmetic (``
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import njit, vectorize
 from numba.extending import intrinsic
@@ -71,38 +73,26 @@ def add_rn(a, b, flush):
     return a + b
 
 
-_F32_3 = ["float32(float32, float32, float32)"]
-_F32_2 = ["float32(float32, float32)"]
+_KERNELS = {"fma": fma_rn, "mul": mul_rn, "add": add_rn}
 
 
-@vectorize(_F32_3, cache=True)
-def _fma_ufunc(a, b, c):
-    return fma_rn(a, b, c, False)
+@functools.cache
+def _ufunc(name: str, flush: bool):
+    """The numpy ufunc of ``_KERNELS[name]`` on float32, compiled (or loaded from numba's cache) on first use,
+    not at import: a process that never emulates arithmetic (the CLI, a worker whose user code fails)
+    does not pay for it."""
+    kernel = _KERNELS[name]
+    if name == "fma":
 
+        def elementwise(a, b, c):
+            return kernel(a, b, c, flush)
 
-@vectorize(_F32_3, cache=True)
-def _fma_ftz_ufunc(a, b, c):
-    return fma_rn(a, b, c, True)
+        return vectorize(["float32(float32, float32, float32)"], cache=True)(elementwise)
 
+    def elementwise(a, b):
+        return kernel(a, b, flush)
 
-@vectorize(_F32_2, cache=True)
-def _mul_ufunc(a, b):
-    return mul_rn(a, b, False)
-
-
-@vectorize(_F32_2, cache=True)
-def _mul_ftz_ufunc(a, b):
-    return mul_rn(a, b, True)
-
-
-@vectorize(_F32_2, cache=True)
-def _add_ufunc(a, b):
-    return add_rn(a, b, False)
-
-
-@vectorize(_F32_2, cache=True)
-def _add_ftz_ufunc(a, b):
-    return add_rn(a, b, True)
+    return vectorize(["float32(float32, float32)"], cache=True)(elementwise)
 
 
 def _as_float32(value, name: str) -> np.ndarray:
@@ -125,18 +115,18 @@ def fma32(a, b, c, *, ftz: bool = False) -> np.ndarray:
     """
     args = (_as_float32(a, "a"), _as_float32(b, "b"), _as_float32(c, "c"))
     with np.errstate(all="ignore"):  # overflow and NaN are IEEE results here, not accidents
-        return (_fma_ftz_ufunc if ftz else _fma_ufunc)(*args)
+        return _ufunc("fma", bool(ftz))(*args)
 
 
 def mul32(a, b, *, ftz: bool = False) -> np.ndarray:
     """Return RNE(a·b) in fp32, elementwise (``__fmul_rn``; with ``ftz`` flushed as under -ftz=true)."""
     args = (_as_float32(a, "a"), _as_float32(b, "b"))
     with np.errstate(all="ignore"):
-        return (_mul_ftz_ufunc if ftz else _mul_ufunc)(*args)
+        return _ufunc("mul", bool(ftz))(*args)
 
 
 def add32(a, b, *, ftz: bool = False) -> np.ndarray:
     """Return RNE(a + b) in fp32, elementwise (``__fadd_rn``; with ``ftz`` flushed as under -ftz=true)."""
     args = (_as_float32(a, "a"), _as_float32(b, "b"))
     with np.errstate(all="ignore"):
-        return (_add_ftz_ufunc if ftz else _add_ufunc)(*args)
+        return _ufunc("add", bool(ftz))(*args)

@@ -44,11 +44,13 @@ def available_bytes(device: str = "cpu") -> int | None:
 
 def format_bytes(n: float) -> str:
     """``n`` bytes as 1.2 GB / 3.3 TB (powers of 1000, as free(1) -H prints them)."""
-    for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
-        if abs(n) < 1000 or unit == "PB":
-            return f"{n:.3g} {unit}" if unit != "B" else f"{int(n)} B"
+    if abs(n) < 1000:
+        return f"{int(n)} B"
+    for unit in ("kB", "MB", "GB", "TB"):
         n /= 1000
-    return f"{n:.3g} PB"  # unreachable; keeps type checkers content
+        if abs(n) < 1000:
+            return f"{n:.3g} {unit}"
+    return f"{n / 1000:.3g} PB"
 
 
 def require(needed: dict[str, int], option: str, device: str = "cpu") -> None:

@@ -77,6 +77,10 @@ _RUN_ID_RE = re.compile(r"[0-9A-Za-z_-]{1,64}")
 # Seconds allowed to `git rev-parse`; metadata collection must never hang a run.
 _GIT_TIMEOUT_S = 5.0
 
+# A temporary whose writer is gone is removed only once it is this old: a writer in another container that
+# shares this folder and host name (but not our process ids) is then long done with its file.
+_DEAD_WRITER_AGE_S = 60.0
+
 # This host, as it appears in temporaries' names: a short hash, so any host name makes a safe file name.
 _HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 _TMP_OWNER_RE = re.compile(r"\.tmp-([0-9a-f]{8})-(\d+)-")
@@ -216,8 +220,8 @@ def read_store(directory: str | os.PathLike | None = None, command: str | None =
 
 
 def clean_temporaries(directory: str | os.PathLike | None = None, older_than_s: float = 3600) -> list[pathlib.Path]:
-    """Return the temporary files removed: those of writers on this host that are no longer running, and any
-    last modified over ``older_than_s`` ago (writers on other hosts sharing the folder, older names).
+    """Return the temporary files removed: those of writers on this host that are no longer running (once a
+    minute old), and any last modified over ``older_than_s`` ago (writers on other hosts sharing the folder).
 
     A live writer's temporary is younger than any sensible ``older_than_s``; removing one (e.g. with
     ``older_than_s=0`` while a run is being written) makes that writer fail, never a reader.
@@ -231,7 +235,8 @@ def clean_temporaries(directory: str | os.PathLike | None = None, older_than_s: 
     removed = []
     for path in sorted(directory.glob(f"{_TMP_PREFIX}*")):
         try:
-            if now - path.stat().st_mtime >= older_than_s or _writer_is_gone(path.name):
+            age = now - path.stat().st_mtime
+            if age >= older_than_s or (age >= min(older_than_s, _DEAD_WRITER_AGE_S) and _writer_is_gone(path.name)):
                 path.unlink()
                 removed.append(path)
         except FileNotFoundError:  # another cleaner, or the writer itself, got there first

@@ -41,26 +41,27 @@ def _per_axis(value, axis):
 
 
 @pytest.mark.parametrize(
-    ("problem", "solution", "minimal"),
+    ("problem", "solution", "minimal", "raises"),
     [
-        ("conv2d_problem", "bug_group_offset", lambda c: c["groups"] == 2 and c["input_shape"][0] == 1),
-        ("conv2d_problem", "bug_padding_width", lambda c: _padding(c, 1) >= 1 and c["groups"] == 1),
-        ("conv2d_problem", "bug_edge_tile", lambda c: c["groups"] == 1 and c["input_shape"][0] == 1),
+        ("conv2d_problem", "bug_group_offset", lambda c: c["groups"] == 2 and c["input_shape"][0] == 1, False),
+        ("conv2d_problem", "bug_padding_width", lambda c: _padding(c, 1) >= 1 and c["groups"] == 1, False),
+        ("conv2d_problem", "bug_edge_tile", lambda c: c["groups"] == 1 and c["input_shape"][0] == 1, False),
         (
             "conv2d_problem",
             "bug_dilation_swapped",
             lambda c: _per_axis(c["dilation"], 0) != _per_axis(c["dilation"], 1),
+            True,  # swapped, the dilated kernel outgrows an input the reference takes: the candidate raises
         ),
-        ("conv3d_problem", "bug_depth_padding", lambda c: _padding(c, 2) >= 1 and c["groups"] == 1),
+        ("conv3d_problem", "bug_depth_padding", lambda c: _padding(c, 2) >= 1 and c["groups"] == 1, False),
     ],
 )
-def test_buggy_kernels_are_caught_with_a_minimal_config(problem, solution, minimal):
+def test_buggy_kernels_are_caught_with_a_minimal_config(problem, solution, minimal, raises):
     result = _fuzz(problem, solution)
     assert len(result["failures"]) == 1
     failure = result["failures"][0]
     config = failure["config"]
     assert minimal(config), config
-    assert failure["explanation"]["verdict"] == "bug"
+    assert failure["explanation"]["verdict"] == "bug" and bool(failure["user_code"]) is raises
     spec = config_spec({k: tuple(v) if isinstance(v, list) else v for k, v in config.items() if k != "data"})
     assert spec.in_channels <= 4 and max(spec.kernel_size) <= 3, config  # shrunk, not just found
     # The one-line command replays the same failure.
@@ -80,7 +81,7 @@ def test_buggy_kernels_are_caught_with_a_minimal_config(problem, solution, minim
             json.dumps(replay),
         ],
     )
-    assert result.exit_code == (3 if failure["user_code"] else 1)  # 3: the candidate raised on the example
+    assert result.exit_code == (3 if raises else 1)  # 3: the candidate's code failed on the example
 
 
 @pytest.mark.parametrize(

@@ -237,9 +237,13 @@ def test_a_writer_killed_mid_write_leaves_no_partial_rows(store):
     assert table.select(["i", "a"]).to_pylist() == good_rows
     assert "killed" not in set(table["meta_run_id"].to_pylist())
 
-    # The next write removes the killed writer's temporary (its process is gone) and keeps a live writer's.
+    # The next write removes the killed writer's temporary (its process is gone, its file a minute old) and
+    # keeps a live writer's.
     live = store / f".tmp-{store_module._HOST}-{os.getpid()}-run-live-x.part"
     live.write_bytes(b"a live writer's first bytes")
+    minute_ago = time.time() - 61
+    for path in [*seen["temps"], live]:
+        os.utime(path, (minute_ago, minute_ago))
     append_run(good_rows, _meta("report"), directory=store)
     assert not any(t.exists() for t in seen["temps"]) and live.exists()
     assert read_store(store).num_rows == 2 * len(good_rows)
