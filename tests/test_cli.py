@@ -14,6 +14,8 @@ from fp_analysis.cli import app
 from fp_analysis.store import read_store
 from fp_analysis.verdict import CAUSES
 
+from .cli_runs import explain_args, fpa
+
 CASES = pathlib.Path(__file__).parent / "kernelbench_cases"
 runner = CliRunner()
 
@@ -24,21 +26,8 @@ def _store(tmp_path, monkeypatch):
 
 
 def _explain(problem: str, solution: str, *extra: str):
-    result = runner.invoke(
-        app,
-        [
-            "explain",
-            "--problem",
-            str(CASES / f"{problem}.py"),
-            "--solution",
-            str(CASES / f"{solution}.py"),
-            "--device",
-            "cpu",
-            "--json",
-            *extra,
-        ],
-    )
-    return result.exit_code, (json.loads(result.stdout) if result.stdout.strip().startswith("{") else result.output)
+    run = fpa(*explain_args(CASES / f"{problem}.py", CASES / f"{solution}.py", "--json", *extra))
+    return run.code, run.data if run.data is not None else run.stdout + run.stderr
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,8 @@ from fp_analysis.kernelbench import emulated_reference
 from fp_analysis.ops.conv import conv2d_spec
 from fp_analysis.strategies import config_spec, conv2d_configs, conv3d_kk1_configs, conv_inputs
 
+from .cli_runs import fpa
+
 CASES = pathlib.Path(__file__).parent / "fuzz_cases"
 runner = CliRunner()
 
@@ -67,21 +69,9 @@ def test_buggy_kernels_are_caught_with_a_minimal_config(problem, solution, minim
     # The one-line command replays the same failure.
     args = failure["command"].split(" ", 2)[2]
     replay = json.loads(args.split("--replay ", 1)[1].strip("'"))
-    result = runner.invoke(
-        app,
-        [
-            "fuzz",
-            "--problem",
-            str(CASES / f"{problem}.py"),
-            "--solution",
-            str(CASES / f"{solution}.py"),
-            "--device",
-            "cpu",
-            "--replay",
-            json.dumps(replay),
-        ],
-    )
-    assert result.exit_code == (3 if raises else 1)  # 3: the candidate's code failed on the example
+    result = fpa("fuzz", "--problem", CASES / f"{problem}.py", "--solution", CASES / f"{solution}.py",
+                 "--device", "cpu", "--replay", json.dumps(replay))  # fmt: skip
+    assert result.code == (3 if raises else 1)  # 3: the candidate's code failed on the example
 
 
 @pytest.mark.parametrize(

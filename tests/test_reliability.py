@@ -14,15 +14,14 @@ import time
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from fp_analysis import flush_subnormals, round_to, ulp
-from fp_analysis.cli import app
 from fp_analysis.errors import ExitCode
+
+from .cli_runs import explain_args, fpa
 
 CASES = pathlib.Path(__file__).parent / "usercode_cases"
 FUZZ = pathlib.Path(__file__).parent / "fuzz_cases"
-runner = CliRunner()
 
 
 @pytest.fixture(autouse=True)
@@ -32,33 +31,20 @@ def _isolated_files(tmp_path, monkeypatch):
     monkeypatch.delenv("FPA_HYPOTHESIS_DB", raising=False)
 
 
-def _strict_json(text: str) -> dict:
-    def no_constants(name):
-        raise ValueError(f"{name} is not JSON")
-
-    return json.loads(text, parse_constant=no_constants)
-
-
 def _run(*args: str):
-    """Exit code, parsed --json stdout, stderr of one command."""
-    result = runner.invoke(app, [*args, "--json"])
-    assert "Traceback (most recent call last)" not in result.stderr, result.stderr  # (the JSON may carry the user's)
-    return result.exit_code, _strict_json(result.stdout), result.stderr
+    """Exit code, parsed --json stdout, stderr of one command; never a raw traceback on stderr."""
+    run = fpa(*args, "--json")
+    assert "Traceback (most recent call last)" not in run.stderr, run.stderr  # (the JSON may carry the user's)
+    return run.code, run.data, run.stderr
 
 
 def _explain(solution: str, problem: str = "problem", *extra: str):
-    return _run(
-        "explain",
-        "--problem",
-        str(CASES / f"{problem}.py"),
-        "--solution",
-        str(CASES / f"{solution}.py"),
-        "--device",
-        "cpu",
-        "--trials",
-        "2",
-        *extra,
-    )
+    return _run(*explain_args(CASES / f"{problem}.py", CASES / f"{solution}.py", "--trials", "2", *extra))
+
+
+def _text(solution: str, problem: str = "problem", *extra: str):
+    """The same in text mode: what a person sees."""
+    return fpa(*explain_args(CASES / f"{problem}.py", CASES / f"{solution}.py", "--no-store", *extra))
 
 
 @pytest.mark.parametrize(
@@ -109,22 +95,8 @@ def test_what_the_users_code_prints_is_captured_and_never_mixed_into_json():
     assert "ninja: no work to do." in printed["stdout"]  # written to file descriptor 1 directly
     assert printed["stdout"].count("forward called with (2, 4, 12, 14)") == 2
     assert "a warning of the kernel's" in printed["stderr"]
-    text = runner.invoke(
-        app,
-        [
-            "explain",
-            "--problem",
-            str(CASES / "problem.py"),
-            "--solution",
-            str(CASES / "prints.py"),
-            "--device",
-            "cpu",
-            "--trials",
-            "2",
-            "--no-store",
-        ],
-    )
-    assert text.exit_code == 0 and "the solution's process printed" in text.stdout
+    text = _text("prints", "problem", "--trials", "2")
+    assert text.code == 0 and "the solution's process printed" in text.stdout
     assert "| ninja: no work to do." in text.stdout
     assert "\x1b" not in text.stdout and "\\x1b[2J" in text.stdout  # the ANSI escape it printed, shown inert
 
@@ -170,21 +142,7 @@ def test_an_all_nan_candidate_is_not_reported_as_equal():
     assert code == 1 and data["verdict"] == "bug"
     assert m["max_abs"] is None and m["finite_pairs"] == 0 and m["nonfinite"]["nan_actual"] == m["outputs"]
     assert "NaN or ±inf" in data["causes"][0]["evidence"]
-    text = runner.invoke(
-        app,
-        [
-            "explain",
-            "--problem",
-            str(CASES / "problem.py"),
-            "--solution",
-            str(CASES / "all_nan.py"),
-            "--device",
-            "cpu",
-            "--trials",
-            "1",
-            "--no-store",
-        ],
-    )
+    text = _text("all_nan", "problem", "--trials", "1")
     assert "no output is finite on both sides" in text.stdout and "max |difference| 0" not in text.stdout
 
 
@@ -326,7 +284,7 @@ def test_fuzz_names_the_example_on_which_the_candidate_hangs():
         "--problem",
         str(FUZZ / "conv2d_problem.py"),
         "--solution",
-        str(CASES / "fuzz_hang_on_groups.py"),
+        str(FUZZ / "hang_on_groups.py"),
         "--device",
         "cpu",
         "--max-examples",
@@ -348,7 +306,7 @@ def test_fuzz_names_the_example_on_which_the_candidate_ends_the_process():
         "--problem",
         str(FUZZ / "conv2d_problem.py"),
         "--solution",
-        str(CASES / "fuzz_exit_on_bias.py"),
+        str(FUZZ / "exit_on_bias.py"),
         "--device",
         "cpu",
         "--max-examples",
@@ -443,7 +401,7 @@ def test_fuzz_refuses_a_model_it_cannot_model_instead_of_passing_a_wrong_candida
 
 def test_fuzz_names_a_nondeterministic_candidate():
     code, data, _ = _run(
-        "fuzz", "--problem", str(FUZZ / "conv2d_problem.py"), "--solution", str(CASES / "fuzz_flaky.py"),
+        "fuzz", "--problem", str(FUZZ / "conv2d_problem.py"), "--solution", str(FUZZ / "flaky.py"),
         "--device", "cpu", "--max-examples", "20",
     )  # fmt: skip
     assert code == 1 and data["failures"][0]["explanation"]["verdict"] == "nondeterministic"
