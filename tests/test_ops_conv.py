@@ -17,10 +17,14 @@ from fp_analysis.ops.conv import (
     TermOrder,
     conv2d_spec,
     conv3d_kk1_spec,
+    conv_spec,
+    conv_transpose1d_spec,
+    conv_transpose2d_spec,
     gather_terms,
     sample_output_indices,
     term_permutation,
 )
+from fp_analysis.reference import abs_dot_at, fp64_at
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")
 
@@ -231,8 +235,10 @@ def test_same_padding_puts_the_smaller_half_before():
 def test_direct_construction_is_validated():
     with pytest.raises(ShapeError, match="padding must be"):
         ConvSpec(2, 2, (3, 3), (1, 1), ((1, -1), (0, 0)), (1, 1))
-    with pytest.raises(ParameterError, match="kernel_size must be a tuple of 2 or 3"):
-        ConvSpec(2, 2, (3,), (1,), ((0, 0),), (1,))
+    with pytest.raises(ParameterError, match="kernel_size must be a tuple of 1, 2 or 3"):
+        ConvSpec(2, 2, (3, 3, 3, 3), (1,) * 4, ((0, 0),) * 4, (1,) * 4)
+    with pytest.raises(ParameterError, match="output_padding is for transposed"):
+        ConvSpec(2, 2, (3,), (2,), ((0, 0),), (1,), output_padding=(1,))
 
 
 def _torch_error(fn) -> Exception:
@@ -414,3 +420,78 @@ def test_sample_output_indices_validates(args, match):
 def test_k_counts_terms_per_output():
     spec = conv2d_spec(32, 64, (5, 9), groups=4)
     assert spec.K == 8 * 45 == math.prod(spec.weight_shape[1:])
+
+
+_FUNCTIONAL = {
+    (1, False): F.conv1d,
+    (2, False): F.conv2d,
+    (3, False): F.conv3d,
+    (1, True): F.conv_transpose1d,
+    (2, True): F.conv_transpose2d,
+    (3, True): F.conv_transpose3d,
+}
+
+
+@st.composite
+def _family_case(draw):
+    """Any conv-family op (1-3 spatial dims, transposed or not, groups, stride, dilation, output_padding)."""
+    nd, transposed = draw(st.integers(1, 3)), draw(st.booleans())
+    groups = draw(st.sampled_from([1, 1, 2, 3]))
+    cin, cout = groups * draw(st.integers(1, 3)), groups * draw(st.integers(1, 3))
+    kernel = tuple(draw(st.integers(1, 4)) for _ in range(nd))
+    stride = tuple(draw(st.integers(1, 3)) for _ in range(nd))
+    dilation = tuple(draw(st.integers(1, 2)) for _ in range(nd))
+    padding = tuple(draw(st.integers(0, 2)) for _ in range(nd))
+    output_padding = tuple(draw(st.integers(0, 2)) for _ in range(nd)) if transposed else (0,) * nd
+    size = tuple(draw(st.integers(1, 7 if nd < 3 else 4)) for _ in range(nd))
+    return nd, transposed, dict(
+        in_channels=cin, out_channels=cout, kernel_size=kernel, stride=stride, padding=padding, dilation=dilation,
+        groups=groups, bias=draw(st.booleans()), transposed=transposed, output_padding=output_padding,
+    ), (draw(st.integers(1, 2)), cin, *size)  # fmt: skip
+
+
+@given(_family_case(), st.integers(0, 2**31 - 1))
+def test_every_conv_kind_agrees_with_torch_on_shape_error_and_exact_terms(case, seed):
+    """Shape or refusal as torch's; where torch computes, the gathered terms summed exactly are torch's fp64 output."""
+    nd, transposed, args, shape = case
+    fn = _FUNCTIONAL[(nd, transposed)]
+    generator = torch.Generator().manual_seed(seed)
+    call = {k: args[k] for k in ("stride", "padding", "dilation", "groups")}
+    if transposed:
+        call["output_padding"] = args["output_padding"]
+    weight_shape = (
+        (args["in_channels"], args["out_channels"] // args["groups"], *args["kernel_size"])
+        if transposed
+        else (args["out_channels"], args["in_channels"] // args["groups"], *args["kernel_size"])
+    )
+    x, w = torch.randn(shape, generator=generator), torch.randn(weight_shape, generator=generator)
+    b = torch.randn(args["out_channels"], generator=generator) if args["bias"] else None
+    try:
+        expected = fn(x.double(), w.double(), None if b is None else b.double(), **call)
+    except RuntimeError:
+        with pytest.raises(FpaError):
+            conv_spec(nd, **{k: v for k, v in args.items() if k != "transposed"}, transposed=transposed).output_shape(
+                shape
+            )
+        return
+    spec = conv_spec(nd, **{k: v for k, v in args.items() if k != "transposed"}, transposed=transposed)
+    assert spec.weight_shape == weight_shape and spec.name == f"{'ConvTranspose' if transposed else 'Conv'}{nd}d"
+    out_shape = spec.output_shape(shape)
+    assert out_shape == tuple(expected.shape)
+    index = np.stack(np.unravel_index(np.arange(math.prod(out_shape)), out_shape), axis=1)
+    terms = gather_terms(spec, x, w, b, index)
+    assert terms.K == spec.K
+    scale = abs_dot_at(terms)
+    got = fp64_at(terms)
+    np.testing.assert_array_less(np.abs(got - expected.numpy().reshape(-1)), 1e-12 * (scale + 1))
+
+
+def test_a_transposed_spec_is_refused_as_pytorch_refuses_it():
+    with pytest.raises(ShapeError, match="output padding must be smaller than either stride or dilation"):
+        conv_transpose2d_spec(4, 6, 3, stride=2, output_padding=2)
+    with pytest.raises(ParameterError, match="takes an integer or a tuple"):
+        conv_transpose2d_spec(4, 6, 3, padding="same")
+    with pytest.raises(ShapeError, match="Output size is too small"):
+        conv_transpose2d_spec(4, 6, 3, padding=5).output_shape((1, 4, 5, 5))
+    with pytest.raises(ParameterError, match="out_channels must be divisible by groups"):
+        conv_transpose1d_spec(4, 6, 3, groups=4)

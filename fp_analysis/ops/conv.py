@@ -1,11 +1,15 @@
-"""Convolution specs (2 and 3 spatial dims), shape inference and gathering of the K terms per output.
+"""Convolution specs (the whole family: 1-3 spatial dims, transposed or not), shapes, and the K terms per output.
 
 A convolution output is a dot product of K = (C_in / groups) · prod(kernel_size) terms plus an
 optional bias (PyTorch ``torch.nn.Conv2d`` / ``Conv3d`` documentation, "Shape" and the formula
-out(N_i, C_out_j) = bias(C_out_j) + Σ_k weight(C_out_j, k) ⋆ input(N_i, k)). This module describes a
-convolution as data (``ConvSpec``), validates it the way PyTorch does, infers output shapes exactly
-as PyTorch does, and gathers the K (weight, input) pairs of chosen output elements so that the rest
-of the toolkit can re-sum them in any order and precision on a CPU.
+out(N_i, C_out_j) = bias(C_out_j) + Σ_k weight(C_out_j, k) ⋆ input(N_i, k)). A transposed convolution
+(``ConvTranspose1d/2d/3d``) is a sum of products too: output position p receives input position i
+through tap t wherever p = i·stride − padding + t·dilation, so each output is the same kind of dot
+product, over the (input channel, tap) pairs whose i is a whole number inside the input; the other
+terms are zeros. This module describes a convolution as data (``ConvSpec``), validates it the way
+PyTorch does, infers output shapes exactly as PyTorch does, and gathers the K (weight, input) pairs of
+chosen output elements, so that the rest of the toolkit can re-sum them in any order and precision on
+a CPU, bit for bit.
 
 Validation happens here, at the public boundary; inner helpers trust validated input.
 """
@@ -28,8 +32,14 @@ __all__ = [
     "ConvSpec",
     "TermOrder",
     "Terms",
+    "conv1d_spec",
     "conv2d_spec",
     "conv3d_kk1_spec",
+    "conv3d_spec",
+    "conv_spec",
+    "conv_transpose1d_spec",
+    "conv_transpose2d_spec",
+    "conv_transpose3d_spec",
     "gather_terms",
     "require_terms_memory",
     "sample_output_indices",
@@ -128,12 +138,13 @@ def _padding_pairs(value: Any, nd: int) -> tuple[tuple[int, int], ...]:
 
 @dataclass(frozen=True)
 class ConvSpec:
-    """A convolution with 2 or 3 spatial dims, every parameter resolved to per-dim tuples.
+    """A convolution with 1, 2 or 3 spatial dims, transposed or not, every parameter resolved to per-dim tuples.
 
     ``padding`` holds one (before, after) pair per spatial dim, so the asymmetric padding that
-    PyTorch's ``padding='same'`` produces for an even total dilation·(k−1) is representable.
-    Construct through ``conv2d_spec`` / ``conv3d_kk1_spec`` (which resolve ints and padding strings
-    as PyTorch does); direct construction is validated too.
+    PyTorch's ``padding='same'`` produces for an even total dilation·(k−1) is representable (a transposed
+    convolution takes symmetric integer padding only, as PyTorch's does). ``output_padding`` (transposed
+    only) adds that many positions at the end of each output dim. Construct through the ``conv*_spec``
+    functions, which resolve ints and padding strings as PyTorch does; direct construction is validated too.
     """
 
     in_channels: int
@@ -144,6 +155,8 @@ class ConvSpec:
     dilation: tuple[int, ...]
     groups: int = 1
     bias: bool = True
+    transposed: bool = False
+    output_padding: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         _positive_int("in_channels", self.in_channels)
@@ -158,9 +171,9 @@ class ConvSpec:
             raise ParameterError(
                 f"out_channels must be divisible by groups (out_channels={self.out_channels}, groups={self.groups})"
             )
-        if not isinstance(self.kernel_size, tuple) or len(self.kernel_size) not in (2, 3):
+        if not isinstance(self.kernel_size, tuple) or len(self.kernel_size) not in (1, 2, 3):
             raise ParameterError(
-                f"kernel_size must be a tuple of 2 or 3 positive integers (one per spatial dim); "
+                f"kernel_size must be a tuple of 1, 2 or 3 positive integers (one per spatial dim); "
                 f"got {self.kernel_size!r}"
             )
         nd = len(self.kernel_size)
@@ -170,16 +183,42 @@ class ConvSpec:
         object.__setattr__(self, "padding", _padding_pairs(self.padding, nd))
         if not isinstance(self.bias, (bool, np.bool_)):
             raise ParameterError(f"bias must be a bool, got {self.bias!r}")
+        if not isinstance(self.transposed, (bool, np.bool_)):
+            raise ParameterError(f"transposed must be a bool, got {self.transposed!r}")
+        output_padding = self.output_padding if self.output_padding != () else 0
+        object.__setattr__(self, "output_padding", _int_tuple("output_padding", output_padding, nd, minimum=0))
+        if not self.transposed and any(self.output_padding):
+            raise ParameterError(f"output_padding is for transposed convolutions; got {self.output_padding!r}")
+        if self.transposed:
+            if not self.is_symmetric_padding:
+                raise ParameterError(f"a transposed convolution takes symmetric padding; got {self.padding!r}")
+            bad = [
+                d
+                for d in range(nd)
+                if not (self.output_padding[d] < self.stride[d] or self.output_padding[d] < self.dilation[d])
+            ]
+            if bad:
+                # PyTorch's words (ATen's conv_transpose shape check), as a RuntimeError like it.
+                raise ShapeError(
+                    "output padding must be smaller than either stride or dilation, but got "
+                    f"output_padding={self.output_padding}, stride={self.stride}, dilation={self.dilation}"
+                )
         object.__setattr__(self, "in_channels", int(self.in_channels))
         object.__setattr__(self, "out_channels", int(self.out_channels))
         object.__setattr__(self, "groups", int(self.groups))
         object.__setattr__(self, "bias", bool(self.bias))
+        object.__setattr__(self, "transposed", bool(self.transposed))
+
+    @property
+    def name(self) -> str:
+        """PyTorch's name for this kind: Conv1d … Conv3d, ConvTranspose1d … ConvTranspose3d."""
+        return f"{'ConvTranspose' if self.transposed else 'Conv'}{self.spatial_dims}d"
 
     # -- derived quantities --------------------------------------------------------------------
 
     @property
     def spatial_dims(self) -> int:
-        """Number of spatial dims (2 for conv2d, 3 for conv3d)."""
+        """Number of spatial dims (1, 2 or 3)."""
         return len(self.kernel_size)
 
     @property
@@ -199,12 +238,16 @@ class ConvSpec:
 
     @property
     def K(self) -> int:
-        """Terms per output: (C_in / groups) · prod(kernel_size) (bias not counted)."""
+        """Terms per output: (C_in / groups) · prod(kernel_size) (bias not counted). For a transposed
+        convolution the terms whose input position falls between or outside the inputs are zeros."""
         return self.in_channels_per_group * self.taps
 
     @property
     def weight_shape(self) -> tuple[int, ...]:
-        """(C_out, C_in / groups, *kernel_size), the shape of ``torch.nn.ConvNd.weight``."""
+        """The shape of the module's ``weight``: (C_out, C_in / groups, *kernel_size), or for a transposed
+        convolution (C_in, C_out / groups, *kernel_size)."""
+        if self.transposed:
+            return (self.in_channels, self.out_channels_per_group, *self.kernel_size)
         return (self.out_channels, self.in_channels_per_group, *self.kernel_size)
 
     @property
@@ -228,11 +271,31 @@ class ConvSpec:
         """Return the output shape (N, C_out, *spatial) torch computes for an input of ``input_shape``.
 
         Per spatial dim, out = floor((in + pad_before + pad_after − dilation·(k − 1) − 1) / stride) + 1
-        (PyTorch ``torch.nn.Conv2d`` docs, "Shape"). Errors follow ATen's ``check_shape_forward``
-        (aten/src/ATen/native/Convolution.cpp): rank, channel count, zero-size dims, and a dilated
-        kernel larger than the padded input. A batch of 0 is allowed, as in PyTorch.
+        (PyTorch ``torch.nn.Conv2d`` docs, "Shape"); transposed, out = (in − 1)·stride − 2·padding +
+        dilation·(k − 1) + output_padding + 1 (``torch.nn.ConvTranspose2d`` docs, "Shape"). Errors follow
+        ATen's shape checks (aten/src/ATen/native/Convolution.cpp): rank, channel count, zero-size dims, a
+        dilated kernel larger than the padded input, an output that is too small. A batch of 0 is allowed.
         """
         shape = self._validated_input_shape(input_shape)
+        if self.transposed:
+            spatial = tuple(
+                (size - 1) * s - before - after + d * (k - 1) + op + 1
+                for size, s, (before, after), d, k, op in zip(
+                    shape[2:],
+                    self.stride,
+                    self.padding,
+                    self.dilation,
+                    self.kernel_size,
+                    self.output_padding,
+                    strict=True,
+                )
+            )
+            if any(o < 1 for o in spatial):
+                raise ShapeError(
+                    f"Given input size per channel: ({' x '.join(map(str, shape[2:]))}). Calculated output size "
+                    f"per channel: ({' x '.join(map(str, spatial))}). Output size is too small"
+                )
+            return (shape[0], self.out_channels, *spatial)
         padded = tuple(size + before + after for size, (before, after) in zip(shape[2:], self.padding, strict=True))
         dilated = self.dilated_kernel_size()
         if any(p < k for p, k in zip(padded, dilated, strict=True)):
@@ -256,9 +319,8 @@ class ConvSpec:
             raise ShapeError(f"input_shape must be a sequence of {rank} integers (N, C, *spatial); got {input_shape!r}")
         shape = tuple(int(s) for s in input_shape)
         if len(shape) != rank:
-            raise ShapeError(
-                f"Expected {rank}D (batched) input to conv{self.spatial_dims}d, but got input of size: {list(shape)}"
-            )
+            kind = f"conv_transpose{self.spatial_dims}d" if self.transposed else f"conv{self.spatial_dims}d"
+            raise ShapeError(f"Expected {rank}D (batched) input to {kind}, but got input of size: {list(shape)}")
         if any(s < 0 for s in shape):
             raise ShapeError(f"input_shape must not have negative sizes, got {list(shape)}")
         if shape[1] != self.in_channels:
@@ -273,7 +335,8 @@ class ConvSpec:
         return shape
 
 
-def conv2d_spec(
+def conv_spec(
+    nd: int,
     in_channels: int,
     out_channels: int,
     kernel_size: int | Sequence[int],
@@ -282,9 +345,55 @@ def conv2d_spec(
     dilation: int | Sequence[int] = 1,
     groups: int = 1,
     bias: bool = True,
+    *,
+    transposed: bool = False,
+    output_padding: int | Sequence[int] = 0,
 ) -> ConvSpec:
+    """Return the ``ConvSpec`` of ``torch.nn.Conv{nd}d`` (or ``ConvTranspose{nd}d``) with the same arguments.
+
+    Ints expand to one value per spatial dim, as ``torch.nn.modules.utils._ntuple`` does. A transposed
+    convolution takes integer padding only (PyTorch refuses 'same' and 'valid' there with a TypeError).
+    """
+    if nd not in (1, 2, 3):
+        raise ParameterError(f"Got nd={nd!r}, but the only valid values are 1, 2, 3.")
+    if transposed and isinstance(padding, str):
+        raise ParameterError(
+            f"Got padding={padding!r}, but a transposed convolution takes an integer or a tuple of {nd} integers"
+        )
+    return _make_spec(
+        in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, nd=nd,
+        transposed=transposed, output_padding=output_padding,
+    )  # fmt: skip
+
+
+def conv1d_spec(*args, **kwargs) -> ConvSpec:
+    """Return the ``ConvSpec`` of ``torch.nn.Conv1d`` with the same arguments."""
+    return conv_spec(1, *args, **kwargs)
+
+
+def conv2d_spec(*args, **kwargs) -> ConvSpec:
     """Return the ``ConvSpec`` of ``torch.nn.Conv2d`` with the same arguments (ints expand to pairs)."""
-    return _make_spec(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, nd=2)
+    return conv_spec(2, *args, **kwargs)
+
+
+def conv3d_spec(*args, **kwargs) -> ConvSpec:
+    """Return the ``ConvSpec`` of ``torch.nn.Conv3d`` with the same arguments (any kernel shape)."""
+    return conv_spec(3, *args, **kwargs)
+
+
+def conv_transpose1d_spec(*args, **kwargs) -> ConvSpec:
+    """Return the ``ConvSpec`` of ``torch.nn.ConvTranspose1d`` with the same arguments (``output_padding`` too)."""
+    return conv_spec(1, *args, transposed=True, **kwargs)
+
+
+def conv_transpose2d_spec(*args, **kwargs) -> ConvSpec:
+    """Return the ``ConvSpec`` of ``torch.nn.ConvTranspose2d`` with the same arguments (``output_padding`` too)."""
+    return conv_spec(2, *args, transposed=True, **kwargs)
+
+
+def conv_transpose3d_spec(*args, **kwargs) -> ConvSpec:
+    """Return the ``ConvSpec`` of ``torch.nn.ConvTranspose3d`` with the same arguments (``output_padding`` too)."""
+    return conv_spec(3, *args, transposed=True, **kwargs)
 
 
 def conv3d_kk1_spec(
@@ -316,7 +425,7 @@ def conv3d_kk1_spec(
             f"kernel_size must be an integer k or a tuple (kh, kw, 1); got {kernel_size!r} "
             f"of type {type(kernel_size).__name__}"
         )
-    return _make_spec(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, nd=3)
+    return conv_spec(3, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias)
 
 
 def _make_spec(
@@ -330,6 +439,8 @@ def _make_spec(
     bias: Any,
     *,
     nd: int,
+    transposed: bool = False,
+    output_padding: Any = 0,
 ) -> ConvSpec:
     # Validate the scalar parameters first so that, as in PyTorch, a bad `groups` is reported
     # before anything that depends on it.
@@ -341,7 +452,10 @@ def _make_spec(
     strides = _int_tuple("stride", stride, nd, minimum=1)
     dilations = _int_tuple("dilation", dilation, nd, minimum=1)
     pads = _resolve_padding(padding, kernel, strides, dilations)
-    return ConvSpec(in_channels, out_channels, kernel, strides, pads, dilations, groups, bias)
+    output_padding = _int_tuple("output_padding", output_padding, nd, minimum=0)
+    return ConvSpec(
+        in_channels, out_channels, kernel, strides, pads, dilations, groups, bias, bool(transposed), output_padding
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -412,7 +526,10 @@ def gather_terms(spec: ConvSpec, x: Any, weight: Any, bias: Any, out_index: Any)
     For output (n, o, *p) with o in group g = o // (C_out/groups), term (c, *t) pairs
     weight[o, c, *t] with input[n, g·(C_in/groups) + c, *(p·stride − pad_before + t·dilation)]
     (PyTorch ``torch.nn.Conv2d`` docs: cross-correlation with stride, padding, dilation, groups);
-    inputs whose position falls outside the input read the zero padding.
+    inputs whose position falls outside the input read the zero padding. For a transposed convolution,
+    term (c, *t) pairs weight[g·(C_in/groups) + c, o mod (C_out/groups), *t] with input[n, g·(C_in/groups)
+    + c, *i] where i = (p + padding − t·dilation) / stride, and is 0.0 where that i is not a whole number
+    inside the input (``torch.nn.ConvTranspose2d``: the gradient of Conv2d with respect to its input).
 
     ``x``, ``weight``, ``bias`` are float32 torch tensors or numpy arrays (``bias`` None iff
     ``spec.bias`` is False); ``out_index`` is an integer array (M, 2 + spatial dims).
@@ -430,7 +547,7 @@ def gather_terms(spec: ConvSpec, x: Any, weight: Any, bias: Any, out_index: Any)
 
     m = index.shape[0]
     o = index[:, 1]
-    w_terms = w_arr.reshape(spec.out_channels, spec.K)[o]
+    w_terms = _weights_per_output_channel(spec, w_arr)[o]
     x_terms = _gather_inputs(spec, x_arr, index)
     b_terms = None if b_arr is None else b_arr[o]
     return Terms(
@@ -461,6 +578,16 @@ def _validated_bias(spec: ConvSpec, bias: Any) -> np.ndarray | None:
     return b_arr
 
 
+def _weights_per_output_channel(spec: ConvSpec, w: np.ndarray) -> np.ndarray:
+    """(C_out, K): row o is the weights output channel o uses, input channel (in its group) outermost."""
+    if not spec.transposed:
+        return w.reshape(spec.out_channels, spec.K)
+    cin_g, cout_g = spec.in_channels_per_group, spec.out_channels_per_group
+    # weight is (C_in, C_out/groups, *k); group g's input channels are rows g·cin_g … (g+1)·cin_g − 1.
+    grouped = w.reshape(spec.groups, cin_g, cout_g, spec.taps)
+    return np.ascontiguousarray(grouped.transpose(0, 2, 1, 3)).reshape(spec.out_channels, spec.K)
+
+
 def _gather_inputs(spec: ConvSpec, x: np.ndarray, index: np.ndarray) -> np.ndarray:
     """Return the (M, K) input values of each output's terms, zeros where a tap is in the padding."""
     nd = spec.spatial_dims
@@ -484,10 +611,14 @@ def _gather_inputs(spec: ConvSpec, x: np.ndarray, index: np.ndarray) -> np.ndarr
     inside = np.ones((m, *([1] * (rank - 1))), dtype=bool)
     positions = []
     for d in range(nd):
-        start = index[:, 2 + d] * spec.stride[d] - spec.padding[d][0]
-        offsets = np.arange(spec.kernel_size[d], dtype=np.int64) * spec.dilation[d]
-        pos = per_output(start) + on_axis(offsets, 2 + d)
+        offsets = on_axis(np.arange(spec.kernel_size[d], dtype=np.int64) * spec.dilation[d], 2 + d)
         size = x.shape[2 + d]
+        if spec.transposed:  # p = i·stride − padding + t·dilation, solved for i
+            numerator = per_output(index[:, 2 + d] + spec.padding[d][0]) - offsets
+            pos = np.floor_divide(numerator, spec.stride[d])
+            inside = inside & (numerator % spec.stride[d] == 0)
+        else:
+            pos = per_output(index[:, 2 + d] * spec.stride[d] - spec.padding[d][0]) + offsets
         inside = inside & (pos >= 0) & (pos < size)
         positions.append(np.clip(pos, 0, size - 1))  # keeps the gather in range; masked to 0 below
     gathered = np.where(inside, x[(batch, channel, *positions)], np.float32(0.0))
