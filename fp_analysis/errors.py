@@ -16,6 +16,7 @@ __all__ = [
     "Fate",
     "FpaError",
     "InternalError",
+    "OutOfScopeError",
     "ParameterError",
     "ShapeError",
     "Side",
@@ -81,6 +82,11 @@ class ShapeError(FpaError, RuntimeError):
 
 class DtypeError(FpaError, TypeError):
     """An array or tensor has a dtype (or type) the function does not accept."""
+
+
+class OutOfScopeError(FpaError, ValueError):
+    """The Model is beyond what fp_analysis can model (no linear op, random draws, a path that depends on the
+    data, an op that cannot run in fp64...): exit 2, never a verdict about a model that was not evaluated."""
 
 
 class UserCodeError(FpaError, RuntimeError):

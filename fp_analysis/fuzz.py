@@ -2,11 +2,11 @@
 
 For a user's KernelBench pair, each example draws constructor arguments (only those ``Model.__init__``
 takes; the rest keep the values ``get_init_inputs`` gives) and an input from ``fp_analysis.strategies``,
-builds both models from the same seed, and compares them. A quick screen first: the candidate passes if
-its error against fp64, in units of u·Σ|w·x|, stays within 8× the reference's own (the floor of
-``fp_analysis.explain``, plus its tensor-core allowance). Otherwise ``explain.analyse`` decides: a
-difference that arithmetic explains (TF32, bf16, another order...) is not a failure; a bug is. Hypothesis
-shrinks a failure to a minimal config and prints a one-line command that replays it.
+builds both models from the same seed, and compares them: equal bit for bit passes; otherwise
+``fp_analysis.engine`` decides on the whole Model, as ``fpa explain`` does: a difference that arithmetic
+explains (TF32, bf16, another order, an approximated activation...) is not a failure; a bug is, and a Model
+the engine cannot model ends the search (exit 2). Hypothesis shrinks a failure to a minimal config and
+prints a one-line command that replays it.
 
 The user's pair runs in a worker process (``fp_analysis.worker``): an example on which the candidate
 raises, exits, crashes or hangs ends the search as a failure of the user's code (exit 3), with the
@@ -37,21 +37,21 @@ from torch import nn
 
 from . import records
 from .candidate import CandidateProcess
-from .errors import Fate, FpaError, ParameterError, Side, UserCodeError
-from .explain import analyse
+from .engine import analyse_model
+from .errors import Fate, FpaError, OutOfScopeError, ParameterError, Side, UserCodeError
 from .formats import FORMATS
 from .jobs import default_max_examples, parse_replay
-from .kernelbench import ConvOp, KernelBenchError, extract_op, init_inputs, load_problem
-from .ops.epilogue import gelu_derivative_max
+from .kernelbench import KernelBenchError, init_inputs, load_problem
 from .options import check_count, resolve_device
 from .places import cache_dir
-from .reference import fp64_full
 from .strategies import DATA_KINDS, LAYOUTS, config_spec, conv2d_configs, conv3d_kk1_configs, make_tensor
 from .usercode import check_output
 
 __all__ = ["FuzzFailure", "fuzz_job", "fuzz_op", "replay_job"]
 
 _U = FORMATS["fp32"].unit_roundoff
+# Monte-Carlo runs per fuzzed example: fewer than explain's 8 (hundreds of examples), enough for σ's scale.
+_FUZZ_RUNS = 4
 _CONV_KEYS = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias")
 
 
@@ -120,10 +120,13 @@ class _Pair:
         self.base = {k: v for k, v in bound.arguments.items() if k != "self"}
         self.params = [p for p in signature.parameters if p != "self"]
         instance = self.problem.call("Model(*get_init_inputs())", model_class, *init)
-        self.op = extract_op(instance)
-        conv = next(m for m in instance.modules() if isinstance(m, (nn.Conv2d, nn.Conv3d)))
-        self.fixed = self._instance_values(conv)
-        self.nd = self.op.spec.spatial_dims
+        convs = [m for m in instance.modules() if isinstance(m, (nn.Conv2d, nn.Conv3d))]
+        if len(convs) != 1:
+            raise OutOfScopeError(
+                f"fpa fuzz draws configurations of one nn.Conv2d or nn.Conv3d; the Model has {len(convs)} of them"
+            )
+        self.fixed = self._instance_values(convs[0])
+        self.nd = 3 if isinstance(convs[0], nn.Conv3d) else 2
 
     def _instance_values(self, conv) -> dict:
         """Values for conv parameters the user's constructor does not take: what its instance has."""
@@ -233,19 +236,19 @@ class _Pair:
         check_output(cand, "ModelNew.forward", Side.SOLUTION, like=ref, device=made_on, detail=context["detail"])
         cand = cand.to(self.device)
         max_abs = float((cand.double() - ref.double()).abs().max()) if ref.numel() else 0.0
-        op = extract_op(reference)
-        if _quick_pass(op, x, ref, cand):
-            return True, max_abs, None
-        causes, explained, verdict, cand_vs, _, _, _ = analyse(
-            op, x.cpu().contiguous(), ref.cpu(), cand.cpu(), samples=600
-        )
+        if torch.equal(cand, ref):
+            return True, 0.0, None
+        with self.problem.watched("Model.forward (for the analysis)"):
+            analysis = analyse_model(reference, [x], ref, cand, runs=_FUZZ_RUNS, twin_samples=200)
         explanation = {
-            "verdict": verdict,
-            "explained": explained,
-            "causes": [{"name": c.name, "evidence": c.evidence, "residual_max": c.residual_max} for c in causes],
-            "candidate_vs_fp64_max": cand_vs.get("max_abs"),
+            "verdict": analysis.verdict,
+            "explained": analysis.explained,
+            "causes": [
+                {"name": c.name, "evidence": c.evidence, "residual_max": c.residual_max} for c in analysis.causes
+            ],
+            "candidate_vs_fp64_max": analysis.candidate_vs_fp64.get("max_abs"),
         }
-        return explained, max_abs if np.isfinite(max_abs) else None, explanation
+        return analysis.explained, max_abs if np.isfinite(max_abs) else None, explanation
 
 
 class _Refused(Exception):
@@ -258,24 +261,6 @@ class _Stop(BaseException):  # Hypothesis shrinks on an Exception; a BaseExcepti
     def __init__(self, error: FpaError):
         super().__init__(str(error))
         self.error = error
-
-
-def _quick_pass(op: ConvOp, x, ref, cand) -> bool:
-    """Both sides measured against fp64 in units of u·Σ|w·x|: the candidate within 8× the reference's error."""
-    spec = op.spec
-    w, b, m = op.weight, op.bias, op.multiplier
-    truth = fp64_full(spec, x, w, b, epilogue=op.epilogue, multiplier=m)
-    scale = fp64_full(spec, x.abs(), w.abs(), None if b is None else b.abs())
-    if op.epilogue is not None:
-        scale = m.abs().double().to(scale.device) * scale * gelu_derivative_max() + truth.abs()
-    scale = scale.clamp_min(FORMATS["fp32"].smallest_normal) * _U
-    units_ref = float(((ref.double() - truth).abs() / scale).max())
-    units_cand = float(((cand.double() - truth).abs() / scale).max())
-    allowance = 8 * max(units_ref, 1.0) + spec.K / 8
-    # A reference far from the op's own fp64 value is not that op (the Model computes more): no screen
-    # passes it; explain.analyse says it is out of scope.
-    modelled = units_ref <= 8 + spec.K / 8
-    return modelled and bool(np.isfinite(units_cand)) and units_cand <= allowance
 
 
 def _plain(value):

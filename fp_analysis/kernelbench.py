@@ -19,27 +19,21 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 from torch import nn
-from torch.overrides import TorchFunctionMode
 
-from .errors import Fate, FpaError, ParameterError, Side, UserCodeError
+from .errors import Fate, FpaError, Side, UserCodeError
+from .interpose import Arithmetic, interposed
 from .metrics import ErrorStats, error_stats
-from .ops.conv import ConvSpec, conv2d_spec
-from .ops.epilogue import EpilogueSpec
 from .options import check_reference_mode
-from .rounding import round_to
 from .usercode import UserFile, check_output
 
 if TYPE_CHECKING:
     from .candidate import CandidateProcess
 
 __all__ = [
-    "ConvOp",
-    "EmulatedConvolutions",
     "KernelBenchError",
     "TrialResult",
     "build_models",
     "emulated_reference",
-    "extract_op",
     "init_inputs",
     "load_problem",
     "mismatch_summary",
@@ -61,110 +55,24 @@ def load_problem(path: str | pathlib.Path) -> UserFile:
     return problem
 
 
-@dataclass(frozen=True)
-class ConvOp:
-    """The op a reference ``Model`` computes, as found in its modules: a conv, optionally × multiplier →
-    LeakyReLU → GELU. Tensors are the module's own parameters (detached)."""
-
-    spec: ConvSpec
-    weight: torch.Tensor
-    bias: torch.Tensor | None
-    epilogue: EpilogueSpec | None = None
-    multiplier: torch.Tensor | None = None
-
-
-def _conv_spec(conv: nn.Module) -> ConvSpec:
-    padding = conv.padding if isinstance(conv.padding, str) else tuple(conv.padding)
-    if conv.padding_mode != "zeros":
-        raise KernelBenchError(f"padding_mode={conv.padding_mode!r} is not supported (only 'zeros')")
-    args = dict(
-        in_channels=conv.in_channels,
-        out_channels=conv.out_channels,
-        kernel_size=tuple(conv.kernel_size),
-        stride=tuple(conv.stride),
-        padding=padding,
-        dilation=tuple(conv.dilation),
-        groups=conv.groups,
-        bias=conv.bias is not None,
-    )
-    if isinstance(conv, nn.Conv2d):
-        return conv2d_spec(**args)
-    from .ops.conv import conv3d_kk1_spec
-
-    return conv3d_kk1_spec(**args)
-
-
-def extract_op(model: nn.Module) -> ConvOp:
-    """Find the supported op in ``model``: exactly one Conv2d/Conv3d((k,k,1)), and for the fused op a
-    parameter of shape (C_out, 1, 1), a LeakyReLU and a GELU. Raises KernelBenchError otherwise."""
-    convs = [m for m in model.modules() if isinstance(m, (nn.Conv2d, nn.Conv3d))]
-    if len(convs) != 1:
-        raise KernelBenchError(f"expected exactly one nn.Conv2d or nn.Conv3d in Model, found {len(convs)}")
-    conv = convs[0]
-    try:
-        spec = _conv_spec(conv)
-    except ParameterError as error:
-        raise KernelBenchError(f"the Model's convolution is not a supported op: {error}") from error
-    own = {id(p) for p in conv.parameters()}
-    extra = [p for p in model.parameters() if id(p) not in own]
-    gelus = [m for m in model.modules() if isinstance(m, nn.GELU)]
-    leaky = [m for m in model.modules() if isinstance(m, nn.LeakyReLU)]
-    weight = conv.weight.detach()
-    bias = conv.bias.detach() if conv.bias is not None else None
-    if not extra:
-        return ConvOp(spec, weight, bias)
-    shape = (spec.out_channels,) + (1,) * spec.spatial_dims
-    if len(extra) != 1 or tuple(extra[0].shape) != shape:
-        raise KernelBenchError(f"Model has parameters besides the conv that are not one multiplier of shape {shape}")
-    slope = leaky[0].negative_slope if leaky else 0.01
-    form = gelus[0].approximate if gelus else "none"
-    return ConvOp(spec, weight, bias, EpilogueSpec(negative_slope=slope, approximate=form), extra[0].detach())
-
-
-class EmulatedConvolutions(TorchFunctionMode):
-    """A torch function mode in which conv2d/conv3d on float32 tensors round input and weight to ``mode``
-    (nearest even), sum in fp64 and round the result to fp32: what a TF32 / bf16 / fp16 reference computes,
-    to within fp32 accumulation error (shared/facts: cuDNN TF32 vs this emulation, 6.3e-6 on seed 000).
-
-    A mode sees every call of ``torch.conv2d`` / ``torch.conv3d``, however the Model reaches it
-    (``nn.Conv2d``, ``F.conv2d``, a name imported from ``torch.nn.functional``, ``torch.conv2d``), where
-    replacing ``F.conv2d`` would miss all but the one spelling. ``calls`` counts the convolutions it
-    emulated, so a reference that never reached one is known to have run unemulated.
-    """
-
-    _CONVOLUTIONS = frozenset({torch.conv2d, torch.conv3d})
-
-    def __init__(self, mode: str):
-        super().__init__()
-        self.mode = check_reference_mode(mode)
-        self.calls = 0
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func not in self._CONVOLUTIONS or self.mode == "fp32":
-            return func(*args, **kwargs)
-        input, weight, *rest = args
-        if input.dtype != torch.float32:
-            return func(*args, **kwargs)
-        bias = rest.pop(0) if rest else kwargs.pop("bias", None)
-        self.calls += 1
-        x64, w64 = round_to(input, self.mode).double(), round_to(weight, self.mode).double()
-        b64 = bias.double() if bias is not None else None
-        return func(x64, w64, b64, *rest, **kwargs).float()
-
-
 @contextlib.contextmanager
 def emulated_reference(mode: str):
-    """Within the block, the reference's convolutions run in ``mode`` (``EmulatedConvolutions``); ``fp32``
-    changes nothing. Raises KernelBenchError when a mode other than fp32 was asked for and the block ran no
-    convolution it could emulate."""
-    emulation = EmulatedConvolutions(mode)
-    with emulation:
-        yield emulation
-    if emulation.mode != "fp32" and emulation.calls == 0:
+    """Within the block, the reference's linear ops run in ``mode`` as a CPU can emulate it (``interpose``):
+    operands rounded to the format (nearest even), products summed in fp64, the result rounded to fp32 —
+    what a TF32 / bf16 / fp16 reference computes, to within fp32 accumulation error (shared/facts: cuDNN
+    TF32 vs this emulation, 6.3e-6 on seed 000). ``tf32`` is cuDNN's default: the convolutions only (cuBLAS
+    keeps matrix products in fp32 by default, shared/facts); ``bf16``/``fp16`` every linear op, as autocast
+    does. ``fp32`` changes nothing. Raises KernelBenchError when the block ran no linear op to emulate."""
+    if check_reference_mode(mode) == "fp32":
+        yield None
+        return
+    arithmetic = Arithmetic(dtype=torch.float32, linear_format=mode, convolutions_only=mode == "tf32")
+    with interposed(arithmetic) as interposer:
+        yield interposer
+    if interposer.rounded == 0:
         raise KernelBenchError(
-            f"--reference-mode {mode} could not be applied: the Model's forward ran no float32 torch.conv2d or "
-            "torch.conv3d (through nn.Conv2d/Conv3d or torch.nn.functional) for it to emulate"
+            f"--reference-mode {mode} could not be applied: the Model's forward ran no float32 "
+            f"{'convolution' if mode == 'tf32' else 'convolution or matrix product'} for it to emulate"
         )
 
 

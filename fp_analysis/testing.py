@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from .explain import analyse
-from .kernelbench import KernelBenchError, extract_op
+from .engine import analyse_model
+from .errors import FpaError
 from .metrics import error_stats, format_mismatch
 
 __all__ = ["assert_equivalent"]
@@ -56,17 +56,17 @@ def assert_equivalent(
         lines.append("Pass model= (the reference module) and inputs= to have the cause named.")
         raise AssertionError("\n".join(lines))
     try:
-        op = extract_op(model)
-        x = next(t for t in inputs if isinstance(t, torch.Tensor))
-        causes, explained, verdict, _, _, tolerance, _ = analyse(
-            op, x.detach().cpu(), expected.detach().cpu(), actual.detach().cpu(), samples=samples
-        )
-    except (KernelBenchError, StopIteration) as error:
+        analysis = analyse_model(model, list(inputs), expected.detach(), actual.detach(), twin_samples=samples)
+    except FpaError as error:
         lines.append(f"fp_analysis could not model the reference: {error}")
         raise AssertionError("\n".join(lines)) from None
-    lines.append(f"Explanation: {verdict} ({'arithmetic' if explained else 'not arithmetic'}).")
-    lines += [f"  {c.name} ({c.side}): {c.evidence}; residual max {c.residual_max:.3g}" for c in causes]
-    if explained:
+    lines.append(f"Explanation: {analysis.verdict} ({'arithmetic' if analysis.explained else 'not arithmetic'}).")
+    lines += [
+        f"  {c.name} ({c.side}{', ' + c.op if c.op else ''}): {c.evidence}; residual max {c.residual_max:.3g}"
+        for c in analysis.causes
+    ]
+    if analysis.explained:
+        tolerance = analysis.tolerance
         lines.append(
             f"  A principled tolerance for this pair: atol={tolerance['atol']:.3g}, rtol=0 ({tolerance['basis']})."
         )

@@ -77,6 +77,17 @@ class UserFile:
         self.module = module
         return module
 
+    @contextlib.contextmanager
+    def watched(self, where: str):
+        """A block that runs this side's code on fp_analysis's behalf (the analysis re-evaluating the Model):
+        reported like a call, so the timeout applies, but what it raises is left to the caller to judge."""
+        event = call_id()
+        report_event("enter", id=event, where=where, side=self.side.value)
+        try:
+            yield
+        finally:
+            report_event("leave", id=event)
+
     def call(self, where: str, fn: Callable, *args, detail: str | None = None, replay: str | None = None, **kwargs):
         """``fn(*args, **kwargs)`` as a call into this side's code; see the module docstring."""
         context = {k: v for k, v in (("detail", detail), ("replay", replay)) if v}

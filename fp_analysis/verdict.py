@@ -10,6 +10,11 @@ from dataclasses import asdict, dataclass, field
 
 __all__ = ["CAUSES", "Cause", "Explanation"]
 
+# Every cause a verdict can name. A precision cause says which side's linear ops (convolutions, matrix
+# products) ran their operands in that format; ``shared_*`` that both sides agree only because both do;
+# ``approximation`` an activation computed by a known approximation (fast-math transcendentals, a naive
+# softplus or Mish form), ``gelu_approximation`` its GELU case; ``nonfinite`` NaN or ±inf where the
+# re-creation has numbers.
 CAUSES = (
     "reference_tf32",
     "reference_bf16",
@@ -17,10 +22,14 @@ CAUSES = (
     "candidate_tf32",
     "candidate_bf16",
     "candidate_fp16",
+    "shared_tf32",
+    "shared_bf16",
+    "shared_fp16",
     "accumulation_order",
-    "fast_math",
+    "approximation",
     "gelu_approximation",
     "parameter_mismatch",
+    "nonfinite",
     "bug",
 )
 
@@ -33,7 +42,8 @@ class Cause:
     evidence: str
     residual_max: float
     side: str  # "reference", "candidate", "both" or "pair"
-    residual_units: float | None = None  # the same residual in units of u·scale (the floor's unit)
+    residual_units: float | None = None  # the same residual in units of σ, the floor's unit
+    op: str | None = None  # the op of the Model it acts on: "the ConvTranspose3d `conv`", "the gelu after …"
 
 
 @dataclass
@@ -55,6 +65,9 @@ class Explanation:
     trials: list[dict]
     hypotheses: list[dict] = field(default_factory=list)
     context: dict = field(default_factory=dict)
+    floor: dict = field(default_factory=dict)  # how the floor was measured: method, runs, baseline, units
+    ops: list[dict] = field(default_factory=list)  # the reference's graph: one record an ATen op
+    location: dict = field(default_factory=dict)  # where the candidate departs: counts per channel, batch item
     notes: list[str] = field(default_factory=list)
     worker: dict = field(default_factory=dict)
 

@@ -142,23 +142,22 @@ def test_assert_equivalent_adds_the_cause():
 
 
 def test_a_reference_equal_to_the_cudnn_twin_is_recognised_bit_for_bit():
-    """On a GPU with TF32 off, cuDNN's output is the fmaf chain; analyse() must say so (residual exactly 0)."""
+    """On a GPU with TF32 off, cuDNN's output is the fmaf chain; the engine must say so (residual exactly 0)."""
     from fpa_kernels import VariantSpec, twin
 
-    from fp_analysis.explain import analyse
-    from fp_analysis.kernelbench import extract_op
+    from fp_analysis.engine import analyse_model
+    from fp_analysis.ops.conv import spec_of_module
 
     torch.manual_seed(1)
     model = torch.nn.Conv2d(6, 4, 3, padding=1)
     x = torch.rand(1, 6, 9, 10)
-    op = extract_op(model)
-    as_cudnn = torch.from_numpy(twin(VariantSpec("conv2d"), op.spec, x, op.weight, op.bias))
+    as_cudnn = torch.from_numpy(twin(VariantSpec("conv2d"), spec_of_module(model), x, model.weight, model.bias))
     with torch.no_grad():
         exact = torch.nn.functional.conv2d(x.double(), model.weight.double(), model.bias.double(), padding=1).float()
-    causes, explained, _, _, _, _, hypotheses = analyse(op, x, as_cudnn, exact)
-    assert explained and [c.name for c in causes] == ["accumulation_order"]
-    assert any(h.get("bitwise_equal") and h["side"] == "reference" for h in hypotheses)
-    assert "bit for bit" in causes[0].evidence
+    analysis = analyse_model(model, [x], as_cudnn, exact)
+    assert analysis.explained and [c.name for c in analysis.causes] == ["accumulation_order"]
+    assert any(h.get("bitwise_equal") and h["side"] == "reference" for h in analysis.hypotheses)
+    assert "bit for bit" in analysis.causes[0].evidence
 
 
 def test_report_table_prints_labels_verbatim():

@@ -43,6 +43,7 @@ __all__ = [
     "gather_terms",
     "require_terms_memory",
     "sample_output_indices",
+    "spec_of_module",
     "term_permutation",
 ]
 
@@ -363,6 +364,33 @@ def conv_spec(
     return _make_spec(
         in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias, nd=nd,
         transposed=transposed, output_padding=output_padding,
+    )  # fmt: skip
+
+
+def spec_of_module(module: Any) -> ConvSpec:
+    """The ``ConvSpec`` of a ``torch.nn`` Conv1d/2d/3d or ConvTranspose1d/2d/3d instance, read from its attributes.
+
+    Only zero padding is modelled: another ``padding_mode`` is a ParameterError naming it.
+    """
+    from torch import nn
+
+    kinds = {
+        nn.Conv1d: (1, False), nn.Conv2d: (2, False), nn.Conv3d: (3, False),
+        nn.ConvTranspose1d: (1, True), nn.ConvTranspose2d: (2, True), nn.ConvTranspose3d: (3, True),
+    }  # fmt: skip
+    kind = next((v for k, v in kinds.items() if type(module) is k or isinstance(module, k)), None)
+    if kind is None:
+        raise ParameterError(
+            f"Got a {type(module).__name__}, but only torch.nn's Conv and ConvTranspose modules have a spec"
+        )
+    if module.padding_mode != "zeros":
+        raise ParameterError(f"Got padding_mode={module.padding_mode!r}, but only 'zeros' is modelled")
+    nd, transposed = kind
+    padding = module.padding if isinstance(module.padding, str) else tuple(module.padding)
+    extra = {"output_padding": tuple(module.output_padding)} if transposed else {}
+    return conv_spec(
+        nd, module.in_channels, module.out_channels, tuple(module.kernel_size), tuple(module.stride), padding,
+        tuple(module.dilation), module.groups, module.bias is not None, transposed=transposed, **extra,
     )  # fmt: skip
 
 
