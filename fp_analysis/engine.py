@@ -11,6 +11,14 @@ The reference Model is the graph it runs (``fp_analysis.interpose``). ``analyse_
    linear op (the scale of an fp32 dot product's error, Higham 2002 §3.1), ±u·(|f(x)| + |x|) at an activation
    (an fp32 implementation of f(x) = x·g(x) errs by about u·|x| where g is computed with cancellation, as
    GELU's 1 + erf(x/√2) is for x ≪ 0), ±u·|result| elsewhere, nothing where an op rounds nothing.
+   Every error is applied at ``FLOOR_MULTIPLIER`` times its size and the spread divided back: a secant over
+   the floor's width, so an error that crosses a kink (ReLU at 0, a clamp bound, a max-pool tie) counts as
+   much as it can move the output, where the derivative there would say 0. Two runs give every error the same
+   sign, so errors passing through increasing functions add up (as they can in the worst case); the others
+   draw random signs, so errors meeting in a sum or a norm cancel as they do in practice (the probabilistic
+   view of Higham & Mary 2019) — a uniform shift that a norm removes is not all the norm's input can do.
+   Around each precision rewrite σ is measured again (its two one-sign runs): rounding the operands can carry
+   an output across a kink that the rounding around the fp64 truth does not reach.
    *Why Monte-Carlo arithmetic* (Parker 1997; Verificarlo, Denis et al. 2016) rather than first-order
    propagation with forward-mode AD: a norm, softmax or subtraction after the conv gives the Jacobian entries
    of both signs, so one tangent J·b cancels the errors it should add (and |J|·b needs a pass per output);
@@ -48,6 +56,7 @@ import numpy as np
 import torch
 
 from .errors import OutOfScopeError
+from .formats import FORMATS
 from .interpose import FORMS, Arithmetic, Noise, OpKind, OpRecord, describe_op, evaluate
 from .metrics import error_stats
 from .verdict import Cause
@@ -74,6 +83,7 @@ _SINGLE_OP_HYPOTHESES = 3  # at most this many linear ops get a precision rewrit
 # The smallest σ: half the fp32 subnormal spacing, the least any fp32 result can be off by.
 _SIGMA_MIN = math.ldexp(1.0, -150)
 _FORMAT_NAMES = {"tf32": "TF32", "bf16": "bf16", "fp16": "fp16"}
+_U32 = FORMATS["fp32"].unit_roundoff
 
 
 @dataclasses.dataclass(frozen=True)
@@ -174,18 +184,35 @@ class _Fit:
     limit: float
 
 
-def floor_of(model: torch.nn.Module, inputs: Sequence, *, runs: int = 8, seed: int = 0, fast_math: bool = False):
-    """(fp64 output, σ, evaluations): the Model in fp64 and the Monte-Carlo spread of fp32 rounding around it
-    (module docstring, step 2). With ``fast_math`` transcendental ops carry ``FAST_MATH_ULPS`` ulp."""
-    truth = evaluate(model, inputs, Arithmetic(), record_scales=True)
-    device = truth.output.device
+def floor_of(
+    model: torch.nn.Module,
+    inputs: Sequence,
+    *,
+    runs: int = 8,
+    seed: int = 0,
+    fast_math: bool = False,
+    base: Arithmetic | None = None,
+    scales: dict | None = None,
+):
+    """(evaluation, σ): the Model under ``base`` (fp64 by default) and the Monte-Carlo spread of fp32 rounding
+    around it (module docstring, step 2): two runs with every error one way, then ``runs`` with random signs.
+    With ``fast_math`` transcendental ops carry ``FAST_MATH_ULPS`` ulp. ``scales`` (each linear op's Σ|w·x|)
+    come from the fp64 evaluation unless given."""
+    base = base or Arithmetic()
+    centre = evaluate(model, inputs, base, record_scales=scales is None)
+    scales = centre.scales if scales is None else scales
+    device = centre.output.device
     generator = torch.Generator(device=device).manual_seed(seed)
-    sigma = torch.zeros_like(truth.output)
+    sigma = torch.zeros_like(centre.output)
     ulps = FAST_MATH_ULPS if fast_math else 1.0
-    for _ in range(runs):
-        run = evaluate(model, inputs, Arithmetic(noise=Noise(generator, truth.scales, ulps)))
-        sigma = torch.maximum(sigma, (run.output - truth.output).abs().nan_to_num(0.0, 0.0, 0.0))
-    return truth, sigma.clamp_min(_SIGMA_MIN)
+    for sign in [+1, -1] + [None] * runs:
+        noise = Noise(generator, scales, ulps, sign, FLOOR_MULTIPLIER)
+        run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
+        sigma = torch.maximum(sigma, (run.output - centre.output).abs().nan_to_num(0.0, 0.0, 0.0) / FLOOR_MULTIPLIER)
+    # No fp32 result is closer than half an ulp of itself: a clamp bound or a constant of the Model rounded to
+    # fp32 moves an output that nothing upstream can move (σ = 0 there otherwise).
+    own = (_U32 * centre.output.abs()).nan_to_num(0.0, 0.0, 0.0)
+    return centre, torch.maximum(sigma, own).clamp_min(_SIGMA_MIN)
 
 
 def analyse_model(
@@ -243,6 +270,7 @@ def analyse_model(
 
     hypotheses = _hypotheses(ops)
     fits: dict[tuple[str, str], _Fit] = {}
+    scales_of: dict[str, torch.Tensor] = {}  # σ around each rewrite
     kept: dict[str, torch.Tensor] = {"plain": y64}
     best_value: dict[str, tuple[tuple, str]] = {}
     records = []
@@ -254,9 +282,17 @@ def analyse_model(
                 "with fast-math rounding", floor_of, model, inputs, runs=runs, seed=seed + 1, fast_math=True
             )
             value, scale, limit = y64, fast_sigma, floor
+        elif h.plain:
+            value, scale, limit = y64, sigma, floor
         else:
-            value = y64 if h.plain else run(f"as {h.key()}", evaluate, model, inputs, h.arithmetic()).output
-            scale, limit = sigma, floor + (tensor_core if h.precision else 0.0)
+            # σ around the rewrite too: rounding the operands can carry an output across a kink (a ReLU, a
+            # clamp), where the rounding around the fp64 truth cannot reach.
+            centre, local = run(
+                f"as {h.key()}", floor_of, model, inputs, runs=0, base=h.arithmetic(), scales=truth.scales
+            )
+            value, scale = centre.output, torch.maximum(sigma, local)
+            limit = floor + (tensor_core if h.precision else 0.0)
+            scales_of[h.key()] = scale
         for side, values in sides.items():
             fit = _fit(values, value, scale, limit)
             fits[(side, h.key())] = fit
@@ -309,9 +345,22 @@ def analyse_model(
     def value_of(h: _Hypothesis) -> torch.Tensor:
         return y64 if (h.plain or h.fast_math) else kept[h.key()]
 
+    def scale_of(h: _Hypothesis) -> torch.Tensor:
+        return fast_sigma if h.fast_math else scales_of.get(h.key(), sigma)
+
     def pick(fitting_hypotheses, side):
+        # Plain first; then the fewest changes; then an exact re-creation before fast-math's looser allowance;
+        # then TF32 before bf16 before fp16 (operands inside fp16's range round alike in TF32 and fp16, and a
+        # TF32 tensor core is the usual reason); then the closest.
         return min(
-            fitting_hypotheses, key=lambda h: (not h.plain, len(h.causes(side, ops)), fits[(side, h.key())].units)
+            fitting_hypotheses,
+            key=lambda h: (
+                not h.plain,
+                len(h.causes(side, ops)),
+                h.fast_math,
+                _PRECISIONS.index(h.precision) if h.precision else -1,
+                fits[(side, h.key())].units,
+            ),
         )
 
     if cand_fits:
@@ -343,7 +392,9 @@ def analyse_model(
         shared = identical and r.precision is not None and r == c
         if shared:
             name, what, where = r.causes("both", ops)[0]
-            exact = _tolerance(value_of(r), y64, sigma, fits[("reference", r.key())].limit, floor, [r.key(), "plain"])
+            exact = _tolerance(
+                value_of(r), y64, scale_of(r), sigma, fits[("reference", r.key())].limit, floor, [r.key(), "plain"]
+            )
             distance = _max_abs(sides["reference"], y64)
             causes = [
                 Cause(
@@ -373,8 +424,10 @@ def analyse_model(
         verdict = (
             "identical" if identical and not causes else ("identical" if shared else " + ".join(x.name for x in causes))
         )
-        tolerance = _tolerance(value_of(r), value_of(c), sigma, fits[("reference", r.key())].limit,
-                               fits[("candidate", c.key())].limit, [r.key(), c.key()])  # fmt: skip
+        tolerance = _tolerance(
+            value_of(r), value_of(c), scale_of(r), scale_of(c), fits[("reference", r.key())].limit,
+            fits[("candidate", c.key())].limit, [r.key(), c.key()],
+        )  # fmt: skip
         return ModelAnalysis(
             True, verdict, causes, cand_stats, ref_stats, tolerance, records, floor_record, op_records, {}
         )
@@ -388,7 +441,7 @@ def analyse_model(
         ),
     )  # the fewest outputs left out, then the simplest rewrite: a bug in one channel is "plain fp32 elsewhere"
     fit = fits[("candidate", closest.key())]
-    scale = fast_sigma if closest.fast_math else sigma
+    scale = fast_sigma if closest.fast_math else scales_of.get(closest.key(), sigma)
     value = value_of(closest)
     bad = _outside(sides["candidate"], value, scale, fit.limit)
     nonfinite = bad & ~torch.isfinite(sides["candidate"]) & torch.isfinite(value)
@@ -401,7 +454,9 @@ def analyse_model(
     )
     cause = Cause(name, evidence, _max_abs(sides["candidate"], value), "candidate", fit.units)
     r = pick(ref_fits, "reference")
-    tolerance = _tolerance(value_of(r), y64, sigma, fits[("reference", r.key())].limit, floor, [r.key(), "plain"])
+    tolerance = _tolerance(
+        value_of(r), y64, scale_of(r), sigma, fits[("reference", r.key())].limit, floor, [r.key(), "plain"]
+    )
     return ModelAnalysis(
         False, name, [cause], cand_stats, ref_stats, tolerance, records, floor_record, op_records, location
     )
@@ -464,10 +519,10 @@ def _max_abs(a: torch.Tensor, b: torch.Tensor) -> float | None:
     return float(finite.max()) if finite.numel() else None
 
 
-def _tolerance(a, b, sigma, limit_a, limit_b, labels) -> dict:
+def _tolerance(a, b, sigma_a, sigma_b, limit_a, limit_b, labels) -> dict:
     """The atol under which the two explained arithmetics pass on inputs like these: the largest |a − b| plus
-    both sides' floors, times ``TOLERANCE_MARGIN`` for the trials and inputs not analysed."""
-    reach = (_difference(a, b) + (limit_a + limit_b) * sigma).nan_to_num(0.0, 0.0, 0.0)
+    both sides' floors (each in its own σ), times ``TOLERANCE_MARGIN`` for the trials and inputs not analysed."""
+    reach = (_difference(a, b) + limit_a * sigma_a + limit_b * sigma_b).nan_to_num(0.0, 0.0, 0.0)
     atol = TOLERANCE_MARGIN * float(reach.max()) if reach.numel() else 0.0
     return {
         "atol": atol,

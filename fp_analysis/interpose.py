@@ -89,6 +89,10 @@ _TRANSCENDENTAL = {
     "native_layer_norm", "native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training",
 }  # fmt: skip
 
+# Activations of the form x·g(x): computed in fp32 with g near 0 (GELU's 1 + erf(x/√2) for x ≪ 0) they err by
+# about u·|x|, not u·|result|.
+_X_TIMES_G = {"gelu", "silu", "mish"}
+
 # Ops that draw random numbers: a Model with them in forward has no single output to explain.
 _RANDOM = {
     "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "bernoulli", "bernoulli_", "uniform_",
@@ -240,14 +244,18 @@ class Noise:
     """Monte-Carlo rounding for one evaluation: each op's result moved by a random rounding error.
 
     A linear op's output moves by ±u·Σ|w·x| (``scales``: the op's Σ|w·x|, from ``evaluate(...,
-    record_scales=True)`` in fp64), any other op that rounds by ±u·|result|, a transcendental op by
-    ``transcendental_ulps`` times that (a fast-math hypothesis). Signs are drawn independently per element
-    (Rademacher): every rounding error at its full size, in a random direction.
+    record_scales=True)`` in fp64), an x·g(x) activation (GELU, SiLU, Mish) by ±u·(|result| + |x|), any other
+    op that rounds by ±u·|result|; a transcendental op by ``transcendental_ulps`` times that (a fast-math
+    hypothesis). Signs are drawn independently per element
+    (Rademacher): every rounding error at its full size, in a random direction; or all one ``sign``, so that
+    errors passing through increasing functions (most activations) add up instead of cancelling by chance.
     """
 
     generator: torch.Generator  # on the device the Model runs on
     scales: Mapping[int, torch.Tensor]
     transcendental_ulps: float = 1.0
+    sign: int | None = None  # +1 or −1: every error in that direction (errors that add), None: random signs
+    amplitude: float = 1.0  # errors this many times their size (a secant over that interval: see engine)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -293,8 +301,10 @@ def evaluate(
     """``model(*inputs)`` under ``arithmetic``, with no gradients; inputs are copied (a Model that writes into
     its input changes nothing outside). ``record_scales`` keeps each linear op's Σ|w·x| (same precision)."""
     copies = [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
+    if arithmetic.dtype == torch.float64:
+        copies = [_upcast_value(t) for t in copies]
     interposer = _Interposer(arithmetic, model, record_scales)
-    with torch.no_grad(), _module_names(model, interposer.modules), interposer:
+    with torch.no_grad(), _module_names(model, interposer.modules), _parameters_in(model, arithmetic.dtype), interposer:
         output = model(*copies)
     if not isinstance(output, torch.Tensor):
         raise TypeError(f"the Model returned a {type(output).__name__}, not a tensor")
@@ -308,6 +318,26 @@ def interposed(arithmetic: Arithmetic):
     interposer = _Interposer(arithmetic, torch.nn.Module(), record_scales=False)
     with interposer:
         yield interposer
+
+
+@contextlib.contextmanager
+def _parameters_in(model: torch.nn.Module, dtype: torch.dtype):
+    """For fp64, the Model's floating parameters and buffers as float64 copies while the block runs, the
+    originals put back after: PyTorch checks that a conv's input and weight agree in dtype before the
+    dispatcher (and so the interposer) sees the op, and running statistics updated in fp64 must not
+    change the Model."""
+    if dtype != torch.float64:
+        yield
+        return
+    tensors = [t for t in [*model.parameters(), *model.buffers()] if t.is_floating_point()]
+    originals = [t.data for t in tensors]
+    try:
+        for t in tensors:
+            t.data = t.data.to(torch.float64)
+        yield
+    finally:
+        for t, original in zip(tensors, originals, strict=True):
+            t.data = original
 
 
 @contextlib.contextmanager
@@ -364,7 +394,8 @@ class _Interposer(TorchDispatchMode):
             magnitudes = {k: abs(v) if isinstance(v, (int, float)) else v for k, v in kwargs.items()}
             self.scales[index] = func(*_absolute(args), **magnitudes)
         if a.noise is not None and isinstance(out, torch.Tensor) and out.is_floating_point():
-            out = self._perturbed(index, kind, out, name.endswith("_"))
+            operand = args[0] if name.rstrip("_") in _X_TIMES_G and isinstance(args[0], torch.Tensor) else None
+            out = self._perturbed(index, kind, out, name.endswith("_"), operand)
         module, module_type = self.modules[-1] if self.modules else ("", self.model_type)
         shape = tuple(out.shape) if isinstance(out, torch.Tensor) else ()
         terms = _terms(func, args) if kind is OpKind.LINEAR else 0
@@ -390,16 +421,20 @@ class _Interposer(TorchDispatchMode):
                 new[p] = value.to(new[positions[0]].dtype)
         return func(*new, **kwargs).to(dtype)
 
-    def _perturbed(self, index: int, kind: OpKind, out: torch.Tensor, in_place: bool) -> torch.Tensor:
+    def _perturbed(self, index: int, kind: OpKind, out: torch.Tensor, in_place: bool, operand) -> torch.Tensor:
         noise = self.arithmetic.noise
         if kind is OpKind.EXACT or kind is OpKind.RANDOM:
             return out
-        signs = torch.randint(0, 2, out.shape, generator=noise.generator, device=out.device).to(out.dtype) * 2 - 1
+        if noise.sign is None:
+            signs = torch.randint(0, 2, out.shape, generator=noise.generator, device=out.device).to(out.dtype) * 2 - 1
+        else:
+            signs = torch.full_like(out, float(noise.sign))
         if kind is OpKind.LINEAR and index in noise.scales:
-            error = _U32 * noise.scales[index].to(out.dtype) * signs
+            error = noise.amplitude * _U32 * noise.scales[index].to(out.dtype) * signs
         else:
             ulps = noise.transcendental_ulps if kind is OpKind.TRANSCENDENTAL else 1.0
-            error = ulps * _U32 * out * signs
+            size = out.abs() if operand is None else out.abs() + operand.abs().to(out.dtype)
+            error = noise.amplitude * ulps * _U32 * size * signs
         return out.add_(error) if in_place else out + error  # an in-place op's caller reads its first operand
 
 
