@@ -50,6 +50,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -58,6 +59,7 @@ import torch
 from .errors import OutOfScopeError
 from .formats import FORMATS
 from .interpose import FORMS, Arithmetic, Noise, OpKind, OpRecord, describe_op, evaluate
+from .memory import format_bytes
 from .metrics import error_stats
 from .verdict import Cause
 
@@ -84,6 +86,8 @@ _SINGLE_OP_HYPOTHESES = 3  # at most this many linear ops get a precision rewrit
 _SIGMA_MIN = math.ldexp(1.0, -150)
 _FORMAT_NAMES = {"tf32": "TF32", "bf16": "bf16", "fp16": "fp16"}
 _U32 = FORMATS["fp32"].unit_roundoff
+_KEEP_BYTES = 2 * 10**9  # rewrites' values and σ held at most (see analyse_model)
+_CHUNK = 1 << 22  # outputs compared at a time: the temporaries of a comparison stay ~100 MB
 
 
 @dataclasses.dataclass(frozen=True)
@@ -251,8 +255,16 @@ def analyse_model(
                     f"the Model cannot be evaluated {what}: {type(error).__name__}: {str(error)[:300]}"
                 ) from None
 
-    say("the Model in fp32 and fp64")
+    say("the Model in fp32")
+    started = time.monotonic()
     as_fp32 = run("in fp32", _checked_fp32, model, inputs, baseline)
+    evaluations = _evaluations(as_fp32.ops, runs)
+    outputs = as_fp32.output.numel()
+    say(
+        f"{evaluations} evaluations of the Model in fp64 to come (the truth, {runs + 2} Monte-Carlo runs, the "
+        f"rewrites); the fp32 one took {time.monotonic() - started:.1f} s; about "
+        f"{format_bytes(outputs * 8 * (4 + 2 * len(_hypotheses(as_fp32.ops))))} of outputs held at most"
+    )
     truth, sigma = run("in fp64", floor_of, model, inputs, runs=runs, seed=seed)
     ops = truth.ops
     if [o.name for o in ops] != [o.name for o in as_fp32.ops]:
@@ -266,15 +278,28 @@ def analyse_model(
     base_units = _fit(as_fp32.output.to(y64.dtype), y64, sigma, math.inf).units
     floor = FLOOR_MULTIPLIER * max(1.0, base_units if math.isfinite(base_units) else 1.0)
     tensor_core = max((o.terms for o in ops if o.kind is OpKind.LINEAR), default=0) / 8
-    sides = {"reference": reference.to(y64.dtype), "candidate": candidate.to(y64.dtype)}
+    sides = {"reference": reference, "candidate": candidate}  # as they are: compared chunk by chunk in fp64
 
     hypotheses = _hypotheses(ops)
     fits: dict[tuple[str, str], _Fit] = {}
-    scales_of: dict[str, torch.Tensor] = {}  # σ around each rewrite
-    kept: dict[str, torch.Tensor] = {"plain": y64}
-    best_value: dict[str, tuple[tuple, str]] = {}
+    # The rewrites' values and σ, kept while they are small; past ``_KEEP_BYTES`` the few needed at the end
+    # are evaluated again rather than every one held (a full-size output is a GB in fp64).
+    keep = y64.numel() * y64.element_size() * 2 * len(hypotheses) <= _KEEP_BYTES
+    kept: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
     records = []
     fast_sigma = None
+
+    def rewrite(h: _Hypothesis) -> tuple[torch.Tensor, torch.Tensor]:
+        """(value, σ) of a precision or form rewrite: σ around it too, since rounding the operands can carry
+        an output across a kink (a ReLU, a clamp) that the rounding around the fp64 truth cannot reach."""
+        if h.key() in kept:
+            return kept[h.key()]
+        centre, local = run(f"as {h.key()}", floor_of, model, inputs, runs=0, base=h.arithmetic(), scales=truth.scales)
+        result = (centre.output, torch.maximum(sigma, local))
+        if keep:
+            kept[h.key()] = result
+        return result
+
     for number, h in enumerate(hypotheses, 1):
         say(f"re-creation {number} of {len(hypotheses)}: {h.key()}")
         if h.fast_math:
@@ -285,21 +310,11 @@ def analyse_model(
         elif h.plain:
             value, scale, limit = y64, sigma, floor
         else:
-            # σ around the rewrite too: rounding the operands can carry an output across a kink (a ReLU, a
-            # clamp), where the rounding around the fp64 truth cannot reach.
-            centre, local = run(
-                f"as {h.key()}", floor_of, model, inputs, runs=0, base=h.arithmetic(), scales=truth.scales
-            )
-            value, scale = centre.output, torch.maximum(sigma, local)
+            value, scale = rewrite(h)
             limit = floor + (tensor_core if h.precision else 0.0)
-            scales_of[h.key()] = scale
         for side, values in sides.items():
             fit = _fit(values, value, scale, limit)
             fits[(side, h.key())] = fit
-            rank = (fit.outside, fit.units)
-            if side not in best_value or rank < best_value[side][0]:
-                best_value[side] = (rank, h.key())
-                kept[f"{side}:best"] = value
             records.append(
                 {
                     "side": side,
@@ -311,8 +326,7 @@ def analyse_model(
                     "fits": fit.outside == 0,
                 }
             )
-        if not h.plain and not h.fast_math:
-            kept[h.key()] = value  # small: needed for the causes' residuals and the tolerance
+        del value, scale
     floor_record = {
         "method": "monte_carlo",
         "runs": runs,
@@ -343,10 +357,10 @@ def analyse_model(
         )
 
     def value_of(h: _Hypothesis) -> torch.Tensor:
-        return y64 if (h.plain or h.fast_math) else kept[h.key()]
+        return y64 if (h.plain or h.fast_math) else rewrite(h)[0]
 
     def scale_of(h: _Hypothesis) -> torch.Tensor:
-        return fast_sigma if h.fast_math else scales_of.get(h.key(), sigma)
+        return fast_sigma if h.fast_math else sigma if h.plain else rewrite(h)[1]
 
     def pick(fitting_hypotheses, side):
         # Plain first; then the fewest changes; then an exact re-creation before fast-math's looser allowance;
@@ -441,8 +455,7 @@ def analyse_model(
         ),
     )  # the fewest outputs left out, then the simplest rewrite: a bug in one channel is "plain fp32 elsewhere"
     fit = fits[("candidate", closest.key())]
-    scale = fast_sigma if closest.fast_math else scales_of.get(closest.key(), sigma)
-    value = value_of(closest)
+    scale, value = scale_of(closest), value_of(closest)
     bad = _outside(sides["candidate"], value, scale, fit.limit)
     nonfinite = bad & ~torch.isfinite(sides["candidate"]) & torch.isfinite(value)
     location = locate(bad, nonfinite, tuple(y64.shape))
@@ -460,6 +473,14 @@ def analyse_model(
     return ModelAnalysis(
         False, name, [cause], cand_stats, ref_stats, tolerance, records, floor_record, op_records, location
     )
+
+
+def _evaluations(ops: Sequence[OpRecord], runs: int) -> int:
+    """How many times ``analyse_model`` evaluates the Model after its fp32 run (for the estimate it says)."""
+    hypotheses = _hypotheses(ops)
+    rewrites = sum(1 for h in hypotheses if not h.plain and not h.fast_math)
+    fast = sum(1 for h in hypotheses if h.fast_math)
+    return (1 + 2 + runs) * (1 + fast) + 3 * rewrites
 
 
 def _checked_fp32(model, inputs, baseline) -> object:
@@ -503,27 +524,48 @@ def _difference(values: torch.Tensor, recreation: torch.Tensor) -> torch.Tensor:
     return torch.where(same, torch.zeros_like(difference), difference.nan_to_num(math.inf, math.inf, math.inf))
 
 
+def _chunks(*tensors):
+    """The tensors flattened, ``_CHUNK`` outputs at a time, in fp64."""
+    flat = [t.reshape(-1) for t in tensors]
+    for start in range(0, flat[0].numel(), _CHUNK):
+        yield tuple(t[start : start + _CHUNK].to(torch.float64) for t in flat)
+
+
 def _outside(values, recreation, scale, limit) -> torch.Tensor:
-    return _difference(values, recreation) > limit * scale
+    """Where ``values`` departs from ``recreation`` by more than ``limit`` units of ``scale`` (a bool per output)."""
+    parts = [_difference(v, r) > limit * s for v, r, s in _chunks(values, recreation, scale)]
+    return torch.cat(parts).reshape(values.shape)
 
 
 def _fit(values, recreation, scale, limit) -> _Fit:
-    units = _difference(values, recreation) / scale
-    worst = float(units.max()) if units.numel() else 0.0
-    return _Fit(worst, int((units > limit).sum()), limit)
+    """The largest departure of ``values`` from ``recreation`` in units of ``scale``, and how many outputs pass
+    ``limit``: compared ``_CHUNK`` outputs at a time, so a full-size output needs no full-size temporaries."""
+    worst, outside = 0.0, 0
+    for v, r, s in _chunks(values, recreation, scale):
+        units = _difference(v, r) / s
+        worst = max(worst, float(units.max()))
+        outside += int((units > limit).sum())
+    return _Fit(worst, outside, limit)
 
 
 def _max_abs(a: torch.Tensor, b: torch.Tensor) -> float | None:
-    difference = _difference(a.double(), b.double())
-    finite = difference[torch.isfinite(difference)]
-    return float(finite.max()) if finite.numel() else None
+    """The largest finite |a − b| (None where no pair is finite on both sides)."""
+    worst = None
+    for x, y in _chunks(a, b):
+        difference = _difference(x, y)
+        finite = difference[torch.isfinite(difference)]
+        if finite.numel():
+            worst = max(worst or 0.0, float(finite.max()))
+    return worst
 
 
 def _tolerance(a, b, sigma_a, sigma_b, limit_a, limit_b, labels) -> dict:
     """The atol under which the two explained arithmetics pass on inputs like these: the largest |a − b| plus
     both sides' floors (each in its own σ), times ``TOLERANCE_MARGIN`` for the trials and inputs not analysed."""
-    reach = (_difference(a, b) + limit_a * sigma_a + limit_b * sigma_b).nan_to_num(0.0, 0.0, 0.0)
-    atol = TOLERANCE_MARGIN * float(reach.max()) if reach.numel() else 0.0
+    reach = 0.0
+    for x, y, sa, sb in _chunks(a, b, sigma_a, sigma_b):
+        reach = max(reach, float((_difference(x, y) + limit_a * sa + limit_b * sb).nan_to_num(0.0, 0.0, 0.0).max()))
+    atol = TOLERANCE_MARGIN * reach
     return {
         "atol": atol,
         "rtol": 0.0,

@@ -72,11 +72,15 @@ def explain_job(
         ).to_dict()  # fmt: skip
     if dev.type == "cuda":
         context["reference_tf32_forced"] = _forced_tf32(reference_file, reference, worst.inputs, worst.candidate)
+    with reference_file.watched("Model.forward (checking which batch items can be analysed alone)"):
+        inputs, ref_out, cand_out, items = _batch_subset(reference, worst, mode, atol, rtol)
+    if items is not None:
+        context["analysed_batch_items"] = {"items": items, "of": int(worst.reference.shape[0])}
     analysis = analyse_model(
         reference,
-        worst.inputs,
-        worst.reference,
-        worst.candidate,
+        inputs,
+        ref_out,
+        cand_out,
         seed=seed,
         baseline=_plain_fp32(reference, worst.inputs) if dev.type == "cuda" else None,
         progress=lambda text: report_event("progress", text=f"analysis: {text}"),
@@ -96,6 +100,38 @@ def explain_job(
         location=analysis.location,
         **record,
     ).to_dict()
+
+
+# Outputs above which the analysis evaluates one batch item rather than the whole batch (when the Model treats
+# batch items independently): 2^22 fp64 outputs are 32 MB; the seed-000 output (129 M) would be 1 GB a copy.
+_SUBSET_ABOVE = 1 << 22
+
+
+def _batch_subset(model, trial, mode: str, atol: float, rtol: float):
+    """(inputs, reference, candidate, items): the worst batch item alone where the output is large and the Model
+    treats batch items independently, else everything (items None).
+
+    Independence is checked, not assumed: the item run alone through the reference's own arithmetic must give
+    the reference's output for it (BatchNorm in training mode, or a reduction over the batch, would not).
+    """
+    reference, candidate = trial.reference, trial.candidate
+    n = reference.shape[0] if reference.dim() else 1
+    if reference.numel() <= _SUBSET_ABOVE or n == 1:
+        return trial.inputs, reference, candidate, None
+    failing = ~torch.isclose(candidate, reference, atol=atol, rtol=rtol)
+    item = int(failing.reshape(n, -1).sum(dim=1).argmax())
+    inputs = [
+        t[item : item + 1] if isinstance(t, torch.Tensor) and t.dim() and t.shape[0] == n else t for t in trial.inputs
+    ]
+    arithmetic = Arithmetic(dtype=torch.float32)
+    if mode != "fp32":
+        arithmetic = Arithmetic(dtype=torch.float32, linear_format=mode, convolutions_only=mode == "tf32")
+    alone = evaluate(model, inputs, arithmetic).output
+    expected = reference[item : item + 1]
+    scale = float(expected.abs().max()) if expected.numel() else 0.0
+    if alone.shape != expected.shape or not float((alone - expected).abs().max()) <= 1e-3 * scale:
+        return trial.inputs, reference, candidate, None
+    return inputs, expected, candidate[item : item + 1], [item]
 
 
 def _plain_fp32(model, inputs):

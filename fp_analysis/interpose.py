@@ -160,7 +160,9 @@ def describe_op(ops: Sequence[OpRecord], index: int) -> str:
     if op.module:
         own = f"the {op.module_type} `{op.module}`"
         return f"the {op.label} in {own}" if op.kind is OpKind.EXACT else own
-    before = next((o for o in reversed(ops[:index]) if o.kind is OpKind.LINEAR), None)
+    # anchored on the nearest op before it that a module ran (the reader knows the modules), else a linear op
+    before = next((o for o in reversed(ops[:index]) if o.module and o.kind is not OpKind.EXACT), None)
+    before = before or next((o for o in reversed(ops[:index]) if o.kind is OpKind.LINEAR), None)
     if before is None:
         return f"the {op.label} (op {index} of {op.module_type}.forward)"
     anchor = describe_op(ops, before.index) if before.module else f"the {before.label} (op {before.index})"
@@ -388,11 +390,11 @@ class _Interposer(TorchDispatchMode):
         elif index in a.forms:
             out = FORMS[name][a.forms[index]][1](args, kwargs)
         else:
-            out = func(*args, **kwargs)
+            out = _run(func, args, kwargs)
         if kind is OpKind.LINEAR and self.record_scales:
             # addmm/baddbmm's alpha and beta as magnitudes too: Σ|w·x| must not cancel
             magnitudes = {k: abs(v) if isinstance(v, (int, float)) else v for k, v in kwargs.items()}
-            self.scales[index] = func(*_absolute(args), **magnitudes)
+            self.scales[index] = _run(func, _absolute(args), magnitudes)
         if a.noise is not None and isinstance(out, torch.Tensor) and out.is_floating_point():
             operand = args[0] if name.rstrip("_") in _X_TIMES_G and isinstance(args[0], torch.Tensor) else None
             out = self._perturbed(index, kind, out, name.endswith("_"), operand)
@@ -419,7 +421,7 @@ class _Interposer(TorchDispatchMode):
         for p, value in enumerate(new):  # the rest (a bias, the added matrix) in the same precision
             if p not in positions and isinstance(value, torch.Tensor) and value.is_floating_point():
                 new[p] = value.to(new[positions[0]].dtype)
-        return func(*new, **kwargs).to(dtype)
+        return _run(func, tuple(new), kwargs).to(dtype)
 
     def _perturbed(self, index: int, kind: OpKind, out: torch.Tensor, in_place: bool, operand) -> torch.Tensor:
         noise = self.arithmetic.noise
@@ -436,6 +438,56 @@ class _Interposer(TorchDispatchMode):
             size = out.abs() if operand is None else out.abs() + operand.abs().to(out.dtype)
             error = noise.amplitude * ulps * _U32 * size * signs
         return out.add_(error) if in_place else out + error  # an in-place op's caller reads its first operand
+
+
+# The most an fp64 convolution on a CPU may allocate for its columns (PyTorch's slow_conv2d/3d lowers float64
+# to im2col + GEMM: C_in·prod(kernel) × prod(output) values per batch item, 2.9 GB for one seed-000 image).
+_CONV64_BYTES = 256 << 20
+
+
+def _run(func, args, kwargs):
+    """``func(*args, **kwargs)``; an fp64 convolution on a CPU whose columns would pass ``_CONV64_BYTES`` is
+    computed batch item by batch item and, where it has one group and is not transposed, over blocks of
+    input channels summed in fp64 (the same products, added in another fp64 order: 1e-16 relative)."""
+    if func is not aten.convolution.default:
+        return func(*args, **kwargs)
+    x, weight, bias, stride, padding, dilation, transposed, output_padding, groups = args
+    if x.device.type != "cpu" or x.dtype != torch.float64 or x.dim() < 3:
+        return func(*args, **kwargs)
+    out_shape = _conv_output_shape(x, weight, stride, padding, dilation, transposed, output_padding, groups)
+    columns = weight.shape[1] * math.prod(weight.shape[2:]) * math.prod(out_shape[2:]) * 8
+    if transposed:
+        columns = weight.shape[1] * math.prod(weight.shape[2:]) * math.prod(x.shape[2:]) * 8
+    if columns <= _CONV64_BYTES:
+        return func(*args, **kwargs)
+    split = not transposed and groups == 1
+    block = max(1, int(_CONV64_BYTES // max(1, columns // weight.shape[1]))) if split else weight.shape[1]
+    out = torch.empty(out_shape, dtype=torch.float64)
+    rest = (stride, padding, dilation, transposed, output_padding, groups)
+    for n in range(x.shape[0]):
+        total = None
+        for c0 in range(0, x.shape[1] if split else 1, block if split else 1):
+            xs = x[n : n + 1, c0 : c0 + block] if split else x[n : n + 1]
+            ws = weight[:, c0 : c0 + block] if split else weight
+            part = func(xs, ws, None, *rest)
+            total = part if total is None else total + part
+        if bias is not None:
+            total = total + bias.reshape(1, -1, *([1] * (x.dim() - 2)))
+        out[n : n + 1] = total
+    return out
+
+
+def _conv_output_shape(x, weight, stride, padding, dilation, transposed, output_padding, groups) -> tuple[int, ...]:
+    """The output shape of aten.convolution (the formulas of ``fp_analysis.ops.conv.ConvSpec.output_shape``)."""
+    spatial = []
+    for d, size in enumerate(x.shape[2:]):
+        k = weight.shape[2 + d]
+        if transposed:
+            spatial.append((size - 1) * stride[d] - 2 * padding[d] + dilation[d] * (k - 1) + output_padding[d] + 1)
+        else:
+            spatial.append((size + 2 * padding[d] - dilation[d] * (k - 1) - 1) // stride[d] + 1)
+    channels = weight.shape[1] * groups if transposed else weight.shape[0]
+    return (x.shape[0], channels, *spatial)
 
 
 def _upcast(args):
