@@ -222,3 +222,40 @@ def test_explain_end_to_end_locates_an_ignored_output_padding(tmp_path, monkeypa
     run = fpa(*explain_args(pathlib.Path(problem.__file__), solution, "--json", "--trials", "2"))
     assert run.code == 1 and run.data["verdict"] == "bug"
     assert "all in the last 1 rows" in run.data["causes"][0]["evidence"]
+
+
+class _ConvGelu(nn.Module):
+    """Large enough in K (32·3·3 = 288) that TF32 operands leave the fp32 floor far behind."""
+
+    def __init__(self, transposed: bool = False):
+        super().__init__()
+        self.conv = nn.ConvTranspose3d(32, 16, 3, stride=2) if transposed else nn.Conv2d(32, 64, 3)
+
+    def forward(self, x):
+        return torch.nn.functional.gelu(self.conv(x))
+
+
+def _on_gpu(model: nn.Module, x: torch.Tensor, *, conv_tf32: bool) -> torch.Tensor:
+    from fp_analysis.backends import tf32
+
+    with torch.no_grad(), tf32(conv=conv_tf32, matmul=conv_tf32):
+        return model(x)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("transposed", [False, True], ids=["conv2d", "convtranspose3d"])
+def test_gpu_tf32_of_cudnn_is_named_on_the_side_that_ran_it(transposed):
+    torch.manual_seed(0)
+    model = _ConvGelu(transposed).cuda()
+    x = torch.rand(2, 32, 8, 8, 8).cuda() if transposed else torch.rand(2, 32, 32, 32).cuda()
+    tf32_out, plain = _on_gpu(model, x, conv_tf32=True), _on_gpu(model, x, conv_tf32=False)
+
+    def baseline():  # the engine's fp32 run must not be TF32 itself (explain passes the same)
+        return plain
+
+    analysis = analyse_model(model, [x], tf32_out, plain, runs=4, baseline=baseline)
+    assert analysis.verdict == "reference_tf32", analysis.hypotheses
+    swapped = analyse_model(model, [x], plain, tf32_out, runs=4, baseline=baseline)
+    assert swapped.verdict == "candidate_tf32", swapped.hypotheses
+    both = analyse_model(model, [x], tf32_out, tf32_out.clone(), runs=4, baseline=baseline)
+    assert [c.name for c in both.causes] == ["shared_tf32"]
