@@ -295,22 +295,29 @@ class Evaluation:
     ops: list[OpRecord]
     scales: dict[int, torch.Tensor] = dataclasses.field(default_factory=dict)
     rounded_linear_ops: int = 0  # how many linear ops had their operands rounded
+    trace: dict[int, torch.Tensor] = dataclasses.field(default_factory=dict)  # op index → its output, if kept
 
 
 def evaluate(
-    model: torch.nn.Module, inputs: Sequence, arithmetic: Arithmetic, *, record_scales: bool = False
+    model: torch.nn.Module,
+    inputs: Sequence,
+    arithmetic: Arithmetic,
+    *,
+    record_scales: bool = False,
+    keep_outputs: bool = False,
 ) -> Evaluation:
     """``model(*inputs)`` under ``arithmetic``, with no gradients; inputs are copied (a Model that writes into
-    its input changes nothing outside). ``record_scales`` keeps each linear op's Σ|w·x| (same precision)."""
+    its input changes nothing outside). ``record_scales`` keeps each linear op's Σ|w·x| (same precision);
+    ``keep_outputs`` a copy of every op's floating output (``trace``: the error op by op, for small Models)."""
     copies = [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
     if arithmetic.dtype == torch.float64:
         copies = [_upcast_value(t) for t in copies]
-    interposer = _Interposer(arithmetic, model, record_scales)
+    interposer = _Interposer(arithmetic, model, record_scales, keep_outputs)
     with torch.no_grad(), _module_names(model, interposer.modules), _parameters_in(model, arithmetic.dtype), interposer:
         output = model(*copies)
     if not isinstance(output, torch.Tensor):
         raise TypeError(f"the Model returned a {type(output).__name__}, not a tensor")
-    return Evaluation(output, interposer.ops, interposer.scales, interposer.rounded)
+    return Evaluation(output, interposer.ops, interposer.scales, interposer.rounded, interposer.trace)
 
 
 @contextlib.contextmanager
@@ -367,10 +374,12 @@ def _module_names(model: torch.nn.Module, stack: list):
 
 
 class _Interposer(TorchDispatchMode):
-    def __init__(self, arithmetic: Arithmetic, model: torch.nn.Module, record_scales: bool):
+    def __init__(self, arithmetic: Arithmetic, model: torch.nn.Module, record_scales: bool, keep: bool = False):
         super().__init__()
         self.arithmetic = arithmetic
         self.record_scales = record_scales
+        self.keep = keep
+        self.trace: dict[int, torch.Tensor] = {}
         self.ops: list[OpRecord] = []
         self.scales: dict[int, torch.Tensor] = {}
         self.modules: list[tuple[str, str]] = []
@@ -401,6 +410,8 @@ class _Interposer(TorchDispatchMode):
         module, module_type = self.modules[-1] if self.modules else ("", self.model_type)
         shape = tuple(out.shape) if isinstance(out, torch.Tensor) else ()
         terms = _terms(func, args) if kind is OpKind.LINEAR else 0
+        if self.keep and isinstance(out, torch.Tensor) and out.is_floating_point():
+            self.trace[index] = out.detach().clone()
         self.ops.append(OpRecord(index, name, kind, module, module_type, shape, _detail(func, args, kwargs), terms))
         return out
 

@@ -15,8 +15,8 @@ nbclient = pytest.importorskip("nbclient")
 NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 
-def test_the_three_notebooks_exist():
-    assert {p.stem for p in NOTEBOOKS} >= {"accumulation_orders", "tf32_mismatch", "epilogue"}
+def test_the_notebooks_exist():
+    assert {p.stem for p in NOTEBOOKS} >= {"accumulation_orders", "tf32_mismatch", "epilogue", "whole_model"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
