@@ -82,7 +82,7 @@ def explain_job(
         ref_out,
         cand_out,
         seed=seed,
-        baseline=_plain_fp32(reference, worst.inputs) if dev.type == "cuda" else None,
+        baseline=_plain_fp32(reference, inputs) if dev.type == "cuda" else None,
         progress=lambda text: report_event("progress", text=f"analysis: {text}"),
         twin_samples=samples,
         watch=reference_file.watched,

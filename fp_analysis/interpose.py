@@ -266,12 +266,15 @@ class Arithmetic:
 
     ``dtype``: float64 for the Model in double precision, float32 for the Model as given. ``linear_format``:
     "tf32", "bf16" or "fp16" rounds the operands of the linear ops in ``linear_ops`` (op indices; None: all of
-    them, or only the convolutions with ``convolutions_only``), summed as ``accumulate`` says ("fp64": exact
-    products summed in fp64; "fp32": PyTorch's own fp32 sum). ``forms``: op index → a form of ``FORMS``.
+    them, or only the convolutions with ``convolutions_only``) to nearest, ties as ``linear_rounding`` says
+    ("rne": to even; "rna": away from zero, as PTX's ``cvt.rna.tf32.f32`` does), summed as ``accumulate``
+    says ("fp64": exact products summed in fp64; "fp32": PyTorch's own fp32 sum). ``forms``: op index → a
+    form of ``FORMS``.
     """
 
     dtype: torch.dtype = torch.float64
     linear_format: str | None = None
+    linear_rounding: str = "rne"
     linear_ops: frozenset[int] | None = None
     convolutions_only: bool = False
     accumulate: str = "fp64"
@@ -424,7 +427,8 @@ class _Interposer(TorchDispatchMode):
         dtype = args[positions[0]].dtype
 
         def rounded(t: torch.Tensor) -> torch.Tensor:
-            return round_to(t.float(), fmt).to(torch.float64 if self.arithmetic.accumulate == "fp64" else torch.float32)
+            as_format = round_to(t.float(), fmt, self.arithmetic.linear_rounding)
+            return as_format.to(torch.float64 if self.arithmetic.accumulate == "fp64" else torch.float32)
 
         new = list(args)
         for p in positions:
