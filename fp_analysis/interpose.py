@@ -493,7 +493,11 @@ def _run(func, args, kwargs):
 
 
 def _conv_output_shape(x, weight, stride, padding, dilation, transposed, output_padding, groups) -> tuple[int, ...]:
-    """The output shape of aten.convolution (the formulas of ``fp_analysis.ops.conv.ConvSpec.output_shape``)."""
+    """The output shape of aten.convolution (the formulas of ``fp_analysis.ops.conv.ConvSpec.output_shape``);
+    a stride, padding, dilation or output_padding of one value applies to every spatial dim, as ATen expands it."""
+    stride, padding, dilation, output_padding = (
+        [v[0]] * (x.dim() - 2) if len(v) == 1 else v for v in (stride, padding, dilation, output_padding)
+    )
     spatial = []
     for d, size in enumerate(x.shape[2:]):
         k = weight.shape[2 + d]
