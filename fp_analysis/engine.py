@@ -31,10 +31,12 @@ The reference Model is the graph it runs (``fp_analysis.interpose``). ``analyse_
    (STYLE 8; different fp32 orders differ by a few times, and 8 leaves a margin of about 4).
 3. **Re-creates each side** by rewriting the reference graph, one change at a time (``_hypotheses``): the
    linear ops' operands in TF32/bf16/fp16 (all of them, the convolutions or the matrix products apart, each
-   op alone); another form of one activation (``interpose.FORMS``); fast-math transcendentals (σ measured
-   again with transcendental ops carrying 133 ulp, tanhf's worst under --use_fast_math,
-   experiments/results/gpu_validation.json); precisions with forms. A side is re-created by a rewrite when it
-   stays within the floor of it at every output; a precision rewrite may also leave the tensor cores'
+   op alone), rounded to nearest with ties to even, and for TF32 also with ties away from zero where a side
+   is left over (PTX's cvt.rna: cuDNN's implicit-GEMM TF32 convolutions round so, the CUTLASS GEMM of a 1×1
+   conv to even; experiments/results/tf32_probe_h200.json); another form of one activation (``interpose.FORMS``);
+   fast-math transcendentals (σ measured again with transcendental ops carrying 133 ulp, tanhf's worst under
+   --use_fast_math, experiments/results/gpu_validation.json); precisions with forms. A side is re-created by
+   a rewrite when it stays within the floor of it at every output; a precision rewrite may also leave the tensor cores'
    truncating fp32 accumulation, about half an ulp per mma step of 8 products (Fasi, Higham, Mikaitis &
    Pranesh 2021, PeerJ Comput. Sci. 7:e330): K/8 more units.
 4. **Decides.** Both sides re-created: their causes, each naming the op it acts on; ``identical`` or
@@ -312,9 +314,8 @@ def analyse_model(
             kept[h.key()] = result
         return result
 
-    for number, h in enumerate(hypotheses, 1):
-        if h.ties != "rne" and all(fits[(side, dataclasses.replace(h, ties="rne").key())].fits for side in sides):
-            continue  # ties to even re-creates both sides already: the tie rule cannot change the verdict
+    def attempt(number: int, h: _Hypothesis) -> None:
+        nonlocal fast_sigma
         say(f"re-creation {number} of {len(hypotheses)}: {h.key()}")
         if h.fast_math:
             _, fast_sigma = run(
@@ -340,7 +341,17 @@ def analyse_model(
                     "fits": fit.fits,
                 }
             )
-        del value, scale
+
+    numbered = list(enumerate(hypotheses, 1))
+    for number, h in numbered:
+        if h.ties == "rne":
+            attempt(number, h)
+    # TF32 with ties away from zero (cuDNN's implicit-GEMM convolutions, _TIES) only where a side is left that
+    # no other rewrite re-creates: elsewhere it cannot change the verdict, and it doubles the TF32 rewrites.
+    if any(not any(f.fits for (s, _), f in fits.items() if s == side) for side in sides):
+        for number, h in numbered:
+            if h.ties != "rne":
+                attempt(number, h)
     floor_record = {
         "method": "monte_carlo",
         "runs": runs,
@@ -492,7 +503,7 @@ def analyse_model(
 
 def _evaluations(ops: Sequence[OpRecord], runs: int) -> int:
     """How many times ``analyse_model`` evaluates the Model after its fp32 run at most (the estimate it says);
-    a ties-away TF32 rewrite runs only where its ties-to-even twin misses a side."""
+    a ties-away TF32 rewrite runs only where a side is left that no other rewrite re-creates."""
     hypotheses = _hypotheses(ops)
     rewrites = sum(1 for h in hypotheses if not h.plain and not h.fast_math)
     fast = sum(1 for h in hypotheses if h.fast_math)
@@ -612,7 +623,7 @@ def _hypotheses(ops: Sequence[OpRecord]) -> list[_Hypothesis]:
     out = []
     for h in [_Hypothesis(), *precisions, *forms, *combined, *fast]:
         out.append(h)
-        if h.precision == "tf32":  # its ties-away twin right after it (tried only where it misses: analyse_model)
+        if h.precision == "tf32":  # its ties-away twin (tried last, only where needed: analyse_model)
             out.append(dataclasses.replace(h, ties="rna"))
     return out
 
