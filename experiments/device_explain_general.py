@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 
-import torch
+from device_results import write_results
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CASES = ROOT / "experiments" / "device_cases" / "general"
@@ -112,22 +112,8 @@ def main(out: str, commit: str) -> int:
 
 
 def _write(out: str, commit: str, build_seconds: float, records: list[dict]) -> pathlib.Path:
-    result = {
-        "meta": {
-            "device": torch.cuda.get_device_name(),
-            "torch": torch.__version__,
-            "cudnn": torch.backends.cudnn.version(),
-            "commit": commit,
-            "date": time.strftime("%Y-%m-%d"),
-            "kernel_build_seconds": round(build_seconds, 1),
-        },
-        "runs": records,
-        "all_as_expected": len(records) == len(RUNS) and all(r["as_expected"] for r in records),
-    }
-    slug = torch.cuda.get_device_name().split()[-1].lower()
-    path = pathlib.Path(out) / f"explain_general_{slug}.json"
-    path.write_text(json.dumps(result, indent=1))
-    return path
+    body = {"runs": records, "all_as_expected": len(records) == len(RUNS) and all(r["as_expected"] for r in records)}
+    return write_results(out, "explain_general", commit, body, kernel_build_seconds=round(build_seconds, 1))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-import torch
+from device_results import write_results
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CASES = ROOT / "experiments" / "device_cases"
@@ -84,19 +84,10 @@ def main(out: str, commit: str) -> int:
         records.append(record)
         print(json.dumps(record)[:600], flush=True)
     result = {
-        "meta": {
-            "device": torch.cuda.get_device_name(),
-            "torch": torch.__version__,
-            "cudnn": torch.backends.cudnn.version(),
-            "commit": commit,
-            "date": time.strftime("%Y-%m-%d"),
-        },
         "runs": records,
         "all_as_expected": all(r["exit_code"] == r["expected_exit_code"] and r["json_parses"] for r in records),
     }
-    slug = torch.cuda.get_device_name().split()[-1].lower()
-    path = pathlib.Path(out) / f"isolation_{slug}.json"
-    path.write_text(json.dumps(result, indent=1))
+    path = write_results(out, "isolation", commit, result)
     print(f"wrote {path}; all as expected: {result['all_as_expected']}")
     return 0 if result["all_as_expected"] else 1
 

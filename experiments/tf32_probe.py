@@ -17,6 +17,7 @@ import sys
 
 import torch
 import torch.nn.functional as F
+from device_results import write_results
 
 from fp_analysis.backends import tf32
 from fp_analysis.rounding import round_to
@@ -66,11 +67,7 @@ def main(out: str, commit: str) -> None:
         row["plain_max_units_vs_fp64"] = float(plain_units.max())
         print(json.dumps(row), flush=True)
         results.append(row)
-    meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-            "commit": commit}  # fmt: skip
-    slug = torch.cuda.get_device_name().split()[-1].lower()
-    with open(f"{out}/tf32_probe_{slug}.json", "w") as f:
-        json.dump({"meta": meta, "cases": results}, f, indent=1)
+    write_results(out, "tf32_probe", commit, {"cases": results})
 
 
 if __name__ == "__main__":
