@@ -487,11 +487,15 @@ def analyse_model(
     location = locate(bad, nonfinite, tuple(y64.shape))
     name = "nonfinite" if int(nonfinite.sum()) == int(bad.sum()) else "bug"
     label = " + ".join(c[0] for c in closest.causes("candidate", ops)) or "plain fp32"
+    departure = _max_abs(sides["candidate"], value)
+    # by how much in absolute terms: in units of σ the number is astronomic where σ is at its least (an
+    # output a ReLU or clamp makes exactly 0), which says nothing a user can act on
+    by = "non-finite where it has numbers" if departure is None else f"up to {departure:.3g} from it"
     evidence = (
-        f"the candidate departs from every re-creation of its arithmetic (closest: {label}, {fit.units:.3g} "
-        f"units of σ > floor {fit.limit:.1f}); {location['summary']}"
+        f"the candidate departs from every re-creation of its arithmetic (closest: {label}, {by}, beyond the "
+        f"floor of {fit.limit:.1f} units of σ); {location['summary']}"
     )
-    cause = Cause(name, evidence, _max_abs(sides["candidate"], value), "candidate", fit.units)
+    cause = Cause(name, evidence, departure, "candidate", fit.units)
     r = pick(ref_fits, "reference")
     tolerance = _tolerance(
         value_of(r), y64, scale_of(r), sigma, fits[("reference", r.key())].limit, floor, [r.key(), "plain"]
