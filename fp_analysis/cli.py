@@ -581,11 +581,27 @@ def fuzz(
     else:
         shrink = f" (then {result['shrink_steps']} runs to shrink the failure)" if result.get("shrink_steps") else ""
         _out.print(f"{result['examples']} examples tried{shrink}; {len(failures)} failure(s).", highlight=False)
+        if result.get("verdicts"):
+            seen = ", ".join(
+                f"{n} {verdict}" for verdict, n in sorted(result["verdicts"].items(), key=lambda kv: -kv[1])
+            )
+            _out.print(f"  verdicts of the examples: {seen}", highlight=False)
+        if result.get("refused"):
+            top = result.get("refusals") or [{}]
+            most = f" (most often: {escape(top[0]['reason'])})" if top[0] else ""
+            _out.print(
+                f"  {result['refused']} drawn configurations the problem's own Model refused were not examples{most}",
+                highlight=False,
+            )
+        if result.get("drawn"):
+            _out.print(f"  drawn: {', '.join(result['drawn'])} and the input shapes", highlight=False)
         for f in failures:
             explanation = f.get("explanation") or {}
             verdict = explanation.get("verdict")
             evidence = explanation.get("evidence") or "; ".join(c["evidence"] for c in explanation.get("causes", []))
             _out.print(f"[bold red]minimal failing config[/]: {escape(records.dumps(f['config'], indent=None))}")
+            for conv in f.get("convs") or []:
+                _out.print(f"  {escape(conv)}", highlight=False)
             _out.print(f"  {verdict}: {escape(str(evidence))}", highlight=False)
             _out.print(f"  reproduce: {escape(f['command'])}", soft_wrap=True, highlight=False)
         if result.get("worker"):

@@ -38,10 +38,11 @@ from torch import nn
 from . import records
 from .candidate import CandidateProcess
 from .engine import analyse_model
-from .errors import Fate, FpaError, OutOfScopeError, ParameterError, Side, UserCodeError
+from .errors import Fate, FpaError, ParameterError, Side, UserCodeError
 from .formats import FORMATS
 from .jobs import default_max_examples, parse_replay
-from .kernelbench import KernelBenchError, init_inputs, load_problem
+from .kernelbench import KernelBenchError, init_inputs, load_problem, trial_inputs
+from .model_space import ModelSpace, Refused, describe_convs
 from .options import check_count, resolve_device
 from .places import cache_dir
 from .strategies import DATA_KINDS, LAYOUTS, config_spec, conv2d_configs, conv3d_kk1_configs, make_tensor
@@ -52,12 +53,12 @@ __all__ = ["FuzzFailure", "fuzz_job", "fuzz_op", "replay_job"]
 _U = FORMATS["fp32"].unit_roundoff
 # Monte-Carlo runs per fuzzed example: fewer than explain's 8 (hundreds of examples), enough for σ's scale.
 _FUZZ_RUNS = 4
-_CONV_KEYS = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias")
 
 
 @dataclass
 class FuzzFailure:
-    """A minimal failing example: the config in the user's constructor names, how to replay it, what failed.
+    """A minimal failing example: the config in the user's constructor names (with the input shapes and data),
+    the Model's convs in conv terms as it builds them there, how to replay it, what failed.
 
     ``user_code`` is set when the candidate's code itself failed on the example (raised, exited or returned
     the wrong thing) where the reference returned: the record of that ``UserCodeError``; the explanation's
@@ -65,6 +66,7 @@ class FuzzFailure:
     """
 
     config: dict
+    convs: list[str]
     command: str
     max_abs: float | None
     explanation: dict
@@ -102,7 +104,12 @@ def _settings(max_examples: int, database) -> settings:
 
 
 class _Pair:
-    """The user's two files, their constructor's parameters and the base values get_init_inputs gives."""
+    """The user's two files and their Model as a search space (``fp_analysis.model_space``).
+
+    The arguments ``get_init_inputs()`` gives are drawn; so are the constructor's defaulted ones when the
+    candidate's constructor takes them too (KernelBench passes only what ``get_init_inputs()`` gives, so a
+    ``ModelNew`` need not), which a first build of both at the problem's values decides.
+    """
 
     def __init__(self, problem_path, solution_path, device: torch.device, candidate: CandidateProcess):
         self.paths = (str(problem_path), str(solution_path))
@@ -113,133 +120,145 @@ class _Pair:
         model_class = self.problem.module.Model
         signature = inspect.signature(model_class.__init__)
         try:
-            bound = signature.bind(None, *init)
+            signature.bind(None, *init)
         except TypeError as error:
             raise KernelBenchError(f"get_init_inputs() does not fit Model.__init__: {error}") from error
-        bound.apply_defaults()
-        self.base = {k: v for k, v in bound.arguments.items() if k != "self"}
-        self.params = [p for p in signature.parameters if p != "self"]
+        torch.manual_seed(0)
         instance = self.problem.call("Model(*get_init_inputs())", model_class, *init)
-        convs = [m for m in instance.modules() if isinstance(m, (nn.Conv2d, nn.Conv3d))]
-        if len(convs) != 1:
-            raise OutOfScopeError(
-                f"fpa fuzz draws configurations of one nn.Conv2d or nn.Conv3d; the Model has {len(convs)} of them"
-            )
-        self.fixed = self._instance_values(convs[0])
-        self.nd = 3 if isinstance(convs[0], nn.Conv3d) else 2
+        inputs = trial_inputs(self.problem, torch.device("cpu"))
+        if not any(isinstance(t, torch.Tensor) and t.is_floating_point() for t in inputs):
+            raise KernelBenchError("get_inputs() returns no floating-point tensor: there is no input to draw")
+        self.space = ModelSpace(signature, init, inputs, instance)
+        self.space.drawn -= self._refused_by_candidate(self.space.defaulted())
 
-    def _instance_values(self, conv) -> dict:
-        """Values for conv parameters the user's constructor does not take: what its instance has."""
-        values = {
-            "in_channels": conv.in_channels,
-            "out_channels": conv.out_channels,
-            "kernel_size": tuple(conv.kernel_size),
-            "stride": tuple(conv.stride),
-            "padding": conv.padding if isinstance(conv.padding, str) else tuple(conv.padding),
-            "dilation": tuple(conv.dilation),
-            "groups": conv.groups,
-            "bias": conv.bias is not None,
-        }
-        return {k: v for k, v in values.items() if k not in self.params}
+    def _refused_by_candidate(self, defaulted: list[str]) -> set[str]:
+        """The defaulted arguments not to draw: all of them when ``ModelNew`` refuses them (a TypeError, as
+        a constructor that takes fewer parameters raises), else none."""
+        if not defaulted:
+            return set()
+        args, kwargs = self.space.call(self.space.base())
+        try:
+            self.candidate.build(args, kwargs, 0, self.device, where="ModelNew(...) with Model's defaults")
+        except UserCodeError as error:
+            if error.side is Side.SOLUTION and error.details.get("exception") == "TypeError":
+                return set(defaulted)
+        return set()
 
-    def strategy(self) -> st.SearchStrategy:
-        configs = conv3d_kk1_configs() if self.nd == 3 else conv2d_configs()
+    def reference(self, values: dict, context: dict | None = None) -> nn.Module:
+        """``Model`` built with ``values`` on the device, after the seed both sides are built from; ``Refused``
+        when the Model raises."""
+        args, kwargs = self.space.call(values)
 
-        def adjust(config):
-            config = {**config, **self.fixed}
-            if "in_channels" in self.fixed:
-                config["input_shape"] = (
-                    config["input_shape"][0],
-                    self.fixed["in_channels"],
-                    *config["input_shape"][2:],
-                )
-            return config
+        def build():
+            torch.manual_seed(0)
+            return self.problem.module.Model(*args, **kwargs).to(self.device)
 
-        def valid(config) -> bool:
-            try:
-                config_spec(config).output_shape(tuple(config["input_shape"]))
-                return True
-            except FpaError:
-                return False
+        try:
+            return self.problem.call("Model(...)", build, **(context or {}))
+        except UserCodeError as error:
+            if error.fate is not Fate.RAISED:
+                raise
+            raise Refused(str(error)) from None
 
-        data = st.fixed_dictionaries(
-            {"kind": st.sampled_from(DATA_KINDS), "seed": st.integers(0, 2**31 - 1), "layout": st.sampled_from(LAYOUTS)}
-        )
-        return st.tuples(configs.map(adjust).filter(valid), data)
-
-    def kwargs(self, config: dict) -> dict:
-        out = {}
-        for name in self.params:
-            if name in config and name in _CONV_KEYS:
-                out[name] = config[name]
-            elif name == "multiplier_shape":
-                out[name] = (config["out_channels"],) + (1,) * self.nd
-            elif name in self.base:
-                out[name] = self.base[name]
+    def inputs(self, shapes: list, data: dict) -> list:
+        """The example's inputs: a tensor of each drawn shape from ``data`` (input i from seed + i); inputs
+        that are not floating-point tensors keep the values ``get_inputs()`` gives."""
+        out = []
+        for i, (shape, base) in enumerate(zip(shapes, self.space.base_values, strict=True)):
+            if shape is None or not (isinstance(base, torch.Tensor) and base.is_floating_point()):
+                out.append(base.to(self.device) if isinstance(base, torch.Tensor) else base)
             else:
-                raise KernelBenchError(
-                    f"Model.__init__ needs {name!r}, which neither the fuzzer nor get_init_inputs provides"
-                )
+                tensor = make_tensor(tuple(shape), data["kind"], data["seed"] + i, data["layout"])
+                out.append(tensor.to(self.device, base.dtype))
         return out
 
-    def user_config(self, config: dict, data: dict) -> dict:
-        """The example in the user's parameter names (only what the constructor takes), plus input and data."""
-        named = {k: _plain(v) for k, v in self.kwargs(config).items()}
-        return {**named, "input_shape": list(config["input_shape"]), "data": data}
+    def user_config(self, values: dict, shapes: list, data: dict) -> dict:
+        """The example in the user's parameter names (the drawn ones), plus input shapes and data."""
+        named = {k: _plain(v) for k, v in values.items() if k in self.space.drawn}
+        return {**named, "input_shapes": [_plain(s) for s in shapes], "data": data}
 
-    def command(self, config: dict, data: dict) -> str:
-        replay = json.dumps({"config": _jsonable(config), "data": data}, separators=(",", ":"))
+    def command(self, values: dict, shapes: list, data: dict) -> str:
+        config = {**{k: _plain(v) for k, v in values.items() if k in self.space.drawn}}
+        config["input_shapes"] = [_plain(s) for s in shapes]
+        replay = json.dumps({"config": config, "data": data}, separators=(",", ":"))
         return (
             f"fpa fuzz --problem {shlex.quote(self.paths[0])} --solution {shlex.quote(self.paths[1])} "
             f"--device {self.device.type} --replay {shlex.quote(replay)}"
         )
 
-    def failure(self, config: dict, data: dict, max_abs, explanation, error: UserCodeError | None = None) -> dict:
+    def failure(self, values, shapes, data, max_abs, explanation, error: UserCodeError | None = None) -> dict:
         """The failure record of an example: numbers that arithmetic does not explain, or the candidate's
         code failing where the reference returned (``error``)."""
         if error is not None:
             explanation = {"verdict": "bug", "evidence": f"where the reference returns, {error}"}
-        record = FuzzFailure(self.user_config(config, data), self.command(config, data), max_abs, explanation)
+        try:
+            first = next((s for s in shapes if s is not None), None)
+            convs = describe_convs(self.reference(values), first)
+        except Refused:
+            convs = []
+        record = FuzzFailure(
+            self.user_config(values, shapes, data), convs, self.command(values, shapes, data), max_abs, explanation
+        )
         record.user_code = None if error is None else error.to_dict()
         return asdict(record)
 
-    def check(self, config: dict, data: dict) -> tuple[bool, float | None, dict | None]:
-        """(passed, max |candidate − reference|, explanation or None) for one example.
+    def replayed(self, config: dict) -> tuple[dict, list]:
+        """(argument values, input shapes) of a ``--replay`` config, checked against the constructor."""
+        base = self.space.base()
+        unknown = [k for k in config if k != "input_shapes" and k not in base]
+        if unknown:
+            raise ParameterError(
+                f"--replay's config names {', '.join(unknown)}, which Model.__init__ does not take "
+                f"(it takes {', '.join(base) or 'nothing'})"
+            )
+        values = {
+            k: tuple(v) if isinstance(base.get(k), tuple) and isinstance(v, list) else v for k, v in config.items()
+        }
+        shapes = values.pop("input_shapes")
+        if len(shapes) != len(self.space.base_inputs):
+            raise ParameterError(
+                f"--replay's config.input_shapes has {len(shapes)} shapes; get_inputs() returns "
+                f"{len(self.space.base_inputs)} inputs"
+            )
+        return values, shapes
 
-        A configuration the problem's own ``Model`` refuses (raises on) is not an example: ``_Refused``.
+    def check(self, values: dict, shapes: list, data: dict, reference: nn.Module | None = None):
+        """(passed, max |candidate − reference|, explanation) for one example; the explanation's verdict is
+        ``equal`` (bit for bit), ``reference_nonfinite`` (the reference overflows: nothing to compare) or the
+        analysis' (``fp_analysis.engine``).
+
+        A configuration the problem's own ``Model`` refuses (raises on) is not an example: ``Refused``.
         The candidate raising, exiting or returning the wrong thing on the example raises ``UserCodeError``
         (Hypothesis shrinks it like any failure); one that dies or hangs is named with this example's replay
         command.
         """
-        kwargs = self.kwargs(config)
         context = {
-            "detail": f"example {records.dumps(self.user_config(config, data), indent=None)}",
-            "replay": self.command(config, data),
+            "detail": f"example {records.dumps(self.user_config(values, shapes, data), indent=None)}",
+            "replay": self.command(values, shapes, data),
         }
-        x = make_tensor(tuple(config["input_shape"]), data["kind"], data["seed"], data["layout"]).to(self.device)
+        if reference is None:
+            reference = self.reference(values, context)
+        inputs = self.inputs(shapes, data)
         try:
-            torch.manual_seed(0)
-            reference = self.problem.call(
-                "Model(**config)", lambda: self.problem.module.Model(**kwargs).to(self.device), **context
-            )
             with torch.no_grad():
-                ref = self.problem.call("Model.forward", reference, x, **context)
+                ref = self.problem.call("Model.forward", reference, *inputs, **context)
         except UserCodeError as error:
             if error.fate is not Fate.RAISED:
                 raise
-            raise _Refused(str(error)) from None
+            raise Refused(str(error)) from None
         check_output(ref, "Model.forward", Side.PROBLEM, detail=context["detail"])
-        self.candidate.build([], kwargs, 0, self.device, where="ModelNew(**config)", **context)
-        cand, made_on = self.candidate.forward([x], **context)
-        if not torch.isfinite(ref).all():
-            return True, 0.0, None  # overflow in the reference itself: nothing to compare
+        args, kwargs = self.space.call(values)
+        self.candidate.build(args, kwargs, 0, self.device, where="ModelNew(...)", **context)
+        cand, made_on = self.candidate.forward(inputs, **context)
+        if not torch.isfinite(ref).all():  # overflow in the reference itself: nothing to compare
+            return True, None, {"verdict": "reference_nonfinite", "explained": True}
         check_output(cand, "ModelNew.forward", Side.SOLUTION, like=ref, device=made_on, detail=context["detail"])
         cand = cand.to(self.device)
         max_abs = float((cand.double() - ref.double()).abs().max()) if ref.numel() else 0.0
         if torch.equal(cand, ref):
-            return True, 0.0, None
+            return True, 0.0, {"verdict": "equal", "explained": True}
         with self.problem.watched("Model.forward (for the analysis)"):
-            analysis = analyse_model(reference, [x], ref, cand, runs=_FUZZ_RUNS, twin_samples=200)
+            analysis = analyse_model(reference, inputs, ref, cand, runs=_FUZZ_RUNS, twin_samples=200)
         explanation = {
             "verdict": analysis.verdict,
             "explained": analysis.explained,
@@ -249,10 +268,6 @@ class _Pair:
             "candidate_vs_fp64_max": analysis.candidate_vs_fp64.get("max_abs"),
         }
         return analysis.explained, max_abs if np.isfinite(max_abs) else None, explanation
-
-
-class _Refused(Exception):
-    """The problem's own Model refused a drawn configuration: not an example."""
 
 
 class _Stop(BaseException):  # Hypothesis shrinks on an Exception; a BaseException ends its search at once
@@ -280,21 +295,31 @@ def fuzz_job(problem, solution, *, max_examples: int, device: str, seed: int, ti
 
 def _search(pair: _Pair, max_examples: int, seed: int) -> dict:
     counts = {"examples": 0, "shrink_steps": 0, "refused": 0}
+    verdicts: dict[str, int] = {}  # of the examples before any failure
+    reasons: dict[str, int] = {}  # why the problem's Model refused drawn configurations
     last: list = []
+    space = pair.space
+    samples = st.fixed_dictionaries(
+        {"kind": st.sampled_from(DATA_KINDS), "seed": st.integers(0, 2**31 - 1), "layout": st.sampled_from(LAYOUTS)}
+    )
 
     @_settings(max_examples, _database(*[str(pathlib.Path(p).resolve()) for p in pair.paths], pair.device.type))
     @hypothesis_seed(seed)
-    @given(pair.strategy())
-    def prop(example):
-        config, data = example
+    @given(st.data())
+    def prop(draws):
+        values = draws.draw(space.arguments_strategy())
         try:
-            passed, max_abs, explanation = pair.check(config, data)
-        except _Refused:
+            reference = pair.reference(values)
+            shapes = draws.draw(space.inputs_strategy(reference))
+            data = draws.draw(samples)
+            passed, max_abs, explanation = pair.check(values, shapes, data, reference)
+        except Refused as refusal:
             counts["refused"] += 1
+            reasons[str(refusal)] = reasons.get(str(refusal), 0) + 1
             reject()
         except UserCodeError as error:
             counts["shrink_steps" if last else "examples"] += 1
-            last[:] = [config, data, None, None]
+            last[:] = [values, shapes, data, None, None]
             if not pair.candidate.alive():
                 # Its process died or hung: each shrink step would cost a new process (and a timeout), so
                 # the search stops at this example, which the error names with its replay command.
@@ -302,9 +327,13 @@ def _search(pair: _Pair, max_examples: int, seed: int) -> dict:
             raise
         except FpaError as error:  # out of scope (a Model the engine cannot model): not a failing example
             raise _Stop(error) from None
-        counts["shrink_steps" if last else "examples"] += 1
+        if last:
+            counts["shrink_steps"] += 1
+        else:
+            counts["examples"] += 1
+            verdicts[explanation["verdict"]] = verdicts.get(explanation["verdict"], 0) + 1
         if not passed:
-            last[:] = [config, data, max_abs, explanation]
+            last[:] = [values, shapes, data, max_abs, explanation]
             raise AssertionError(explanation)
 
     failures = []
@@ -318,21 +347,21 @@ def _search(pair: _Pair, max_examples: int, seed: int) -> dict:
         except UserCodeError as error:
             if error.side is not Side.SOLUTION:
                 raise
-            failures.append(pair.failure(*last[:2], None, None, error))
+            failures.append(pair.failure(*last[:3], None, None, error))
         except Flaky:
-            config, data = last[:2]
             explanation = {
                 "verdict": "nondeterministic",
                 "evidence": "the candidate failed on this example once and passed on it when it ran again: its "
                 "output is not a function of its input (a race, uninitialised memory, an unseeded draw)",
             }
-            failures.append(pair.failure(config, data, None, explanation))
+            failures.append(pair.failure(*last[:3], None, explanation))
         except Unsatisfiable:
             raise FpaError(
                 f"the problem's Model refused every one of {counts['refused']} drawn configurations; "
                 "there is nothing to fuzz (does its constructor take the conv's parameters?)"
             ) from None
-    return {"failures": failures, **counts}
+    refusals = [{"reason": r, "count": n} for r, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:3]]
+    return {"failures": failures, "drawn": sorted(space.drawn), "verdicts": verdicts, "refusals": refusals, **counts}
 
 
 def replay_job(problem, solution, *, replay: str, device: str, timeout: float, folder: str) -> dict:
@@ -340,19 +369,17 @@ def replay_job(problem, solution, *, replay: str, device: str, timeout: float, f
     config, data = parse_replay(replay)
     with CandidateProcess(solution, folder, timeout) as candidate:
         pair = _Pair(problem, solution, resolve_device(device), candidate)
-        missing = [k for k in ("out_channels",) if k not in config and "multiplier_shape" in pair.params]
-        if missing:
-            raise ParameterError(f"--replay's config lacks {', '.join(missing)}, which this Model's constructor needs")
+        values, shapes = pair.replayed(config)
         counts = {"examples": 1, "shrink_steps": 0, "refused": 0}
         try:
-            passed, max_abs, explanation = pair.check(config, data)
-        except _Refused as refusal:
+            passed, max_abs, explanation = pair.check(values, shapes, data)
+        except Refused as refusal:
             raise ParameterError(f"the problem's own Model refuses the replayed configuration: {refusal}") from None
         except UserCodeError as error:
             if error.side is not Side.SOLUTION:
                 raise
-            return {"failures": [pair.failure(config, data, None, None, error)], **counts}
-    return {"failures": [] if passed else [pair.failure(config, data, max_abs, explanation)], **counts}
+            return {"failures": [pair.failure(values, shapes, data, None, None, error)], **counts}
+    return {"failures": [] if passed else [pair.failure(values, shapes, data, max_abs, explanation)], **counts}
 
 
 def _op_check(kind, problem, variant, dev: torch.device) -> str | None:

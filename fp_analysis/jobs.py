@@ -111,7 +111,10 @@ def _pair(problem, solution) -> dict:
 
 def parse_replay(replay: str) -> tuple[dict, dict]:
     """The config and data of a ``--replay`` JSON, checked; ParameterError naming what is wrong otherwise."""
-    usage = '--replay must be the JSON of a failure\'s command: {"config": {..., "input_shape": [...]}, "data": {...}}'
+    usage = (
+        "--replay must be the JSON of a failure's command: "
+        '{"config": {..., "input_shapes": [[...], ...]}, "data": {...}}'
+    )
     try:
         payload = json.loads(replay)
     except json.JSONDecodeError as error:
@@ -122,11 +125,17 @@ def parse_replay(replay: str) -> tuple[dict, dict]:
         or not isinstance(payload.get("data"), dict)
     ):
         raise ParameterError(f"{usage}; got {replay[:200]!r}")
-    config = {k: tuple(v) if isinstance(v, list) else v for k, v in payload["config"].items()}
-    data = payload["data"]
-    shape = config.get("input_shape")
-    if not (isinstance(shape, tuple) and shape and all(isinstance(n, int) and n >= 1 for n in shape)):
-        raise ParameterError(f"{usage}; config.input_shape must be a list of positive ints, got {shape!r}")
+    config, data = payload["config"], payload["data"]
+    shapes = config.get("input_shapes")
+
+    def is_shape(shape) -> bool:
+        return isinstance(shape, list) and bool(shape) and all(_positive_int(n) for n in shape)
+
+    if not (isinstance(shapes, list) and shapes and all(s is None or is_shape(s) for s in shapes)):
+        raise ParameterError(
+            f"{usage}; config.input_shapes must be a list with a list of positive ints (or null) per input, "
+            f"got {shapes!r}"
+        )
     from .strategies import DATA_KINDS, LAYOUTS  # torch and Hypothesis: only when a replay is asked for
 
     problems = []
@@ -138,5 +147,10 @@ def parse_replay(replay: str) -> tuple[dict, dict]:
         problems.append(f"data.seed must be an int >= 0 (got {data.get('seed')!r})")
     if problems:
         raise ParameterError(f"{usage}; " + "; ".join(problems))
-    require({"fp32 input": 4 * math.prod(shape)}, f"--replay with input_shape {list(shape)}")
+    elements = sum(math.prod(s) for s in shapes if s is not None)
+    require({"fp32 inputs": 4 * elements}, f"--replay with input_shapes {shapes}")
     return config, data
+
+
+def _positive_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1

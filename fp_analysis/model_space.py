@@ -1,0 +1,393 @@
+"""A user's Model as a search space: constructor arguments and input shapes drawn like the ones the problem gives.
+
+KernelBench constructors take ints where a module wants tuples (``kernel_size=3`` → ``nn.Conv3d(…, (k, k, 1))``),
+shapes for extra parameters (``bias_shape=(C, 1, 1)``), floats (``scaling_factor``) and counts (``num_groups``)
+(shared/facts/kernelbench_conv_families.md). Drawing PyTorch's conv arguments with PyTorch's types hands such a
+constructor values it cannot take, so here each argument is drawn *like the value* ``get_init_inputs()`` gives it:
+
+- an int stays an int and a tuple keeps its length; what an int means is read from its name (``Role``);
+- channel counts are drawn as multiples of the groups the conv and a GroupNorm need, and a ``*_shape`` tuple
+  whose entries equal the base channel counts follows the drawn ones (a ``bias_shape`` of (C, 1, 1) stays
+  (C', 1, 1));
+- floats keep their sign and order (a clamp's min stays below its max) within a factor 4 of their value;
+  bools take either value; anything else (strings, ``dim``, counts with no known meaning) keeps its value.
+
+Structural arguments (kernel, stride, padding, dilation, floats) shrink towards ``get_init_inputs()``'s values;
+sizes (channels, batch, spatial extents) and group counts towards small ones. Input shapes are drawn once the
+reference Model is built, from the conv it actually holds: batch, the conv's ``in_channels``, and spatial extents
+from the smallest the conv accepts, so few draws are configurations the conv refuses. Whatever the Model still
+refuses (``Refused``) is filtered by the caller (``fp_analysis.fuzz``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import torch
+from hypothesis import assume
+from hypothesis import strategies as st
+from torch import nn
+
+from .errors import FpaError
+from .ops.conv import ConvSpec, spec_of_module
+
+__all__ = ["Argument", "ModelSpace", "Refused", "Role", "conv_modules", "describe_convs", "role_of"]
+
+# Per spatial dim, how far above its smallest accepted extent an input extent is drawn: fewer steps in more
+# dims keep one example's conv near the same size (1-d 16, 2-d 8², 3-d 5³ positions).
+_EXTENT_SPAN = {1: 16, 2: 8, 3: 5}
+_BATCHES = (1, 3)
+# Multiply-adds of the first conv allowed in one example: a CPU evaluates a few million in fp64 in
+# milliseconds, and the analysis evaluates the Model about a dozen times.
+MAX_MACS = 3_000_000
+_CONV_TYPES = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)
+
+
+class Refused(Exception):
+    """The problem's own Model refuses a drawn configuration (raises on it, or its conv's shape check would):
+    not an example."""
+
+
+class Role(str, Enum):
+    """What a constructor argument means, read from its name and the type of its value."""
+
+    IN_CHANNELS = "in_channels"
+    """The conv's input channels: a multiple of its groups, drawn small."""
+    OUT_CHANNELS = "out_channels"
+    """The conv's output channels: a multiple of its groups and of a GroupNorm's, drawn small."""
+    GROUPS = "groups"
+    """The conv's groups (``groups``): 1, 2, 3 or its value, shrinking towards 1."""
+    NORM_GROUPS = "norm_groups"
+    """Groups of a normalisation over the output channels (``num_groups``): 1, 2, 4 or its value, shrinking
+    towards 1."""
+    KERNEL = "kernel"
+    """A kernel or pooling window extent (``kernel_size``, ``pool_kernel_size``, ``pool_size``): 1 to 4."""
+    STRIDE = "stride"
+    """A stride: 1 to 3."""
+    PADDING = "padding"
+    """A padding: 0 to 3."""
+    OUTPUT_PADDING = "output_padding"
+    """A transposed conv's output padding: 0 up to below the larger of its stride and dilation, per dim."""
+    DILATION = "dilation"
+    """A dilation: 1 to 3."""
+    SHAPE = "shape"
+    """A parameter's shape (``bias_shape``): entries equal to a channel count follow it, the rest stay."""
+    SCALAR = "scalar"
+    """A float: same sign, within a factor 4, in the order of the other floats; 0 stays 0."""
+    FLAG = "flag"
+    """A bool: either value."""
+    KEPT = "kept"
+    """Anything else (strings, ``dim``, ints of no known meaning): its value from ``get_init_inputs()``."""
+
+
+_INT_RANGES = {
+    Role.KERNEL: (1, 4),
+    Role.STRIDE: (1, 3),
+    Role.PADDING: (0, 3),
+    Role.DILATION: (1, 3),
+}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_int_tuple(value: Any) -> bool:
+    return isinstance(value, (tuple, list)) and len(value) > 0 and all(_is_int(v) for v in value)
+
+
+def role_of(name: str, value: Any) -> Role:
+    """The role of constructor argument ``name`` whose value (from ``get_init_inputs()`` or its default) is
+    ``value``. Names decide among ints and int tuples, as KernelBench problems name them; a value of another
+    type decides by its type alone."""
+    if isinstance(value, bool):
+        return Role.FLAG
+    if isinstance(value, float):
+        return Role.SCALAR
+    if not (_is_int(value) or _is_int_tuple(value)):
+        return Role.KEPT
+    key = name.lower()
+    if key.endswith("shape"):
+        return Role.SHAPE if _is_int_tuple(value) else Role.KEPT
+    if key == "in_channels":
+        return Role.IN_CHANNELS
+    if key == "out_channels":
+        return Role.OUT_CHANNELS
+    if key == "groups":
+        return Role.GROUPS
+    if key.endswith("groups"):
+        return Role.NORM_GROUPS if _is_int(value) else Role.KEPT
+    for word, role in (
+        ("output_padding", Role.OUTPUT_PADDING),
+        ("padding", Role.PADDING),
+        ("stride", Role.STRIDE),
+        ("dilation", Role.DILATION),
+        ("kernel", Role.KERNEL),
+        ("pool", Role.KERNEL),
+    ):
+        if word in key:
+            return role
+    return Role.KEPT
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One parameter of ``Model.__init__``: its name, kind, the value the problem gives it and its role."""
+
+    name: str
+    kind: inspect._ParameterKind
+    base: Any
+    role: Role
+
+
+def conv_modules(model: nn.Module) -> list[tuple[str, nn.Module]]:
+    """The Model's conv-family modules (Conv1d/2d/3d, ConvTranspose1d/2d/3d), named, in registration order."""
+    return [(name, m) for name, m in model.named_modules() if isinstance(m, _CONV_TYPES)]
+
+
+def describe_convs(model: nn.Module, input_shape: tuple[int, ...] | None = None) -> list[str]:
+    """Each conv of ``model`` in conv terms: kind, channels, kernel, stride, padding, output padding, dilation,
+    groups, bias; the first one also with its input and output shape when ``input_shape`` is given."""
+    lines = []
+    for i, (name, conv) in enumerate(conv_modules(model)):
+        parts = [
+            f"{type(conv).__name__} `{name}`: {conv.in_channels}→{conv.out_channels} channels",
+            f"kernel {tuple(conv.kernel_size)}",
+            f"stride {tuple(conv.stride)}",
+            f"padding {conv.padding if isinstance(conv.padding, str) else tuple(conv.padding)}",
+        ]
+        if conv.transposed:
+            parts.append(f"output_padding {tuple(conv.output_padding)}")
+        parts += [
+            f"dilation {tuple(conv.dilation)}",
+            f"groups {conv.groups}",
+            "bias" if conv.bias is not None else "no bias",
+        ]
+        if i == 0 and input_shape is not None:
+            try:
+                out = spec_of_module(conv).output_shape(tuple(input_shape))
+                parts.append(f"input {tuple(input_shape)} → output {tuple(out)}")
+            except Exception:  # a shape the conv refuses is described by what the Model raised instead
+                parts.append(f"input {tuple(input_shape)}")
+        lines.append(", ".join(parts))
+    return lines
+
+
+class ModelSpace:
+    """The constructor arguments and input shapes of one problem, as Hypothesis strategies.
+
+    ``signature`` is ``Model.__init__``'s, ``init`` what ``get_init_inputs()`` returned, ``inputs`` what
+    ``get_inputs()`` returned, ``instance`` the Model built from ``init``. Only the arguments named in
+    ``drawn`` are drawn (by default every parameter with a value); the rest keep their values.
+    """
+
+    def __init__(self, signature: inspect.Signature, init: list, inputs: list, instance: nn.Module, drawn=None):
+        params = [p for name, p in signature.parameters.items() if name != "self"]
+        bound = signature.bind(None, *init)
+        bound.apply_defaults()
+        values = {k: v for k, v in bound.arguments.items() if k != "self"}
+        self.given = [p.name for p in params][: len(init)]
+        self.arguments = [
+            Argument(p.name, p.kind, values[p.name], role_of(p.name, values[p.name]))
+            for p in params
+            if p.name in values and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        self.extra = {k: v for k, v in values.items() if k not in {a.name for a in self.arguments}}
+        names = {a.name for a in self.arguments}
+        self.drawn = names if drawn is None else set(drawn) & names
+        self.base_inputs = [tuple(t.shape) if isinstance(t, torch.Tensor) else None for t in inputs]
+        self.input_dtypes = [t.dtype if isinstance(t, torch.Tensor) else None for t in inputs]
+        self.base_values = list(inputs)
+        convs = conv_modules(instance)
+        self.fixed_conv_groups = convs[0][1].groups if convs else 1
+        # What bounds output_padding where stride or dilation is not an argument: the first conv's values.
+        self.fixed_reach = {
+            Role.STRIDE: tuple(convs[0][1].stride) if convs else (1,),
+            Role.DILATION: tuple(convs[0][1].dilation) if convs else (1,),
+        }
+        self.fixed_norm_groups = [m.num_groups for m in instance.modules() if isinstance(m, nn.GroupNorm)]
+
+    # -- the constructor ---------------------------------------------------------------------------------------
+
+    def base(self) -> dict:
+        """The arguments as ``get_init_inputs()`` gives them (defaults for the rest), in the user's names."""
+        return {a.name: a.base for a in self.arguments}
+
+    def defaulted(self) -> list[str]:
+        """The drawn arguments ``get_init_inputs()`` does not give (KernelBench passes only what it gives)."""
+        return [a.name for a in self.arguments if a.name in self.drawn and a.name not in self.given]
+
+    def call(self, values: dict) -> tuple[list, dict]:
+        """(args, kwargs) for ``Model(*args, **kwargs)`` with ``values``: positional parameters by position, as
+        KernelBench calls ``Model(*get_init_inputs())``, up to the last one given or drawn (so a constructor
+        that takes only what ``get_init_inputs()`` gives is called with just that); keyword-only ones by name."""
+        values = {**self.base(), **values}
+        passed = set(self.given) | self.drawn
+        positional = [a for a in self.arguments if a.kind is not inspect.Parameter.KEYWORD_ONLY]
+        last = max((i for i, a in enumerate(positional) if a.name in passed), default=-1)
+        args = [values[a.name] for a in positional[: last + 1]]
+        kwargs = {
+            a.name: values[a.name]
+            for a in self.arguments
+            if a.kind is inspect.Parameter.KEYWORD_ONLY and a.name in passed
+        }
+        return args, kwargs
+
+    def arguments_strategy(self) -> st.SearchStrategy[dict]:
+        """Constructor arguments in the user's names: those drawn, the others at their values."""
+        return _arguments(self)
+
+    # -- the inputs ---------------------------------------------------------------------------------------------
+
+    def inputs_strategy(self, instance: nn.Module) -> st.SearchStrategy[list]:
+        """Input shapes (None for an input that is not a tensor) for the Model ``instance``: see the module
+        docstring."""
+        return _input_shapes(self, instance)
+
+
+def _around(base: int, low: int, high: int) -> st.SearchStrategy[int]:
+    """An int in [low, high], or ``base``, shrinking towards ``base``."""
+    return st.one_of(st.just(base), st.integers(low, max(high, low)))
+
+
+def _counts(*values: int) -> list[int]:
+    """Group counts to draw from, smallest first (fewer groups allow fewer channels, so they shrink there)."""
+    return sorted(set(values))
+
+
+def _drawn_like(draw, base, element):
+    """``base``'s type and length: one draw of ``element(base)`` for an int, one per entry for a tuple or list."""
+    if _is_int(base):
+        return draw(element(base))
+    return type(base)(draw(element(b)) for b in base)
+
+
+def _ints(value) -> list[int]:
+    return [value] if _is_int(value) else list(value)
+
+
+@st.composite
+def _arguments(draw, space: ModelSpace) -> dict:
+    values = space.base()
+    drawn = [a for a in space.arguments if a.name in space.drawn]
+    by_role = {a.role: a for a in drawn}
+    for a in drawn:
+        if a.role in _INT_RANGES:
+            low, high = _INT_RANGES[a.role]
+            values[a.name] = _drawn_like(draw, a.base, lambda b, low=low, high=high: _around(b, low, high))
+        elif a.role is Role.GROUPS:
+            values[a.name] = _drawn_like(draw, a.base, lambda b: st.sampled_from(_counts(1, 2, 3, b)))
+        elif a.role is Role.NORM_GROUPS:
+            values[a.name] = draw(st.sampled_from(_counts(1, 2, 4, a.base)))
+        elif a.role is Role.FLAG:
+            values[a.name] = draw(st.sampled_from([a.base, not a.base]))
+    for a in drawn:
+        if a.role is Role.OUTPUT_PADDING:
+            values[a.name] = _output_padding(draw, a.base, [_per_dim(values, by_role, space, r) for r in _REACH])
+    conv_groups = (
+        math.lcm(*_ints(values[by_role[Role.GROUPS].name])) if Role.GROUPS in by_role else (space.fixed_conv_groups)
+    )
+    norm_groups = [values[by_role[Role.NORM_GROUPS].name]] if Role.NORM_GROUPS in by_role else space.fixed_norm_groups
+    if Role.IN_CHANNELS in by_role:
+        values[by_role[Role.IN_CHANNELS].name] = conv_groups * draw(st.integers(1, 3))
+    if Role.OUT_CHANNELS in by_role:
+        values[by_role[Role.OUT_CHANNELS].name] = math.lcm(conv_groups, *norm_groups) * draw(st.integers(1, 3))
+    channels = {}  # base channel count → drawn one; out_channels first, as extra parameters follow the output
+    for role in (Role.OUT_CHANNELS, Role.IN_CHANNELS):
+        if role in by_role:
+            channels.setdefault(by_role[role].base, values[by_role[role].name])
+    for a in drawn:
+        if a.role is Role.SHAPE:
+            values[a.name] = type(a.base)(channels.get(n, n) for n in a.base)
+    scalars = [a for a in drawn if a.role is Role.SCALAR]
+    for a in scalars:
+        values[a.name] = draw(_scalar(a.base))
+    for a in scalars:  # keep the order the problem gives its floats (a clamp's min below its max)
+        for b in scalars:
+            if a.base < b.base:
+                assume(values[a.name] < values[b.name])
+    return values
+
+
+_REACH = (Role.STRIDE, Role.DILATION)
+
+
+def _per_dim(values: dict, by_role: dict, space: ModelSpace, role: Role) -> tuple[int, ...]:
+    """The drawn stride or dilation as one value per dim (an int applies to every dim), or the conv's own."""
+    value = values[by_role[role].name] if role in by_role else space.fixed_reach[role]
+    return tuple(_ints(value))
+
+
+def _output_padding(draw, base, reaches: list[tuple[int, ...]]):
+    """An output padding of ``base``'s form below max(stride, dilation) in each dim (PyTorch refuses more:
+    ATen's conv_transpose shape check); ``base`` itself where it fits, as it shrinks towards it."""
+    dims = len(_ints(base)) if not _is_int(base) else max(len(r) for r in reaches)
+
+    def limit(d: int) -> int:
+        return max(r[d] if d < len(r) else r[0] for r in reaches) - 1
+
+    if _is_int(base):
+        top = min(limit(d) for d in range(dims))
+        return draw(_around(base, 0, top)) if base <= top else draw(st.integers(0, top))
+    return type(base)(
+        draw(_around(b, 0, limit(d)) if b <= limit(d) else st.integers(0, limit(d))) for d, b in enumerate(base)
+    )
+
+
+def _scalar(base: float) -> st.SearchStrategy[float]:
+    """``base``, or a float of its sign within a factor 4 of it; 0 (a slope, a bound) and non-finite stay."""
+    if base == 0 or not math.isfinite(base):
+        return st.just(base)
+    low, high = sorted((base / 4, base * 4))
+    return st.one_of(st.just(base), st.floats(low, high, allow_nan=False, allow_infinity=False))
+
+
+def _smallest_extents(spec: ConvSpec) -> list[int]:
+    """Per spatial dim, the smallest input extent the conv gives an output of at least one element for
+    (PyTorch's output-size formulas, torch.nn.Conv*d / ConvTranspose*d documentation)."""
+    lows = []
+    for d in range(spec.spatial_dims):
+        before, after = spec.padding[d]
+        reach = spec.dilation[d] * (spec.kernel_size[d] - 1)
+        if spec.transposed:
+            # out = (e − 1)·s − before − after + reach + output_padding + 1 ≥ 1
+            need = before + after - reach - spec.output_padding[d]
+            lows.append(max(1, 1 + -(-need // spec.stride[d])))
+        else:
+            lows.append(max(1, reach + 1 - before - after))
+    return lows
+
+
+@st.composite
+def _input_shapes(draw, space: ModelSpace, instance: nn.Module) -> list:
+    convs = conv_modules(instance)
+    first = space.base_inputs[0] if space.base_inputs else None
+    batch = draw(st.integers(*_BATCHES))
+    shapes: list = []
+    if first is not None:
+        shape = [batch, *first[1:]]
+        conv = convs[0][1] if convs else None
+        if conv is not None and len(first) == conv.weight.dim() and conv.padding_mode == "zeros":
+            try:  # PyTorch checks a transposed conv's output_padding only when it runs: so does the Model
+                spec = spec_of_module(conv)
+            except FpaError as error:
+                raise Refused(f"{type(conv).__name__}: {error}") from None
+            lows = _smallest_extents(spec)
+            span = _EXTENT_SPAN[len(lows)]
+            shape = [batch, conv.in_channels, *(draw(st.integers(low, low + span)) for low in lows)]
+            out = spec.output_shape(tuple(shape))
+            assume(math.prod(out) * spec.in_channels_per_group * spec.taps <= MAX_MACS)
+        shapes.append(tuple(shape))
+    for base in space.base_inputs[1:]:
+        if base is None:
+            shapes.append(None)
+        else:  # dims equal to the first input's follow its drawn ones (a second input of the same shape)
+            shapes.append(tuple(
+                shapes[0][i] if first is not None and i < len(first) and n == first[i] else n
+                for i, n in enumerate(base)
+            ))  # fmt: skip
+    return shapes

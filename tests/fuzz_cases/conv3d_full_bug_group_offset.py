@@ -1,0 +1,22 @@
+"""Bug: every group reads the first group's input channels (a missing group offset)."""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, groups=1, bias=True):
+        super().__init__()
+        self.conv = nn.Conv3d(in_channels, out_channels, kernel_size, stride=stride, padding=padding, groups=groups,
+                              bias=bias)  # fmt: skip
+
+    def forward(self, x):
+        c = self.conv
+        cg, og = x.shape[1] // c.groups, c.out_channels // c.groups
+        parts = [
+            F.conv3d(x[:, :cg], c.weight[g * og : (g + 1) * og],
+                     None if c.bias is None else c.bias[g * og : (g + 1) * og], c.stride, c.padding)
+            for g in range(c.groups)
+        ]  # fmt: skip
+        return torch.cat(parts, dim=1)
