@@ -30,7 +30,7 @@ import traceback
 from multiprocessing.connection import Connection
 
 from .errors import Fate, FpaError, InternalError, Side, UserCodeError
-from .usercode import UserFile, call_id
+from .usercode import UserFile, call_id, seed_all
 from .worker import ChildProcess, child_setup, report_event
 
 __all__ = ["CandidateProcess", "serve"]
@@ -247,9 +247,7 @@ def _load(state: dict, request: dict) -> dict:
 def _build(state: dict, request: dict) -> dict:
     torch = state["torch"]
     file, device, seed = state["file"], torch.device(request["device"]), request["seed"]
-    torch.manual_seed(seed)
-    if torch.cuda.is_available():
-        torch.cuda.manual_seed(seed)
+    seed_all(seed)
     context = {k: request[k] for k in ("detail", "replay") if k in request}
     model = file.call(
         request["where"], lambda: file.module.ModelNew(*request["args"], **request["kwargs"]).to(device), **context

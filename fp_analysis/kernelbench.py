@@ -24,7 +24,7 @@ from .errors import Fate, FpaError, Side, UserCodeError
 from .interpose import Arithmetic, interposed
 from .metrics import ErrorStats, error_stats
 from .options import check_reference_mode
-from .usercode import UserFile, check_output
+from .usercode import UserFile, check_output, seed_all
 
 if TYPE_CHECKING:
     from .candidate import CandidateProcess
@@ -124,12 +124,6 @@ def mismatch_summary(results: list[TrialResult], atol: float, rtol: float) -> di
     }
 
 
-def _set_seed(seed: int) -> None:
-    torch.manual_seed(seed)
-    if torch.cuda.is_available():
-        torch.cuda.manual_seed(seed)
-
-
 def _listed(value, where: str, detail: str | None = None) -> list:
     """``value`` (what the problem's ``where`` returned) as a list; UserCodeError when it is not a list or tuple."""
     if isinstance(value, (list, tuple)):
@@ -158,7 +152,7 @@ def build_models(problem: UserFile, candidate: CandidateProcess, device: torch.d
     """(Model, ModelNew's parameters): both built as KernelBench builds them (the same seed before each),
     on ``device``; ModelNew in the candidate process."""
     init = init_inputs(problem)
-    _set_seed(seed)
+    seed_all(seed)
     reference = problem.call("Model(*get_init_inputs())", lambda: problem.module.Model(*init).to(device))
     parameters = candidate.build(init, {}, seed, device, where="ModelNew(*get_init_inputs())")
     return reference, parameters
@@ -190,7 +184,7 @@ def run_check(
         for trial in range(trials):
             detail = f"trial {trial + 1} of {trials}"
             trial_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator).item())
-            _set_seed(trial_seed)
+            seed_all(trial_seed)
             inputs = trial_inputs(problem, device, detail)
             with emulated_reference(reference_mode):
                 ref_out = problem.call("Model.forward", reference, *inputs, detail=detail)

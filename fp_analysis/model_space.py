@@ -65,7 +65,8 @@ class Role(str, Enum):
     """Groups of a normalisation over the output channels (``num_groups``): 1, 2, 4 or its value, shrinking
     towards 1."""
     KERNEL = "kernel"
-    """A kernel or pooling window extent (``kernel_size``, ``pool_kernel_size``, ``pool_size``): 1 to 4."""
+    """A kernel or pooling window extent (``kernel_size``, ``pool_kernel_size``, ``pool_size``): 1 to 4; an
+    extent of 1 in a tuple stays 1."""
     STRIDE = "stride"
     """A stride: 1 to 3."""
     PADDING = "padding"
@@ -276,7 +277,10 @@ def _arguments(draw, space: ModelSpace) -> dict:
     drawn = [a for a in space.arguments if a.name in space.drawn]
     by_role = {a.role: a for a in drawn}
     for a in drawn:
-        if a.role in _INT_RANGES:
+        if a.role is Role.KERNEL and not _is_int(a.base):
+            # An extent of 1 in a kernel tuple is its form, not a size: a (k, k, 1) kernel keeps its depth 1.
+            values[a.name] = _drawn_like(draw, a.base, lambda b: st.just(1) if b == 1 else _around(b, 1, 4))
+        elif a.role in _INT_RANGES:
             low, high = _INT_RANGES[a.role]
             values[a.name] = _drawn_like(draw, a.base, lambda b, low=low, high=high: _around(b, low, high))
         elif a.role is Role.GROUPS:

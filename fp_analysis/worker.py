@@ -86,6 +86,12 @@ JOBS = {
     "replay": ("fp_analysis.fuzz", "replay_job"),
 }
 
+# Jobs whose processes (the worker and the candidate it starts) run torch on one thread: a fuzz example is
+# small, so threads gain nothing, and several jobs at once (tests on every core, triage) each spinning an
+# OpenMP pool on the same cores were measured 2–5× slower (OMP_NUM_THREADS=1: 7 fuzz tests on 2 cores,
+# 150 s → 40 s). A user's own OMP_NUM_THREADS is kept.
+_ONE_THREAD_JOBS = frozenset({"fuzz", "replay"})
+
 # How much of each captured stream is kept: its first and last this many bytes.
 _KEEP_BYTES = 16_384
 
@@ -284,7 +290,8 @@ def run_job(
     with tempfile.TemporaryDirectory(prefix="fpa-worker-") as folder, _terminate_as_interrupt():
         folder = pathlib.Path(folder)
         (folder / "job.json").write_text(records.dumps({"job": job, "kwargs": {**kwargs, "timeout": timeout}}))
-        watch = _Watch(folder, timeout, on_event)
+        threads = {"OMP_NUM_THREADS": "1"} if job in _ONE_THREAD_JOBS and "OMP_NUM_THREADS" not in os.environ else {}
+        watch = _Watch(folder, timeout, on_event, env=threads)
         watch.run()
         return watch.outcome()
 
@@ -310,8 +317,9 @@ def _terminate_as_interrupt():
 class _Watch:
     """The worker from start to exit: its events, its deadlines, its fate."""
 
-    def __init__(self, folder: pathlib.Path, timeout: float, on_event):
+    def __init__(self, folder: pathlib.Path, timeout: float, on_event, env: dict[str, str] | None = None):
         self.folder, self.timeout, self.on_event = folder, timeout, on_event
+        self.env = dict(env or {})
         self.calls: dict[int, dict] = {}  # the user calls under way, by id (the two sides' may overlap)
         self.last_call: dict | None = None
         self.user_seconds = 0.0
@@ -328,7 +336,7 @@ class _Watch:
                 self.folder,
                 Side.PROBLEM.value,
                 pass_fds=(write_end,),
-                env={_CHANNEL_ENV: str(write_end)},
+                env={**self.env, _CHANNEL_ENV: str(write_end)},
             )
         finally:
             os.close(write_end)

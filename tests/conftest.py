@@ -1,5 +1,9 @@
 import os
 
+# One torch thread per test process and per worker process it starts (they inherit it): xdist runs a test
+# per core, and an OpenMP pool per process on the same cores made worker-starting tests 2–5× slower.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 import pytest
 from hypothesis import HealthCheck, settings
 

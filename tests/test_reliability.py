@@ -231,7 +231,7 @@ def test_one_wrong_channel_is_named_with_counts_that_add_up(mode):
                 "--replay",
                 '{"config":{},"data":{}}',
             ],
-            "input_shape",
+            "input_shapes",
         ),
         (
             [
@@ -424,10 +424,10 @@ def test_fuzz_names_a_nondeterministic_candidate():
         ["fuzz", "conv2d", "--timeout", "inf"],
         ["fuzz", "conv2d", "--seed", "-1"],
         ["fuzz", "--problem", str(FUZZ / "conv2d_problem.py"), "--solution", str(FUZZ / "correct_fp64.py"),
-         "--replay", '{"config":{"groups":0,"input_shape":[1,4,9,9]},"data":{"kind":"uniform","seed":0,'
+         "--replay", '{"config":{"groups":0,"input_shapes":[[1,4,9,9]]},"data":{"kind":"uniform","seed":0,'
          '"layout":"contiguous"}}'],
         ["fuzz", "--problem", str(FUZZ / "conv2d_problem.py"), "--solution", str(FUZZ / "correct_fp64.py"),
-         "--replay", '{"config":{"input_shape":[100000,4,1000,1000]},"data":{"kind":"uniform","seed":0,'
+         "--replay", '{"config":{"input_shapes":[[100000,4,1000,1000]]},"data":{"kind":"uniform","seed":0,'
          '"layout":"contiguous"}}'],
     ],
 )  # fmt: skip

@@ -1,6 +1,5 @@
 """Shared by the (k, k, 1) candidates: the Conv3d as conv2d over depth slices folded into the batch."""
 
-import torch
 import torch.nn.functional as F
 from torch import nn
 

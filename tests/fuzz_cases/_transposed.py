@@ -27,7 +27,7 @@ class DirectTransposed(nn.Module):
         g = c.groups
         weight = c.weight.reshape(g, ch // g, c.out_channels // g, *c.kernel_size).transpose(1, 2)
         weight = weight.reshape(c.out_channels, ch // g, *c.kernel_size).flip(-1, -2)
-        reach = [d * (k - 1) - p for d, k, p in zip(c.dilation, c.kernel_size, c.padding)]
+        reach = [d * (k - 1) - p for d, k, p in zip(c.dilation, c.kernel_size, c.padding, strict=True)]
         op = self.output_padding()
         padded = F.pad(spread, (reach[1], reach[1] + op[1], reach[0], reach[0] + op[0]))  # negative: crop
         return F.conv2d(padded, weight, c.bias, 1, 0, c.dilation, g)

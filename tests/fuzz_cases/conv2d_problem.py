@@ -18,4 +18,4 @@ def get_inputs():
 
 
 def get_init_inputs():
-    return [4, 4, 3]
+    return [4, 4, 3, 1, 0, (1, 1)]  # dilation as a tuple: drawn per axis (a tuple keeps its length)
