@@ -37,10 +37,14 @@ from .ops.conv import ConvSpec, spec_of_module
 
 __all__ = ["Argument", "ModelSpace", "Refused", "Role", "conv_modules", "describe_convs", "role_of"]
 
-# Per spatial dim, how far above its smallest accepted extent an input extent is drawn: fewer steps in more
-# dims keep one example's conv near the same size (1-d 16, 2-d 8², 3-d 5³ positions).
-_EXTENT_SPAN = {1: 16, 2: 8, 3: 5}
+# Per spatial dim, how far above its smallest accepted extent an input extent is drawn: mostly within the
+# first span (fewer steps in more dims keep one example near the same size), sometimes within the second, so
+# the edges of the 16- and 32-wide tiles kernels use are crossed too.
+_EXTENT_SPANS = {1: (16, 96), 2: (8, 40), 3: (5, 36)}
 _BATCHES = (1, 3)
+# Channel counts are a multiple of the groups they must divide: mostly 1–3 of it, sometimes up to 16 (past
+# the 4, 8 and 16-channel tiles of kernels), or the problem's own count when it is at most this.
+_MAX_BASE_CHANNELS = 128
 # Multiply-adds of the first conv allowed in one example: a CPU evaluates a few million in fp64 in
 # milliseconds, and the analysis evaluates the Model about a dozen times.
 MAX_MACS = 3_000_000
@@ -297,9 +301,10 @@ def _arguments(draw, space: ModelSpace) -> dict:
     )
     norm_groups = [values[by_role[Role.NORM_GROUPS].name]] if Role.NORM_GROUPS in by_role else space.fixed_norm_groups
     if Role.IN_CHANNELS in by_role:
-        values[by_role[Role.IN_CHANNELS].name] = conv_groups * draw(st.integers(1, 3))
+        values[by_role[Role.IN_CHANNELS].name] = draw(_channels(by_role[Role.IN_CHANNELS].base, conv_groups))
     if Role.OUT_CHANNELS in by_role:
-        values[by_role[Role.OUT_CHANNELS].name] = math.lcm(conv_groups, *norm_groups) * draw(st.integers(1, 3))
+        unit = math.lcm(conv_groups, *norm_groups)
+        values[by_role[Role.OUT_CHANNELS].name] = draw(_channels(by_role[Role.OUT_CHANNELS].base, unit))
     channels = {}  # base channel count → drawn one; out_channels first, as extra parameters follow the output
     for role in (Role.OUT_CHANNELS, Role.IN_CHANNELS):
         if role in by_role:
@@ -342,6 +347,15 @@ def _output_padding(draw, base, reaches: list[tuple[int, ...]]):
     )
 
 
+def _channels(base: int, unit: int) -> st.SearchStrategy[int]:
+    """A multiple of ``unit``: 1–3 of it, shrinking towards 1; or 4–16 of it; or ``base`` where it is one."""
+    choices = [st.integers(1, 3), st.integers(4, 16)]
+    if base % unit == 0 and base <= _MAX_BASE_CHANNELS:
+        # Not st.just: a branch that draws nothing is the simplest to Hypothesis, so sizes would shrink to it.
+        choices.append(st.booleans().map(lambda _: base // unit))
+    return st.one_of(*choices).map(lambda n: n * unit)
+
+
 def _scalar(base: float) -> st.SearchStrategy[float]:
     """``base``, or a float of its sign within a factor 4 of it; 0 (a slope, a bound) and non-finite stay."""
     if base == 0 or not math.isfinite(base):
@@ -381,8 +395,9 @@ def _input_shapes(draw, space: ModelSpace, instance: nn.Module) -> list:
             except FpaError as error:
                 raise Refused(f"{type(conv).__name__}: {error}") from None
             lows = _smallest_extents(spec)
-            span = _EXTENT_SPAN[len(lows)]
-            shape = [batch, conv.in_channels, *(draw(st.integers(low, low + span)) for low in lows)]
+            near, far = _EXTENT_SPANS[len(lows)]
+            extents = [st.one_of(st.integers(low, low + near), st.integers(low + near + 1, low + far)) for low in lows]
+            shape = [batch, conv.in_channels, *(draw(e) for e in extents)]
             out = spec.output_shape(tuple(shape))
             assume(math.prod(out) * spec.in_channels_per_group * spec.taps <= MAX_MACS)
         shapes.append(tuple(shape))

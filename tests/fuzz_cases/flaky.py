@@ -11,4 +11,4 @@ class ModelNew(Base):
         w, b, stride, padding, dilation, groups = self.parts()
         calls[0] += 1
         y = F.conv2d(x, w, b, stride, padding, dilation, groups)
-        return y + 1 if calls[0] == 3 else y
+        return y * 2 + 1 if calls[0] == 3 else y
