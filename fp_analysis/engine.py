@@ -58,6 +58,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
+from .backends import tf32
 from .errors import OutOfScopeError
 from .formats import FORMATS
 from .interpose import FORMS, Arithmetic, Noise, OpKind, OpRecord, describe_op, evaluate
@@ -241,7 +242,6 @@ def analyse_model(
     *,
     runs: int = 8,
     seed: int = 0,
-    baseline: Callable[[], torch.Tensor] | None = None,
     progress: Callable[[str], None] | None = None,
     twin_samples: int = 2000,
     watch: Callable[[str], contextlib.AbstractContextManager] | None = None,
@@ -249,8 +249,8 @@ def analyse_model(
     """The causes of ``candidate`` ≠ ``reference`` on ``inputs`` (see the module docstring).
 
     ``reference`` is what the reference Model returned in the check (its default precision), ``candidate``
-    what the candidate returned on the same inputs; both on the Model's device. ``baseline`` evaluates the
-    Model in plain fp32 (on a GPU with TF32 off); by default the interposer's fp32 evaluation. ``twin_samples``
+    what the candidate returned on the same inputs; both on the Model's device. The baseline is the Model in
+    plain fp32 (on a GPU, cuDNN's and cuBLAS's TF32 off), so fpa explain and fpa fuzz judge alike. ``twin_samples``
     outputs are compared with the CPU twins of cuDNN's fp32 order where the Model is one convolution.
     ``watch(where)`` wraps each evaluation of the Model (the worker reports it, so the timeout applies).
     An evaluation that fails is out of scope (``OutOfScopeError`` with what failed).
@@ -271,7 +271,7 @@ def analyse_model(
 
     say("the Model in fp32")
     started = time.monotonic()
-    as_fp32 = run("in fp32", _checked_fp32, model, inputs, baseline)
+    as_fp32 = run("in fp32", _checked_fp32, model, inputs)
     evaluations = _evaluations(as_fp32.ops, runs)
     outputs = as_fp32.output.numel()
     say(
@@ -514,10 +514,11 @@ def _evaluations(ops: Sequence[OpRecord], runs: int) -> int:
     return (1 + 2 + runs) * (1 + fast) + 3 * rewrites
 
 
-def _checked_fp32(model, inputs, baseline) -> object:
+def _checked_fp32(model, inputs) -> object:
     """The Model in plain fp32 through the interposer (its ops recorded), checked to be within scope."""
     try:
-        as_fp32 = evaluate(model, inputs, Arithmetic(dtype=torch.float32))
+        with tf32(conv=False, matmul=False):  # plain fp32 is the baseline: on a GPU, cuDNN's and cuBLAS's TF32 off
+            as_fp32 = evaluate(model, inputs, Arithmetic(dtype=torch.float32))
     except TypeError as error:
         raise OutOfScopeError(str(error)) from None
     random = [o for o in as_fp32.ops if o.kind is OpKind.RANDOM]
@@ -533,8 +534,6 @@ def _checked_fp32(model, inputs, baseline) -> object:
         )
     if not as_fp32.output.is_floating_point():
         raise OutOfScopeError(f"the Model returns {as_fp32.output.dtype}, not floating-point values")
-    if baseline is not None:
-        as_fp32.output = baseline()
     return as_fp32
 
 

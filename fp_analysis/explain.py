@@ -82,7 +82,6 @@ def explain_job(
         ref_out,
         cand_out,
         seed=seed,
-        baseline=_plain_fp32(reference, inputs) if dev.type == "cuda" else None,
         progress=lambda text: report_event("progress", text=f"analysis: {text}"),
         twin_samples=samples,
         watch=reference_file.watched,
@@ -132,16 +131,6 @@ def _batch_subset(model, trial, mode: str, atol: float, rtol: float):
     if alone.shape != expected.shape or not float((alone - expected).abs().max()) <= 1e-3 * scale:
         return trial.inputs, reference, candidate, None
     return inputs, expected, candidate[item : item + 1], [item]
-
-
-def _plain_fp32(model, inputs):
-    """The Model in plain fp32 on the GPU (cuDNN and cuBLAS TF32 off): the engine's baseline arithmetic."""
-
-    def run():
-        with tf32(conv=False, matmul=False):
-            return evaluate(model, inputs, Arithmetic(dtype=torch.float32)).output
-
-    return run
 
 
 def _tf32_description() -> str:

@@ -280,15 +280,13 @@ def test_gpu_tf32_of_cudnn_is_named_on_the_side_that_ran_it(transposed):
     # shapes on which cuDNN (9.19, H200) picks TF32 kernels: experiments/results/tf32_probe_h200.json
     x = torch.rand(2, 32, 8, 8, 8).cuda() if transposed else torch.rand(8, 32, 48, 48).cuda()
     tf32_out, plain = _on_gpu(model, x, conv_tf32=True), _on_gpu(model, x, conv_tf32=False)
+    # The default (TF32 allowed) stays on while the engine runs: its fp32 baseline must switch TF32 off itself.
     if torch.equal(tf32_out, plain):
         pytest.skip("cuDNN chose an fp32 kernel for this shape even with TF32 allowed: nothing to name")
 
-    def baseline():  # the engine's fp32 run must not be TF32 itself (explain passes the same)
-        return plain
-
-    analysis = analyse_model(model, [x], tf32_out, plain, runs=4, baseline=baseline)
+    analysis = analyse_model(model, [x], tf32_out, plain, runs=4)
     assert analysis.verdict == "reference_tf32", analysis.hypotheses
-    swapped = analyse_model(model, [x], plain, tf32_out, runs=4, baseline=baseline)
+    swapped = analyse_model(model, [x], plain, tf32_out, runs=4)
     assert swapped.verdict == "candidate_tf32", swapped.hypotheses
-    both = analyse_model(model, [x], tf32_out, tf32_out.clone(), runs=4, baseline=baseline)
+    both = analyse_model(model, [x], tf32_out, tf32_out.clone(), runs=4)
     assert [c.name for c in both.causes] == ["shared_tf32"]

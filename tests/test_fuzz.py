@@ -111,6 +111,17 @@ def test_correct_kernels_pass(problem, solution, differences):
     assert set(result["verdicts"]) <= {"equal", "accumulation_order", "gelu_approximation"}, result["verdicts"]
 
 
+@pytest.mark.gpu
+def test_gpu_fuzz_judges_candidates_on_the_device():
+    """On a GPU the reference runs as PyTorch's default has it (cuDNN TF32 allowed): arithmetic, not a failure."""
+    result = fuzz_files(CASES / "conv_norm_affine_problem.py", CASES / "conv_norm_affine_fused.py", max_examples=60,
+                        device="cuda", seed=0)  # fmt: skip
+    assert result["failures"] == [] and result["examples"] == 60, result
+    found = fuzz_files(CASES / "convT2d_problem.py", CASES / "convT2d_bug_output_padding.py", max_examples=60,
+                       device="cuda", seed=0)  # fmt: skip
+    assert found["failures"][0]["explanation"]["verdict"] == "bug" and found["failures"][0]["command"].count("cuda")
+
+
 @pytest.mark.parametrize("op", ["conv2d", "conv3d_kk1", "conv_gelu"])
 def test_our_variants_hold_their_properties(op):
     result = fuzz_op(op, max_examples=40, device="cpu")
