@@ -61,7 +61,7 @@ import torch
 from .backends import tf32
 from .errors import OutOfScopeError
 from .formats import FORMATS
-from .interpose import FORMS, Arithmetic, Noise, OpKind, OpRecord, describe_op, evaluate
+from .interpose import DATA_MOVES, FORMS, Arithmetic, Noise, OpKind, OpRecord, describe_op, evaluate
 from .memory import format_bytes
 from .metrics import error_stats
 from .verdict import Cause
@@ -281,11 +281,13 @@ def analyse_model(
     )
     truth, sigma = run("in fp64", floor_of, model, inputs, runs=runs, seed=seed)
     ops = truth.ops
-    if [o.name for o in ops] != [o.name for o in as_fp32.ops]:
-        first = next(i for i, (a, b) in enumerate(zip(ops, as_fp32.ops, strict=False)) if a.name != b.name)
+    path32, path64 = _path(as_fp32.ops), _path(ops)
+    if path32 != path64:
+        first = next(i for i, (a, b) in enumerate(zip([*path32, "(end)"], [*path64, "(end)"], strict=False)) if a != b)
+        at32, at64 = [*path32, "(end)"][first], [*path64, "(end)"][first]
         raise OutOfScopeError(
-            f"the Model's forward takes another path in fp64 than in fp32 (op {first}: {as_fp32.ops[first].name} in "
-            f"fp32, {ops[first].name} in fp64): control flow that depends on the values cannot be re-created"
+            f"the Model's forward takes another path in fp64 than in fp32 (computing op {first}: {at32} in fp32, "
+            f"{at64} in fp64): control flow that depends on the values cannot be re-created"
         )
     y64 = truth.output
     _check_shapes(y64, reference, candidate)
@@ -512,6 +514,11 @@ def _evaluations(ops: Sequence[OpRecord], runs: int) -> int:
     rewrites = sum(1 for h in hypotheses if not h.plain and not h.fast_math)
     fast = sum(1 for h in hypotheses if h.fast_math)
     return (1 + 2 + runs) * (1 + fast) + 3 * rewrites
+
+
+def _path(ops: Sequence[OpRecord]) -> list[str]:
+    """The ops that compute, in order: the path a forward takes, whatever copies its memory layout needs."""
+    return [o.name for o in ops if o.name not in DATA_MOVES]
 
 
 def _checked_fp32(model, inputs) -> object:

@@ -39,6 +39,7 @@ from .formats import FORMATS
 from .rounding import round_to
 
 __all__ = [
+    "DATA_MOVES",
     "FORMS",
     "LINEAR_OPS",
     "Arithmetic",
@@ -65,6 +66,12 @@ LINEAR_OPS = {
 }
 
 # Ops that round nothing: moving, selecting or comparing values, taking a sign or a max.
+# Ops that copy values or view them in another layout, computing nothing: which of them run depends on memory
+# layout (a channels_last input, the device's kernels), not on the values, so paths are compared without them.
+DATA_MOVES = frozenset({
+    "clone", "contiguous", "_to_copy", "copy", "copy_", "detach", "alias", "lift_fresh", "view", "_unsafe_view",
+    "_reshape_alias", "reshape", "as_strided", "expand", "permute", "transpose", "t", "squeeze", "unsqueeze",
+})  # fmt: skip
 _EXACT = {
     "view", "_unsafe_view", "reshape", "t", "transpose", "permute", "expand", "squeeze", "unsqueeze", "slice",
     "select", "index", "index_select", "gather", "cat", "stack", "clone", "_to_copy", "contiguous", "detach",
