@@ -1,12 +1,13 @@
 """``fpa fuzz``: property-based search for configs and data on which a kernel is wrong, shrunk to the minimum.
 
-For a user's KernelBench pair, each example draws constructor arguments (only those ``Model.__init__``
-takes; the rest keep the values ``get_init_inputs`` gives) and an input from ``fp_analysis.strategies``,
-builds both models from the same seed, and compares them: equal bit for bit passes; otherwise
+For a user's KernelBench pair, each example draws the arguments of the problem's own constructor and the input
+shapes like the problem gives them (``fp_analysis.model_space``), builds the reference Model with them (a
+configuration the Model refuses is filtered and counted), builds the candidate from the same seed, and
+compares them on data from ``fp_analysis.strategies``: equal bit for bit passes; otherwise
 ``fp_analysis.engine`` decides on the whole Model, as ``fpa explain`` does: a difference that arithmetic
 explains (TF32, bf16, another order, an approximated activation...) is not a failure; a bug is, and a Model
-the engine cannot model ends the search (exit 2). Hypothesis shrinks a failure to a minimal config and
-prints a one-line command that replays it.
+the engine cannot model ends the search (exit 2). Hypothesis shrinks a failure to a minimal config, printed in
+the user's parameter names and in conv terms with a one-line command that replays it.
 
 The user's pair runs in a worker process (``fp_analysis.worker``): an example on which the candidate
 raises, exits, crashes or hangs ends the search as a failure of the user's code (exit 3), with the
