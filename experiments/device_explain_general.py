@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import json
 import pathlib
-import subprocess
 import sys
 import time
 
-from device_results import write_results
+from device_results import run_checked, write_results
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CASES = ROOT / "experiments" / "device_cases" / "general"
@@ -91,19 +90,8 @@ def main(out: str, commit: str) -> int:
                                                                      CASES / f"{files}_solution.py")  # fmt: skip
         command = [sys.executable, "-m", "fp_analysis", "explain", "--problem", str(problem), "--solution",
                    str(solution), "--device", "cuda", "--json", "--no-store"]  # fmt: skip
-        start = time.monotonic()
-        done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-        seconds = time.monotonic() - start
-        try:
-            data = json.loads(done.stdout)
-        except ValueError:
-            data = {"error": {"kind": "unparsable", "message": done.stdout[-400:] + done.stderr[-400:]}}
-        try:
-            as_expected = bool(check(data)) and done.returncode in (0, 1)
-        except (KeyError, TypeError):
-            as_expected = False
-        record = {"run": name, "expected": expected, "as_expected": as_expected, "exit_code": done.returncode,
-                  "wall_seconds": round(seconds, 2), **_summary(data)}  # fmt: skip
+        data, record = run_checked(name, expected, check, command, timeout=900)
+        record.update(_summary(data))
         records.append(record)
         print(json.dumps(record)[:900], flush=True)
         path = _write(out, commit, build_seconds, records)  # after each run: a later one may outrun the call

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 
 from device_explain_general import CASES
-from device_results import write_results
+from device_results import run_checked, write_results
 
 # name, problem stem, examples, what must hold (in words, and as a check of the --json result)
 RUNS = [
@@ -72,21 +71,10 @@ def main(out: str, commit: str) -> int:
             command = [sys.executable, "-m", "fp_analysis", "fuzz", "--problem", str(CASES / f"{stem}_problem.py"),
                        "--solution", str(CASES / f"{stem}_solution.py"), "--device", "cuda",
                        "--max-examples", str(examples), "--json"]  # fmt: skip
-            start = time.monotonic()
-            done = subprocess.run(
-                command, capture_output=True, text=True, timeout=500, env={**os.environ, "FPA_HYPOTHESIS_DB": database}
+            data, record = run_checked(
+                name, expected, check, command, timeout=500, env={**os.environ, "FPA_HYPOTHESIS_DB": database}
             )
-            seconds = time.monotonic() - start
-        try:
-            data = json.loads(done.stdout)
-        except ValueError:
-            data = {"error": {"kind": "unparsable", "message": done.stdout[-400:] + done.stderr[-400:]}}
-        try:
-            as_expected = bool(check(data)) and done.returncode in (0, 1)
-        except (KeyError, TypeError, IndexError):
-            as_expected = False
-        record = {"run": name, "expected": expected, "as_expected": as_expected, "exit_code": done.returncode,
-                  "wall_seconds": round(seconds, 2), **_summary(data)}  # fmt: skip
+        record.update(_summary(data))
         records.append(record)
         print(json.dumps(record)[:1500], flush=True)
         body = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import subprocess
 import time
 
 import torch
@@ -27,3 +28,23 @@ def write_results(out: str, name: str, commit: str, body: dict, **meta) -> pathl
     path = pathlib.Path(out) / f"{name}_{slug}.json"
     path.write_text(json.dumps(record, indent=1))
     return path
+
+
+def run_checked(name: str, expected: str, check, command: list[str], *, timeout: float, env=None) -> tuple[dict, dict]:
+    """Run one ``fpa … --json`` command as a user would; (its JSON, the run's record: name, what was expected,
+    whether ``check(json)`` held with exit 0 or 1, exit code, wall seconds). Output that is not JSON is an
+    ``error`` of kind ``unparsable`` holding the ends of stdout and stderr."""
+    start = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+    seconds = time.monotonic() - start
+    try:
+        data = json.loads(done.stdout)
+    except ValueError:
+        data = {"error": {"kind": "unparsable", "message": done.stdout[-400:] + done.stderr[-400:]}}
+    try:
+        as_expected = bool(check(data)) and done.returncode in (0, 1)
+    except (KeyError, TypeError, IndexError):
+        as_expected = False
+    record = {"run": name, "expected": expected, "as_expected": as_expected, "exit_code": done.returncode,
+              "wall_seconds": round(seconds, 2)}  # fmt: skip
+    return data, record
