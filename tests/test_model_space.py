@@ -154,3 +154,39 @@ def test_convs_are_described_in_conv_terms_and_a_refused_output_padding_is_a_ref
     with pytest.raises(Refused, match="output padding must be smaller"):
         find(space.inputs_strategy(refused), lambda s: True)
     assert spec_of_module(model.conv).transposed
+
+
+CONV_KINDS = {
+    "Conv1d": (nn.Conv1d, 1), "Conv2d": (nn.Conv2d, 2), "Conv3d": (nn.Conv3d, 3),
+    "ConvTranspose1d": (nn.ConvTranspose1d, 1), "ConvTranspose2d": (nn.ConvTranspose2d, 2),
+    "ConvTranspose3d": (nn.ConvTranspose3d, 3),
+}  # fmt: skip
+
+
+class AnyConv(nn.Module):
+    """One conv of any kind, every parameter an argument; a ReLU after it."""
+
+    def __init__(self, kind, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1):  # fmt: skip
+        super().__init__()
+        module, _ = CONV_KINDS[kind]
+        extra = {"output_padding": output_padding} if kind.startswith("ConvTranspose") else {}
+        self.conv = module(in_channels, out_channels, kernel_size, stride=stride, padding=padding, groups=groups,
+                           bias=bias, dilation=dilation, **extra)  # fmt: skip
+
+    def forward(self, x):
+        return torch.relu(self.conv(x))
+
+
+@pytest.mark.parametrize("kind", list(CONV_KINDS))
+@settings(max_examples=40)
+@given(data=st.data())
+def test_every_conv_kind_gets_configurations_its_module_accepts(kind, data):
+    nd = CONV_KINDS[kind][1]
+    space = _space(AnyConv, [kind, 4, 6, 3, 2, 1, 1, 2], [torch.rand(2, 4, *[7] * nd)])
+    values = data.draw(space.arguments_strategy())
+    assert values["kind"] == kind  # a string keeps its value
+    model = AnyConv(*space.call(values)[0])
+    shapes = data.draw(space.inputs_strategy(model))  # output_padding below stride or dilation: never refused
+    out = model(torch.rand(shapes[0]))
+    assert out.shape == spec_of_module(model.conv).output_shape(shapes[0])
