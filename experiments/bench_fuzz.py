@@ -50,6 +50,10 @@ def _run(problem: str, solution: str, examples: int) -> dict:
         )
         seconds = time.perf_counter() - start
     data = json.loads(done.stdout)
+    if "error" in data:  # the search could not run (exit 2) or the user's code failed outside an example (3)
+        return {"problem": problem, "solution": solution, "exit_code": done.returncode,
+                "wall_seconds": round(seconds, 2), "error": data["error"].get("message"), "examples": 0,
+                "shrink_steps": 0, "refused": 0, "verdicts": {}, "minimal_failure": None}  # fmt: skip
     failure = data["failures"][0]["config"] if data["failures"] else None
     return {
         "problem": problem,

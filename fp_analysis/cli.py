@@ -580,7 +580,13 @@ def fuzz(
         print(records.dumps(result))
     else:
         shrink = f" (then {result['shrink_steps']} runs to shrink the failure)" if result.get("shrink_steps") else ""
-        _out.print(f"{result['examples']} examples tried{shrink}; {len(failures)} failure(s).", highlight=False)
+        asked = result.get("max_examples")
+        short = (
+            f" (of {asked} asked: the rest were refused or too large)" if asked and result["examples"] < asked else ""
+        )
+        if failures:
+            short = ""  # the search stops at the first failure
+        _out.print(f"{result['examples']} examples tried{short}{shrink}; {len(failures)} failure(s).", highlight=False)
         if result.get("verdicts"):
             seen = ", ".join(
                 f"{n} {verdict}" for verdict, n in sorted(result["verdicts"].items(), key=lambda kv: -kv[1])
@@ -602,6 +608,12 @@ def fuzz(
             _out.print(f"[bold red]minimal failing config[/]: {escape(records.dumps(f['config'], indent=None))}")
             for conv in f.get("convs") or []:
                 _out.print(f"  {escape(conv)}", highlight=False)
+            if f.get("not_from_get_init_inputs"):
+                _out.print(
+                    f"  note: {', '.join(f['not_from_get_init_inputs'])} set away from the default, which "
+                    "get_init_inputs() never passes (KernelBench does not check such configurations)",
+                    highlight=False,
+                )
             _out.print(f"  {verdict}: {escape(str(evidence))}", highlight=False)
             _out.print(f"  reproduce: {escape(f['command'])}", soft_wrap=True, highlight=False)
         if result.get("worker"):

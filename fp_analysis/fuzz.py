@@ -24,7 +24,7 @@ import inspect
 import json
 import pathlib
 import shlex
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
@@ -43,7 +43,7 @@ from .errors import Fate, FpaError, ParameterError, Side, UserCodeError
 from .formats import FORMATS
 from .jobs import default_max_examples, parse_replay
 from .kernelbench import KernelBenchError, init_inputs, load_problem, trial_inputs
-from .model_space import ModelSpace, Refused, describe_convs
+from .model_space import ModelSpace, Refused, TooLarge, describe_convs
 from .options import check_count, resolve_device
 from .places import cache_dir
 from .strategies import DATA_KINDS, LAYOUTS, config_spec, conv2d_configs, conv3d_kk1_configs, make_tensor
@@ -61,6 +61,8 @@ class FuzzFailure:
     """A minimal failing example: the config in the user's constructor names (with the input shapes and data),
     the Model's convs in conv terms as it builds them there, how to replay it, what failed.
 
+    ``not_from_get_init_inputs`` names the arguments set away from their defaults that ``get_init_inputs()``
+    does not give (KernelBench never passes them, so the failure may be outside what the benchmark checks).
     ``user_code`` is set when the candidate's code itself failed on the example (raised, exited or returned
     the wrong thing) where the reference returned: the record of that ``UserCodeError``; the explanation's
     verdict is then ``bug`` with its message as evidence.
@@ -71,6 +73,7 @@ class FuzzFailure:
     command: str
     max_abs: float | None
     explanation: dict
+    not_from_get_init_inputs: list[str] = field(default_factory=list)
     user_code: dict | None = None
 
 
@@ -176,15 +179,18 @@ class _Pair:
                 out.append(tensor.to(self.device, base.dtype))
         return out
 
-    def user_config(self, values: dict, shapes: list, data: dict) -> dict:
-        """The example in the user's parameter names (the drawn ones), plus input shapes and data."""
+    def config(self, values: dict, shapes: list) -> dict:
+        """The example's configuration in the user's parameter names (the drawn ones), plus the input shapes."""
         named = {k: _plain(v) for k, v in values.items() if k in self.space.drawn}
-        return {**named, "input_shapes": [_plain(s) for s in shapes], "data": data}
+        return {**named, "input_shapes": [_plain(s) for s in shapes]}
+
+    def user_config(self, values: dict, shapes: list, data: dict) -> dict:
+        """The example as a failure reports it: its configuration and its data."""
+        return {**self.config(values, shapes), "data": data}
 
     def command(self, values: dict, shapes: list, data: dict) -> str:
-        config = {**{k: _plain(v) for k, v in values.items() if k in self.space.drawn}}
-        config["input_shapes"] = [_plain(s) for s in shapes]
-        replay = json.dumps({"config": config, "data": data}, separators=(",", ":"))
+        """The one-line command that replays the example."""
+        replay = json.dumps({"config": self.config(values, shapes), "data": data}, separators=(",", ":"))
         return (
             f"fpa fuzz --problem {shlex.quote(self.paths[0])} --solution {shlex.quote(self.paths[1])} "
             f"--device {self.device.type} --replay {shlex.quote(replay)}"
@@ -200,8 +206,15 @@ class _Pair:
             convs = describe_convs(self.reference(values), first)
         except Refused:
             convs = []
+        base = self.space.base()
+        beyond = [k for k in self.space.defaulted() if values.get(k) != base[k]]
         record = FuzzFailure(
-            self.user_config(values, shapes, data), convs, self.command(values, shapes, data), max_abs, explanation
+            self.user_config(values, shapes, data),
+            convs,
+            self.command(values, shapes, data),
+            max_abs,
+            explanation,
+            not_from_get_init_inputs=beyond,
         )
         record.user_code = None if error is None else error.to_dict()
         return asdict(record)
@@ -282,12 +295,19 @@ class _Stop(BaseException):  # Hypothesis shrinks on an Exception; a BaseExcepti
         self.error = error
 
 
+def _layouts(reference: nn.Module, device: torch.device) -> tuple[str, ...]:
+    """The input layouts to draw. Not channels_last on a CPU for a Model with a grouped Conv3d: PyTorch's CPU
+    conv3d crashes the process (SIGSEGV) on a channels_last_3d input with groups ≥ 2, stride ≥ 2 and dilation
+    ≥ 2 (torch 2.13: ``nn.Conv3d(4, 4, (3, 3, 1), 2, 1, 2, 2)`` on a (1, 4, 4, 21, 1) channels_last_3d input),
+    which would end the search as a failure of the problem's code."""
+    grouped_3d = any(isinstance(m, nn.Conv3d) and m.groups > 1 for m in reference.modules())
+    if device.type == "cpu" and grouped_3d:
+        return tuple(layout for layout in LAYOUTS if layout != "channels_last")
+    return LAYOUTS
+
+
 def _plain(value):
     return list(value) if isinstance(value, tuple) else value
-
-
-def _jsonable(config: dict) -> dict:
-    return {k: _plain(v) for k, v in config.items()}
 
 
 def fuzz_job(problem, solution, *, max_examples: int, device: str, seed: int, timeout: float, folder: str) -> dict:
@@ -298,30 +318,37 @@ def fuzz_job(problem, solution, *, max_examples: int, device: str, seed: int, ti
 
 
 def _search(pair: _Pair, max_examples: int, seed: int) -> dict:
-    counts = {"examples": 0, "shrink_steps": 0, "refused": 0}
+    counts = {"examples": 0, "shrink_steps": 0, "refused": 0, "too_large": 0}
     verdicts: dict[str, int] = {}  # of the examples before any failure
     reasons: dict[str, int] = {}  # why the problem's Model refused drawn configurations
     last: list = []
     space = pair.space
-    samples = st.fixed_dictionaries(
-        {"kind": st.sampled_from(DATA_KINDS), "seed": st.integers(0, 2**31 - 1), "layout": st.sampled_from(LAYOUTS)}
-    )
+
+    def samples(layouts):
+        kinds = {"kind": st.sampled_from(DATA_KINDS), "seed": st.integers(0, 2**31 - 1)}
+        return st.fixed_dictionaries({**kinds, "layout": st.sampled_from(layouts)})
 
     @_settings(max_examples, _database(*[str(pathlib.Path(p).resolve()) for p in pair.paths], pair.device.type))
     @hypothesis_seed(seed)
     @given(st.data())
     def prop(draws):
         values = draws.draw(space.arguments_strategy())
+        shapes = data = None
         try:
-            reference = pair.reference(values)
+            reference = pair.reference(values, {"detail": f"arguments {records.dumps(pair.config(values, []))}"})
             shapes = draws.draw(space.inputs_strategy(reference))
-            data = draws.draw(samples)
+            data = draws.draw(samples(_layouts(reference, pair.device)))
             passed, max_abs, explanation = pair.check(values, shapes, data, reference)
         except Refused as refusal:
             counts["refused"] += 1
             reasons[str(refusal)] = reasons.get(str(refusal), 0) + 1
             reject()
+        except TooLarge:
+            counts["too_large"] += 1
+            reject()
         except UserCodeError as error:
+            if error.side is Side.PROBLEM or shapes is None or data is None:
+                raise _Stop(error) from None  # the problem's own code failed (not by raising): no example to shrink
             counts["shrink_steps" if last else "examples"] += 1
             last[:] = [values, shapes, data, None, None]
             if not pair.candidate.alive():
@@ -360,12 +387,21 @@ def _search(pair: _Pair, max_examples: int, seed: int) -> dict:
             }
             failures.append(pair.failure(*last[:3], None, explanation))
         except Unsatisfiable:
-            raise FpaError(
-                f"the problem's Model refused every one of {counts['refused']} drawn configurations; "
-                "there is nothing to fuzz (does its constructor take the conv's parameters?)"
-            ) from None
+            pass  # every draw was rejected: the shortfall below says why
+    if not failures and counts["examples"] < max_examples / 2:
+        # Hypothesis stops drawing after too many rejected draws: a pass on a fraction of the examples asked
+        # for is not a verdict on the search asked for.
+        top = max(reasons.items(), key=lambda kv: kv[1])[0] if reasons else None
+        raise FpaError(
+            f"only {counts['examples']} of {max_examples} examples could be run: the problem's Model refused "
+            f"{counts['refused']} drawn configurations"
+            + (f" (most often: {top})" if top else "")
+            + (f" and {counts['too_large']} exceeded fpa fuzz's size cap" if counts["too_large"] else "")
+            + "; does the constructor take the conv's parameters, and do get_inputs()' shapes follow them?"
+        )
     refusals = [{"reason": r, "count": n} for r, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:3]]
-    return {"failures": failures, "drawn": sorted(space.drawn), "verdicts": verdicts, "refusals": refusals, **counts}
+    summary = {"drawn": sorted(space.drawn), "verdicts": verdicts, "refusals": refusals, "max_examples": max_examples}
+    return {"failures": failures, **summary, **counts}
 
 
 def replay_job(problem, solution, *, replay: str, device: str, timeout: float, folder: str) -> dict:
@@ -488,7 +524,7 @@ def fuzz_op(op: str, *, max_examples: int | None = None, device: str = "auto", s
         config, label, reason = last
         failures.append(
             {
-                "config": _jsonable(config),
+                "config": {k: _plain(v) for k, v in config.items()},
                 "variant": label,
                 "max_abs": None,
                 "command": f"fpa fuzz {op} --device {dev.type} --seed {seed} --max-examples {max_examples}",

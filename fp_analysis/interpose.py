@@ -65,26 +65,25 @@ LINEAR_OPS = {
     aten.baddbmm.default: "matrix product",
 }
 
-# Ops that round nothing: moving, selecting or comparing values, taking a sign or a max.
-# Ops that copy values or view them in another layout, computing nothing: which of them run depends on memory
-# layout (a channels_last input, the device's kernels), not on the values, so paths are compared without them.
+# Ops that copy values or view them in another layout (or dtype): which of them run depends on memory layout (a
+# channels_last input, the device's kernels), not on the values, so paths are compared without them.
 DATA_MOVES = frozenset({
     "clone", "contiguous", "_to_copy", "copy", "copy_", "detach", "alias", "lift_fresh", "view", "_unsafe_view",
     "_reshape_alias", "reshape", "as_strided", "expand", "permute", "transpose", "t", "squeeze", "unsqueeze",
 })  # fmt: skip
-_EXACT = {
-    "view", "_unsafe_view", "reshape", "t", "transpose", "permute", "expand", "squeeze", "unsqueeze", "slice",
-    "select", "index", "index_select", "gather", "cat", "stack", "clone", "_to_copy", "contiguous", "detach",
-    "alias", "flatten", "unflatten", "split", "split_with_sizes", "chunk", "unbind", "lift_fresh", "as_strided",
-    "copy_", "copy", "relu", "relu_", "clamp", "clamp_", "clamp_min", "clamp_max", "hardtanh", "hardtanh_", "neg",
-    "abs", "max", "min", "amax", "amin", "maximum", "minimum", "where", "masked_fill", "zeros", "zeros_like",
-    "ones", "ones_like", "empty", "empty_like", "empty_strided", "full", "full_like", "fill_", "zero_",
+
+# Ops that round nothing: moving, selecting or comparing values, taking a sign or a max.
+_EXACT = DATA_MOVES | {
+    "slice", "select", "index", "index_select", "gather", "cat", "stack", "flatten", "unflatten", "split",
+    "split_with_sizes", "chunk", "unbind", "relu", "relu_", "clamp", "clamp_", "clamp_min", "clamp_max", "hardtanh",
+    "hardtanh_", "neg", "abs", "max", "min", "amax", "amin", "maximum", "minimum", "where", "masked_fill", "zeros",
+    "zeros_like", "ones", "ones_like", "empty", "empty_like", "empty_strided", "full", "full_like", "fill_", "zero_",
     "constant_pad_nd", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
     "max_pool2d", "max_pool1d", "max_pool3d", "adaptive_max_pool2d", "adaptive_max_pool3d", "adaptive_max_pool1d",
     "sign", "floor", "ceil", "round", "trunc", "gt", "lt", "ge", "le", "eq", "ne", "isnan", "isinf",
     "logical_and", "logical_or", "logical_not", "bitwise_and", "sort", "topk", "argmax", "argmin", "repeat",
     "roll", "flip", "narrow", "new_zeros", "new_ones", "new_empty", "new_full", "scalar_tensor", "arange",
-    "_reshape_alias", "view_as", "expand_as", "squeeze_", "unsqueeze_", "set_", "resize_", "pad",
+    "view_as", "expand_as", "squeeze_", "unsqueeze_", "set_", "resize_", "pad",
 }  # fmt: skip
 
 # Transcendental ops: what --use_fast_math replaces by hardware approximations (and approximate division

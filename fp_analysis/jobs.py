@@ -80,10 +80,14 @@ def fuzz_files(
 ) -> dict:
     """The failures found by fuzzing a user's KernelBench pair (``fp_analysis.fuzz``).
 
-    Returns {"failures": [FuzzFailure as dict], "examples": n, "shrink_steps": k, "refused": r, "worker":
-    {...}}: ``examples`` counts the examples run until the first failure (or all of them), ``shrink_steps``
-    the runs Hypothesis made after it to shrink it, ``refused`` the drawn configurations the problem's own
-    Model raised on (not examples). ``max_examples`` defaults to ``default_max_examples()``.
+    Returns {"failures": [FuzzFailure as dict], "examples": n, "shrink_steps": k, "refused": r, "too_large": t,
+    "refusals": [{"reason", "count"}], "verdicts": {verdict: count}, "drawn": [argument names], "max_examples": m,
+    "worker": {...}}: ``examples`` counts the examples run until the first failure (or all of them),
+    ``shrink_steps`` the runs Hypothesis made after it to shrink it, ``refused`` the drawn configurations the
+    problem's own Model raised on (not examples; ``refusals`` the most frequent reasons), ``too_large`` those
+    over fpa fuzz's size cap, ``verdicts`` how the examples before any failure were judged. Fewer than half the
+    examples asked for (and no failure) is an FpaError naming why. ``max_examples`` defaults to
+    ``default_max_examples()``.
     """
     options = {
         **_pair(problem, solution),
@@ -129,7 +133,7 @@ def parse_replay(replay: str) -> tuple[dict, dict]:
     shapes = config.get("input_shapes")
 
     def is_shape(shape) -> bool:
-        return isinstance(shape, list) and bool(shape) and all(_positive_int(n) for n in shape)
+        return isinstance(shape, list) and all(_positive_int(n) for n in shape)  # [] is a 0-d tensor
 
     if not (isinstance(shapes, list) and shapes and all(s is None or is_shape(s) for s in shapes)):
         raise ParameterError(

@@ -35,12 +35,12 @@ from torch import nn
 from .errors import FpaError
 from .ops.conv import ConvSpec, spec_of_module
 
-__all__ = ["Argument", "ModelSpace", "Refused", "Role", "conv_modules", "describe_convs", "role_of"]
+__all__ = ["Argument", "ModelSpace", "Refused", "Role", "TooLarge", "conv_modules", "describe_convs", "role_of"]
 
 # Per spatial dim, how far above its smallest accepted extent an input extent is drawn: mostly within the
 # first span (fewer steps in more dims keep one example near the same size), sometimes within the second, so
 # the edges of the 16- and 32-wide tiles kernels use are crossed too.
-_EXTENT_SPANS = {1: (16, 96), 2: (8, 40), 3: (5, 36)}
+_EXTENT_SPANS = {1: (16, 96), 2: (8, 40), 3: (5, 20)}
 _BATCHES = (1, 3)
 # Channel counts are a multiple of the groups they must divide: mostly 1–3 of it, sometimes up to 16 (past
 # the 4, 8 and 16-channel tiles of kernels), or the problem's own count when it is at most this.
@@ -201,20 +201,47 @@ class ModelSpace:
             for p in params
             if p.name in values and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
         ]
-        self.extra = {k: v for k, v in values.items() if k not in {a.name for a in self.arguments}}
+        # What a constructor's *args and **kwargs received: passed on as they are, never drawn.
+        self.var_args = tuple(next((values[p.name] for p in params if p.kind is p.VAR_POSITIONAL), ()))
+        self.var_kwargs = dict(next((values[p.name] for p in params if p.kind is p.VAR_KEYWORD), {}))
         names = {a.name for a in self.arguments}
         self.drawn = names if drawn is None else set(drawn) & names
         self.base_inputs = [tuple(t.shape) if isinstance(t, torch.Tensor) else None for t in inputs]
-        self.input_dtypes = [t.dtype if isinstance(t, torch.Tensor) else None for t in inputs]
         self.base_values = list(inputs)
+        # The input the first conv reads: the first floating-point tensor.
+        self.lead = next(
+            (i for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.is_floating_point()), None
+        )
         convs = conv_modules(instance)
-        self.fixed_conv_groups = convs[0][1].groups if convs else 1
+        conv = convs[0][1] if convs else None
+        # Counts that divide channel counts, where each comes from: an argument's drawn value, or fixed.
+        self.conv_groups = self._source(conv.groups if conv is not None else 1, (Role.GROUPS, Role.IN_CHANNELS))
+        self.norm_groups = [
+            self._source(m.num_groups, (Role.NORM_GROUPS, Role.GROUPS))
+            for m in instance.modules()
+            if isinstance(m, nn.GroupNorm)
+        ]
         # What bounds output_padding where stride or dilation is not an argument: the first conv's values.
         self.fixed_reach = {
-            Role.STRIDE: tuple(convs[0][1].stride) if convs else (1,),
-            Role.DILATION: tuple(convs[0][1].dilation) if convs else (1,),
+            "stride": tuple(conv.stride) if conv is not None else (1,),
+            "dilation": tuple(conv.dilation) if conv is not None else (1,),
         }
-        self.fixed_norm_groups = [m.num_groups for m in instance.modules() if isinstance(m, nn.GroupNorm)]
+        self.base_conv_output = None  # the first conv's output on the problem's input: later inputs may follow it
+        if conv is not None and self.lead is not None and len(self.base_inputs[self.lead]) == conv.weight.dim():
+            try:
+                self.base_conv_output = spec_of_module(conv, shapes_only=True).output_shape(self.base_inputs[self.lead])
+            except FpaError:
+                pass
+
+    def _source(self, count: int, roles: tuple[Role, ...]) -> tuple[str, Any]:
+        """Where a group count comes from: ("argument", name) when the argument of role ``roles[0]`` has it as
+        its value, or, for a count above 1, an argument of another of ``roles`` (``groups=in_channels`` makes a
+        conv depthwise; GroupNorm's count may be called ``groups``); else ("fixed", count)."""
+        for role in roles:
+            for a in self.arguments:
+                if a.role is role and a.base == count and a.name in self.drawn and (count > 1 or role is roles[0]):
+                    return ("argument", a.name)
+        return ("fixed", count)
 
     # -- the constructor ---------------------------------------------------------------------------------------
 
@@ -229,18 +256,23 @@ class ModelSpace:
     def call(self, values: dict) -> tuple[list, dict]:
         """(args, kwargs) for ``Model(*args, **kwargs)`` with ``values``: positional parameters by position, as
         KernelBench calls ``Model(*get_init_inputs())``, up to the last one given or drawn (so a constructor
-        that takes only what ``get_init_inputs()`` gives is called with just that); keyword-only ones by name."""
+        that takes only what ``get_init_inputs()`` gives is called with just that); keyword-only ones by name;
+        what ``*args`` and ``**kwargs`` took, as they took it."""
         values = {**self.base(), **values}
         passed = set(self.given) | self.drawn
         positional = [a for a in self.arguments if a.kind is not inspect.Parameter.KEYWORD_ONLY]
-        last = max((i for i, a in enumerate(positional) if a.name in passed), default=-1)
-        args = [values[a.name] for a in positional[: last + 1]]
+        last = (
+            len(positional) - 1
+            if self.var_args
+            else max((i for i, a in enumerate(positional) if a.name in passed), default=-1)
+        )
+        args = [values[a.name] for a in positional[: last + 1]] + list(self.var_args)
         kwargs = {
             a.name: values[a.name]
             for a in self.arguments
             if a.kind is inspect.Parameter.KEYWORD_ONLY and a.name in passed
         }
-        return args, kwargs
+        return args, {**kwargs, **self.var_kwargs}
 
     def arguments_strategy(self) -> st.SearchStrategy[dict]:
         """Constructor arguments in the user's names: those drawn, the others at their values."""
@@ -279,7 +311,6 @@ def _ints(value) -> list[int]:
 def _arguments(draw, space: ModelSpace) -> dict:
     values = space.base()
     drawn = [a for a in space.arguments if a.name in space.drawn]
-    by_role = {a.role: a for a in drawn}
     for a in drawn:
         if a.role is Role.KERNEL and not _is_int(a.base):
             # An extent of 1 in a kernel tuple is its form, not a size: a (k, k, 1) kernel keeps its depth 1.
@@ -293,22 +324,25 @@ def _arguments(draw, space: ModelSpace) -> dict:
             values[a.name] = draw(st.sampled_from(_counts(1, 2, 4, a.base)))
         elif a.role is Role.FLAG:
             values[a.name] = draw(st.sampled_from([a.base, not a.base]))
+    # The conv's own stride and dilation bound its output_padding (not a pooling's stride).
+    reaches = [_ints(values[n]) if n in space.drawn else list(space.fixed_reach[n]) for n in ("stride", "dilation")]
     for a in drawn:
         if a.role is Role.OUTPUT_PADDING:
-            values[a.name] = _output_padding(draw, a.base, [_per_dim(values, by_role, space, r) for r in _REACH])
-    conv_groups = (
-        math.lcm(*_ints(values[by_role[Role.GROUPS].name])) if Role.GROUPS in by_role else (space.fixed_conv_groups)
-    )
-    norm_groups = [values[by_role[Role.NORM_GROUPS].name]] if Role.NORM_GROUPS in by_role else space.fixed_norm_groups
-    if Role.IN_CHANNELS in by_role:
-        values[by_role[Role.IN_CHANNELS].name] = draw(_channels(by_role[Role.IN_CHANNELS].base, conv_groups))
-    if Role.OUT_CHANNELS in by_role:
-        unit = math.lcm(conv_groups, *norm_groups)
-        values[by_role[Role.OUT_CHANNELS].name] = draw(_channels(by_role[Role.OUT_CHANNELS].base, unit))
+            values[a.name] = _output_padding(draw, a.base, reaches)
+    in_arg = next((a for a in drawn if a.role is Role.IN_CHANNELS), None)
+    out_arg = next((a for a in drawn if a.role is Role.OUT_CHANNELS), None)
+    depthwise = in_arg is not None and space.conv_groups == ("argument", in_arg.name)
+    if in_arg is not None:
+        unit = 1 if depthwise else math.lcm(*_ints(_count(space.conv_groups, values)))
+        values[in_arg.name] = draw(_channels(in_arg.base, unit))
+    if out_arg is not None:
+        counts = [space.conv_groups, *space.norm_groups]
+        unit = math.lcm(*(n for source in counts for n in _ints(_count(source, values))))
+        values[out_arg.name] = draw(_channels(out_arg.base, unit))
     channels = {}  # base channel count → drawn one; out_channels first, as extra parameters follow the output
-    for role in (Role.OUT_CHANNELS, Role.IN_CHANNELS):
-        if role in by_role:
-            channels.setdefault(by_role[role].base, values[by_role[role].name])
+    for a in (out_arg, in_arg):
+        if a is not None:
+            channels.setdefault(a.base, values[a.name])
     for a in drawn:
         if a.role is Role.SHAPE:
             values[a.name] = type(a.base)(channels.get(n, n) for n in a.base)
@@ -322,19 +356,16 @@ def _arguments(draw, space: ModelSpace) -> dict:
     return values
 
 
-_REACH = (Role.STRIDE, Role.DILATION)
+def _count(source: tuple[str, Any], values: dict):
+    """A group count from its source (``ModelSpace._source``) given the drawn argument values."""
+    kind, what = source
+    return values[what] if kind == "argument" else what
 
 
-def _per_dim(values: dict, by_role: dict, space: ModelSpace, role: Role) -> tuple[int, ...]:
-    """The drawn stride or dilation as one value per dim (an int applies to every dim), or the conv's own."""
-    value = values[by_role[role].name] if role in by_role else space.fixed_reach[role]
-    return tuple(_ints(value))
-
-
-def _output_padding(draw, base, reaches: list[tuple[int, ...]]):
+def _output_padding(draw, base, reaches: list[list[int]]):
     """An output padding of ``base``'s form below max(stride, dilation) in each dim (PyTorch refuses more:
     ATen's conv_transpose shape check); ``base`` itself where it fits, as it shrinks towards it."""
-    dims = len(_ints(base)) if not _is_int(base) else max(len(r) for r in reaches)
+    dims = max(len(r) for r in reaches) if _is_int(base) else len(base)
 
     def limit(d: int) -> int:
         return max(r[d] if d < len(r) else r[0] for r in reaches) - 1
@@ -380,33 +411,59 @@ def _smallest_extents(spec: ConvSpec) -> list[int]:
     return lows
 
 
+class TooLarge(Exception):
+    """A drawn example would exceed ``MAX_MACS``: fpa's own size cap, not the Model's refusal."""
+
+
 @st.composite
 def _input_shapes(draw, space: ModelSpace, instance: nn.Module) -> list:
-    convs = conv_modules(instance)
-    first = space.base_inputs[0] if space.base_inputs else None
+    shapes: list = [None] * len(space.base_inputs)
+    if space.lead is None:
+        return shapes
+    first = space.base_inputs[space.lead]
     batch = draw(st.integers(*_BATCHES))
-    shapes: list = []
-    if first is not None:
-        shape = [batch, *first[1:]]
-        conv = convs[0][1] if convs else None
-        if conv is not None and len(first) == conv.weight.dim() and conv.padding_mode == "zeros":
-            try:  # PyTorch checks a transposed conv's output_padding only when it runs: so does the Model
-                spec = spec_of_module(conv)
-            except FpaError as error:
-                raise Refused(f"{type(conv).__name__}: {error}") from None
-            lows = _smallest_extents(spec)
-            near, far = _EXTENT_SPANS[len(lows)]
-            extents = [st.one_of(st.integers(low, low + near), st.integers(low + near + 1, low + far)) for low in lows]
-            shape = [batch, conv.in_channels, *(draw(e) for e in extents)]
-            out = spec.output_shape(tuple(shape))
-            assume(math.prod(out) * spec.in_channels_per_group * spec.taps <= MAX_MACS)
-        shapes.append(tuple(shape))
-    for base in space.base_inputs[1:]:
-        if base is None:
-            shapes.append(None)
-        else:  # dims equal to the first input's follow its drawn ones (a second input of the same shape)
-            shapes.append(tuple(
-                shapes[0][i] if first is not None and i < len(first) and n == first[i] else n
-                for i, n in enumerate(base)
-            ))  # fmt: skip
+    shape = (batch, *first[1:]) if first else ()
+    convs = conv_modules(instance)
+    conv = convs[0][1] if convs else None
+    conv_output = None
+    if conv is not None and len(first) == conv.weight.dim():
+        try:  # PyTorch checks a transposed conv's output_padding only when it runs: so does the Model
+            spec = spec_of_module(conv, shapes_only=True)
+        except FpaError as error:
+            raise Refused(f"{type(conv).__name__}: {error}") from None
+        lows = _smallest_extents(spec)
+        near, far = _EXTENT_SPANS[len(lows)]
+        extents = [st.one_of(st.integers(low, low + near), st.integers(low + near + 1, low + far)) for low in lows]
+        spatial = [draw(e) for e in extents]
+        while _macs(spec, (batch, conv.in_channels, *spatial)) > MAX_MACS and any(
+            e > low for e, low in zip(spatial, lows, strict=True)
+        ):  # halve the widest extent: the configuration as drawn, at a size evaluated in milliseconds
+            d = max(range(len(spatial)), key=lambda i: spatial[i] - lows[i])
+            spatial[d] = max(lows[d], spatial[d] // 2)
+        shape = (batch, conv.in_channels, *spatial)
+        macs = _macs(spec, shape)
+        if macs > MAX_MACS:
+            raise TooLarge(f"the first conv would take {macs} multiply-adds (fpa fuzz's cap: {MAX_MACS})")
+        conv_output = spec.output_shape(shape)
+    shapes[space.lead] = shape
+    for j, base in enumerate(space.base_inputs):
+        if j != space.lead and base is not None:
+            shapes[j] = _follow(base, first, shape, space.base_conv_output, conv_output)
     return shapes
+
+
+def _macs(spec: ConvSpec, shape: tuple) -> int:
+    """Multiply-adds of the conv on an input of ``shape``: each input (transposed) or output (direct) position
+    meets every tap of its group's channels."""
+    if spec.transposed:
+        return math.prod(shape) * spec.out_channels_per_group * spec.taps
+    return math.prod(spec.output_shape(shape)) * spec.in_channels_per_group * spec.taps
+
+
+def _follow(base: tuple, first: tuple, drawn_first: tuple, base_out: tuple | None, drawn_out: tuple | None) -> tuple:
+    """A later input's shape: shaped like the first conv's output (a residual added to it, 1s broadcasting) it
+    follows the drawn output; otherwise each dim equal to the first input's follows it; the rest stay."""
+    if base_out is not None and drawn_out is not None and len(base) == len(base_out):
+        if all(n in (m, 1) for n, m in zip(base, base_out, strict=True)):
+            return tuple(1 if n == 1 and m != 1 else d for n, m, d in zip(base, base_out, drawn_out, strict=True))
+    return tuple(drawn_first[i] if i < len(first) and n == first[i] else n for i, n in enumerate(base))

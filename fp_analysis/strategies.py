@@ -116,7 +116,7 @@ def make_tensor(shape: tuple[int, ...], kind: str, seed: int, layout: str = "con
     """The float32 tensor that ``tensors`` draws for (kind, seed, layout): data examples replay from these three."""
     if kind not in DATA_KINDS or layout not in LAYOUTS:
         raise FpaError(f"Got kind={kind!r}, layout={layout!r}; kinds are {DATA_KINDS}, layouts {LAYOUTS}.")
-    values = _values(kind, tuple(shape), np.random.default_rng(seed)).astype(np.float32)
+    values = np.asarray(_values(kind, tuple(shape), np.random.default_rng(seed)), dtype=np.float32)  # 0-d too
     return _layout(torch.from_numpy(values), layout)
 
 

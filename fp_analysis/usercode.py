@@ -43,7 +43,7 @@ def seed_all(seed: int) -> None:
     CUDA also queues a CUDA seeding with the caller's stack formatted: 7 ms a call, most of a small fuzz example."""
     torch.random.default_generator.manual_seed(seed)
     if torch.cuda.is_available():
-        torch.cuda.manual_seed(seed)
+        torch.cuda.manual_seed_all(seed)
 
 
 def call_id() -> int:

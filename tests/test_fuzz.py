@@ -81,7 +81,7 @@ def test_buggy_kernels_are_caught_with_a_minimal_config(problem, solution, minim
     assert failure["explanation"]["verdict"] == "bug" and bool(failure["user_code"]) is raises
     # Shrunk, not just found: one batch item, few channels, a small input.
     assert _input(config)[0] == 1 and config["in_channels"] <= 2 and math.prod(_input(config)) <= 64, config
-    assert failure["convs"] and failure["convs"][0].startswith(("Conv", "ConvTranspose")), failure["convs"]
+    assert failure["convs"] and failure["convs"][0].startswith("Conv"), failure["convs"]
     # The one-line command replays the same failure.
     args = failure["command"].split(" ", 2)[2]
     replay = json.loads(args.split("--replay ", 1)[1].strip("'"))
@@ -109,6 +109,26 @@ def test_correct_kernels_pass(problem, solution, differences):
     assert result["failures"] == [] and result["examples"] == 200
     assert sum(result["verdicts"].values()) == 200 and differences <= set(result["verdicts"]), result["verdicts"]
     assert set(result["verdicts"]) <= {"equal", "accumulation_order", "gelu_approximation"}, result["verdicts"]
+    assert result["refused"] + result["too_large"] < 200 / 4, result  # the draws fit the Model: few are refused
+
+
+def test_defaults_the_candidate_does_not_take_are_not_drawn():
+    result = _fuzz("conv2d_problem", "fewer_parameters", n=30)
+    assert result["failures"] == [] and result["examples"] == 30
+    assert result["drawn"] == ["dilation", "in_channels", "kernel_size", "out_channels", "padding", "stride"]
+
+
+def test_a_problem_that_refuses_most_configurations_is_no_pass_and_its_own_exit_is_named():
+    picky = CASES / "picky_problem.py", CASES / "correct_fp64.py"
+    result = fpa("fuzz", "--problem", picky[0], "--solution", picky[1], "--device", "cpu", "--max-examples", "30",
+                 "--json")  # fmt: skip
+    # Every draw but in_channels 4 is refused or ends the problem's process: never "30 examples, no failure".
+    assert result.code in (2, 3), result.stdout
+    message = result.data["error"]["message"]
+    if result.code == 2:
+        assert "examples could be run" in message and "4 channels only" in message, message
+    else:
+        assert result.data["error"]["side"] == "problem" and "sys.exit(5)" in message, message
 
 
 @pytest.mark.gpu
@@ -146,8 +166,11 @@ def test_cli_fuzz_json_and_exit_codes():
     )
     assert result.exit_code == 1
     data = json.loads(result.stdout)
-    assert set(data) == {"failures", "examples", "shrink_steps", "refused", "refusals", "drawn", "verdicts", "worker"}
-    assert {"config", "convs", "command", "max_abs", "explanation", "user_code"} <= set(data["failures"][0])
+    assert set(data) == {"failures", "examples", "shrink_steps", "refused", "too_large", "refusals", "drawn",
+                         "verdicts", "max_examples", "worker"}  # fmt: skip
+    assert {"config", "convs", "command", "max_abs", "explanation", "not_from_get_init_inputs", "user_code"} <= set(
+        data["failures"][0]
+    )
     assert runner.invoke(app, ["fuzz", "--problem", str(CASES / "conv2d_problem.py")]).exit_code == 2
     assert runner.invoke(app, ["fuzz", "conv5d"]).exit_code == 2
 

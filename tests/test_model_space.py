@@ -6,11 +6,11 @@ import inspect
 
 import pytest
 import torch
-from hypothesis import find, given, settings
+from hypothesis import find, given, reject, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from fp_analysis.model_space import ModelSpace, Refused, Role, conv_modules, describe_convs, role_of
+from fp_analysis.model_space import ModelSpace, Refused, Role, TooLarge, conv_modules, describe_convs, role_of
 from fp_analysis.ops.conv import spec_of_module
 
 
@@ -47,6 +47,13 @@ class Transposed(nn.Module):
 
     def forward(self, x):
         return self.conv(x) * self.scale
+
+
+def _inputs(data, space: ModelSpace, model: nn.Module) -> list:
+    try:
+        return data.draw(space.inputs_strategy(model))
+    except TooLarge:  # fpa fuzz rejects these draws too (and counts them)
+        reject()
 
 
 def _space(model_class, init, inputs) -> ModelSpace:
@@ -111,7 +118,7 @@ def test_a_transposed_conv_gets_output_padding_it_accepts_and_a_kk1_kernel_keeps
     for op, s in zip(values["output_padding"], values["stride"], strict=True):
         assert 0 <= op < s  # dilation is 1 here: PyTorch refuses output_padding >= max(stride, dilation)
     model = Transposed(*space.call(values)[0])
-    shapes = data.draw(space.inputs_strategy(model))
+    shapes = _inputs(data, space, model)
     assert shapes[0][1] == values["in_channels"]
     model(torch.zeros(shapes[0]))  # the drawn input is one the conv accepts
 
@@ -133,7 +140,7 @@ def test_wider_configurations_are_drawn_too():
     find(space.arguments_strategy(), lambda v: v["out_channels"] == 64)  # the problem's own count
     find(space.arguments_strategy(), lambda v: v["stride"] == 3 and v["padding"] == 2 and v["bias"])
     model = KK1(1, 1, 3)
-    find(space.inputs_strategy(model), lambda s: s[0][2] > 32 or s[0][3] > 32)
+    find(space.inputs_strategy(model), lambda s: s[0][2] > 16 or s[0][3] > 16)  # 3-d: past 16-wide tiles
 
 
 def test_only_the_arguments_get_init_inputs_gives_are_passed_when_defaults_are_not_drawn():
@@ -187,6 +194,71 @@ def test_every_conv_kind_gets_configurations_its_module_accepts(kind, data):
     values = data.draw(space.arguments_strategy())
     assert values["kind"] == kind  # a string keeps its value
     model = AnyConv(*space.call(values)[0])
-    shapes = data.draw(space.inputs_strategy(model))  # output_padding below stride or dilation: never refused
+    shapes = _inputs(data, space, model)  # output_padding below stride or dilation: never refused
     out = model(torch.rand(shapes[0]))
     assert out.shape == spec_of_module(model.conv).output_shape(shapes[0])
+
+
+class Depthwise(nn.Module):
+    """groups=in_channels (a depthwise conv), a GroupNorm whose count is an argument called groups, a pool
+    stride beside the conv's stride, and a second input added to the conv's output."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, output_padding, pool_stride, groups):
+        super().__init__()
+        self.conv = nn.ConvTranspose2d(in_channels, out_channels, kernel_size, stride, 1, output_padding,
+                                       groups=in_channels)  # fmt: skip
+        self.norm = nn.GroupNorm(groups, out_channels)
+        self.pool = nn.MaxPool2d(2, pool_stride)
+
+    def forward(self, x, residual):
+        return self.pool(self.norm(self.conv(x) + residual))
+
+
+DEPTHWISE_SPACE = (Depthwise, [8, 16, 3, 2, 1, 3, 4], [torch.rand(2, 8, 6, 6), torch.rand(2, 16, 12, 12)])
+
+
+@settings(max_examples=100)
+@given(st.data())
+def test_counts_that_follow_arguments_are_read_from_the_model_and_later_inputs_follow_the_conv(data):
+    space = _space(*DEPTHWISE_SPACE)
+    assert space.conv_groups == ("argument", "in_channels") and space.norm_groups == [("argument", "groups")]
+    values = data.draw(space.arguments_strategy())
+    assert values["out_channels"] % values["in_channels"] == 0 and values["out_channels"] % values["groups"] == 0
+    assert values["output_padding"] < max(values["stride"], 1)  # the conv's stride bounds it, not pool_stride
+    model = Depthwise(*space.call(values)[0])
+    x_shape, residual_shape = _inputs(data, space, model)
+    conv_out = spec_of_module(model.conv).output_shape(x_shape)
+    assert residual_shape == conv_out  # shaped like the conv's output in the problem, so in every draw
+    try:
+        model(torch.rand(x_shape), torch.rand(residual_shape))
+    except (ValueError, RuntimeError) as error:  # GroupNorm over one value, a pool larger than its input
+        assert "value per channel" in str(error) or "Output size is too small" in str(error)
+
+
+def test_the_simplest_depthwise_draw_is_small_and_keeps_the_problems_output_padding():
+    space = _space(*DEPTHWISE_SPACE)
+    simplest = find(space.arguments_strategy(), lambda v: True)
+    assert simplest["in_channels"] == 1 and simplest["groups"] == 1 and simplest["output_padding"] == 1
+
+
+class Odd(nn.Module):
+    """A constructor with *args, and forward(scale, x, bias) whose first input is not a tensor."""
+
+    def __init__(self, in_channels, out_channels, *rest):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, *rest)
+
+    def forward(self, scale, x, bias):
+        return self.conv(x) * scale + bias
+
+
+def test_star_args_pass_through_and_inputs_that_are_not_tensors_keep_their_values():
+    inputs = [2.0, torch.rand(2, 3, 9, 9), torch.tensor(0.5)]
+    space = _space(Odd, [3, 4, 3, 2], inputs)
+    assert space.var_args == (3, 2) and space.lead == 1
+    values = find(space.arguments_strategy(), lambda v: True)
+    args, _ = space.call(values)
+    assert args[2:] == [3, 2]
+    model = Odd(*args)
+    shapes = find(space.inputs_strategy(model), lambda s: True)
+    assert shapes[0] is None and shapes[1][1] == values["in_channels"] and shapes[2] == ()

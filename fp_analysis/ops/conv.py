@@ -367,10 +367,11 @@ def conv_spec(
     )  # fmt: skip
 
 
-def spec_of_module(module: Any) -> ConvSpec:
+def spec_of_module(module: Any, *, shapes_only: bool = False) -> ConvSpec:
     """The ``ConvSpec`` of a ``torch.nn`` Conv1d/2d/3d or ConvTranspose1d/2d/3d instance, read from its attributes.
 
-    Only zero padding is modelled: another ``padding_mode`` is a ParameterError naming it.
+    Only zero padding is modelled: another ``padding_mode`` is a ParameterError naming it, unless ``shapes_only``
+    (the padding mode changes what is padded in, not the shapes).
     """
     from torch import nn
 
@@ -383,7 +384,7 @@ def spec_of_module(module: Any) -> ConvSpec:
         raise ParameterError(
             f"Got a {type(module).__name__}, but only torch.nn's Conv and ConvTranspose modules have a spec"
         )
-    if module.padding_mode != "zeros":
+    if module.padding_mode != "zeros" and not shapes_only:
         raise ParameterError(f"Got padding_mode={module.padding_mode!r}, but only 'zeros' is modelled")
     nd, transposed = kind
     padding = module.padding if isinstance(module.padding, str) else tuple(module.padding)
