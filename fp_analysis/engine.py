@@ -85,7 +85,7 @@ TOLERANCE_MARGIN = 1.5
 FAST_MATH_ULPS = 133.0
 _PRECISIONS = ("tf32", "bf16", "fp16")
 _SINGLE_OP_HYPOTHESES = 3  # at most this many linear ops get a precision rewrite of their own
-# The smallest σ: half the fp32 subnormal spacing, the least any fp32 result can be off by.
+# η: half the fp32 subnormal spacing, the least any fp32 result can be off by; σ is at least K·η (floor_of).
 _SIGMA_MIN = math.ldexp(1.0, -150)
 _FORMAT_NAMES = {"tf32": "TF32", "bf16": "bf16", "fp16": "fp16"}
 # The two tie rules of round-to-nearest a kernel's fp32 → TF32 conversion uses: PTX's cvt.rna.tf32.f32 rounds
@@ -231,7 +231,11 @@ def floor_of(
     # No fp32 result is closer than half an ulp of itself: a clamp bound or a constant of the Model rounded to
     # fp32 moves an output that nothing upstream can move (σ = 0 there otherwise).
     own = (_U32 * centre.output.abs()).nan_to_num(0.0, 0.0, 0.0)
-    return centre, torch.maximum(sigma, own).clamp_min(_SIGMA_MIN)
+    # Near underflow each of a K-term sum's roundings errs by up to η = 2^-150 absolute (Higham 2002, §2.1, eq.
+    # (2.8)), whatever order: a kernel that folds a multiplier into the weights rounds K subnormal products
+    # where the Model rounds one.
+    terms = max((o.terms for o in centre.ops if o.kind is OpKind.LINEAR), default=1)
+    return centre, torch.maximum(sigma, own).clamp_min(max(1, terms) * _SIGMA_MIN)
 
 
 def analyse_model(

@@ -55,6 +55,9 @@ __all__ = [
 aten = torch.ops.aten
 
 _U32 = FORMATS["fp32"].unit_roundoff  # 2^-24: the rounding of the sides fp_analysis judges
+# Below fp32's smallest normal a rounding errs by up to half the smallest subnormal whatever the result's size:
+# fl(x op y) = (x op y)(1 + δ) + η, |η| ≤ 2^-150 with gradual underflow (Higham 2002, §2.1, eq. (2.8)).
+_ETA32 = float.fromhex("0x1p-150")
 
 # The linear ops: where a precision mode (TF32, bf16, fp16 operands) acts.
 LINEAR_OPS = {
@@ -254,7 +257,9 @@ class Noise:
     A linear op's output moves by ±u·Σ|w·x| (``scales``: the op's Σ|w·x|, from ``evaluate(...,
     record_scales=True)`` in fp64), an x·g(x) activation (GELU, SiLU, Mish) by ±u·(|result| + |x|), any other
     op that rounds by ±u·|result|; a transcendental op by ``transcendental_ulps`` times that (a fast-math
-    hypothesis). Signs are drawn independently per element
+    hypothesis). Each also moves by the underflow term η = 2^-150 (K·η for a linear op of K terms), so results
+    near fp32's subnormal range carry the absolute error their rounding has there. Signs are drawn independently
+    per element
     (Rademacher): every rounding error at its full size, in a random direction; or all one ``sign``, so that
     errors passing through increasing functions (most activations) add up instead of cancelling by chance.
     """
@@ -415,7 +420,8 @@ class _Interposer(TorchDispatchMode):
             self.scales[index] = _run(func, _absolute(args), magnitudes)
         if a.noise is not None and isinstance(out, torch.Tensor) and out.is_floating_point():
             operand = args[0] if name.rstrip("_") in _X_TIMES_G and isinstance(args[0], torch.Tensor) else None
-            out = self._perturbed(index, kind, out, name.endswith("_"), operand)
+            terms = _terms(func, args) if kind is OpKind.LINEAR else 1
+            out = self._perturbed(index, kind, out, name.endswith("_"), operand, terms)
         module, module_type = self.modules[-1] if self.modules else ("", self.model_type)
         shape = tuple(out.shape) if isinstance(out, torch.Tensor) else ()
         terms = _terms(func, args) if kind is OpKind.LINEAR else 0
@@ -444,7 +450,9 @@ class _Interposer(TorchDispatchMode):
                 new[p] = value.to(new[positions[0]].dtype)
         return _run(func, tuple(new), kwargs).to(dtype)
 
-    def _perturbed(self, index: int, kind: OpKind, out: torch.Tensor, in_place: bool, operand) -> torch.Tensor:
+    def _perturbed(
+        self, index: int, kind: OpKind, out: torch.Tensor, in_place: bool, operand, terms: int
+    ) -> torch.Tensor:
         noise = self.arithmetic.noise
         if kind is OpKind.EXACT or kind is OpKind.RANDOM:
             return out
@@ -452,12 +460,12 @@ class _Interposer(TorchDispatchMode):
             signs = torch.randint(0, 2, out.shape, generator=noise.generator, device=out.device).to(out.dtype) * 2 - 1
         else:
             signs = torch.full_like(out, float(noise.sign))
-        if kind is OpKind.LINEAR and index in noise.scales:
-            error = noise.amplitude * _U32 * noise.scales[index].to(out.dtype) * signs
+        if kind is OpKind.LINEAR and index in noise.scales:  # each of its K products and sums may underflow
+            error = noise.amplitude * (_U32 * noise.scales[index].to(out.dtype) + terms * _ETA32) * signs
         else:
             ulps = noise.transcendental_ulps if kind is OpKind.TRANSCENDENTAL else 1.0
             size = out.abs() if operand is None else out.abs() + operand.abs().to(out.dtype)
-            error = noise.amplitude * ulps * _U32 * size * signs
+            error = noise.amplitude * ulps * (_U32 * size + _ETA32) * signs
         return out.add_(error) if in_place else out + error  # an in-place op's caller reads its first operand
 
 

@@ -290,3 +290,31 @@ def test_gpu_tf32_of_cudnn_is_named_on_the_side_that_ran_it(transposed):
     assert swapped.verdict == "candidate_tf32", swapped.hypotheses
     both = analyse_model(model, [x], tf32_out, tf32_out.clone(), runs=4)
     assert [c.name for c in both.causes] == ["shared_tf32"]
+
+
+class _Scaled(nn.Module):
+    """conv(x) · m, m a per-channel input."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 6, 3)
+
+    def forward(self, x, m):
+        return self.conv(x) * m
+
+
+def test_a_multiplier_folded_into_the_weights_near_underflow_is_arithmetic():
+    """(w·m)·x rounds K subnormal products where (w·x)·m rounds one: a few subnormal ulps, not a bug."""
+    from fp_analysis.strategies import make_tensor
+
+    torch.manual_seed(0)
+    model = _Scaled()
+    x = make_tensor((2, 4, 3, 12), "subnormal_rich", 0)
+    m = torch.tensor([2.2e-37, 2.1e-38, -0.29, -0.78, 1.3e-41, 8.4e-42]).reshape(1, 6, 1, 1)
+    with torch.no_grad():
+        reference = model(x, m)
+        c = model.conv
+        folded = torch.nn.functional.conv2d(x, c.weight * m.reshape(-1, 1, 1, 1), c.bias * m.reshape(-1))
+    assert not torch.equal(folded, reference)
+    analysis = analyse_model(model, [x, m], reference, folded, runs=4)
+    assert analysis.verdict == "accumulation_order", [c.evidence for c in analysis.causes]
