@@ -68,6 +68,7 @@ class CandidateProcess:
         self.conn = Connection(ours.detach())
         self.conn.send_bytes(pickle.dumps({"op": "load"}))  # read once the process has imported torch
         self.notes: list[str] | None = None
+        self.import_error: UserCodeError | None = None  # the solution's import failed: every later call fails so
 
     def __enter__(self) -> CandidateProcess:
         return self
@@ -91,6 +92,8 @@ class CandidateProcess:
         The process first says it is ready (torch imported: our start-up, not the user's code, so not under
         the timeout); the import of the solution is timed from then.
         """
+        if self.import_error is not None:  # the process answered once: asking again would wait for nothing
+            raise self.import_error
         if self.notes is None:
             where = f"importing {self.name}"
             call = {"id": call_id(), "side": Side.SOLUTION.value, "where": where}
@@ -99,7 +102,11 @@ class CandidateProcess:
             self._read(call)  # "ready"
             report_event("enter", **call)
             call["sent"] = time.monotonic()
-            self.notes = self._receive(call)["notes"]
+            try:
+                self.notes = self._receive(call)["notes"]
+            except UserCodeError as error:
+                self.import_error = error
+                raise
         return self.notes
 
     def build(self, args: list, kwargs: dict, seed: int, device, *, where: str, detail=None, replay=None) -> dict:

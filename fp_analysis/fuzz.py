@@ -122,6 +122,7 @@ class _Pair:
         self.paths = (str(problem_path), str(solution_path))
         self.problem = load_problem(problem_path)
         self.candidate = candidate
+        candidate.loaded()  # a solution that cannot be imported fails here, before any example
         self.device = device
         init = init_inputs(self.problem)
         model_class = self.problem.module.Model

@@ -187,7 +187,7 @@ class ModelSpace:
 
     ``signature`` is ``Model.__init__``'s, ``init`` what ``get_init_inputs()`` returned, ``inputs`` what
     ``get_inputs()`` returned, ``instance`` the Model built from ``init``. Only the arguments named in
-    ``drawn`` are drawn (by default every parameter with a value); the rest keep their values.
+    ``drawn`` are drawn (by default every one whose role is not ``KEPT``); the rest keep their values.
     """
 
     def __init__(self, signature: inspect.Signature, init: list, inputs: list, instance: nn.Module, drawn=None):
@@ -204,7 +204,7 @@ class ModelSpace:
         # What a constructor's *args and **kwargs received: passed on as they are, never drawn.
         self.var_args = tuple(next((values[p.name] for p in params if p.kind is p.VAR_POSITIONAL), ()))
         self.var_kwargs = dict(next((values[p.name] for p in params if p.kind is p.VAR_KEYWORD), {}))
-        names = {a.name for a in self.arguments}
+        names = {a.name for a in self.arguments if a.role is not Role.KEPT}  # what is kept is not drawn
         self.drawn = names if drawn is None else set(drawn) & names
         self.base_inputs = [tuple(t.shape) if isinstance(t, torch.Tensor) else None for t in inputs]
         self.base_values = list(inputs)
@@ -341,7 +341,7 @@ def _arguments(draw, space: ModelSpace) -> dict:
         values[out_arg.name] = draw(_channels(out_arg.base, unit))
     channels = {}  # base channel count → drawn one; out_channels first, as extra parameters follow the output
     for a in (out_arg, in_arg):
-        if a is not None:
+        if a is not None and a.base != 1:  # a 1 in a shape is a broadcast dim, whatever the channels
             channels.setdefault(a.base, values[a.name])
     for a in drawn:
         if a.role is Role.SHAPE:

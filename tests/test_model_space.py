@@ -262,3 +262,23 @@ def test_star_args_pass_through_and_inputs_that_are_not_tensors_keep_their_value
     model = Odd(*args)
     shapes = find(space.inputs_strategy(model), lambda s: True)
     assert shapes[0] is None and shapes[1][1] == values["in_channels"] and shapes[2] == ()
+
+
+class OneChannel(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, bias_shape, dtype_name):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+
+    def forward(self, x):
+        return self.conv(x) + self.bias
+
+
+@settings(max_examples=60)
+@given(st.data())
+def test_a_base_channel_count_of_1_leaves_broadcast_dims_alone_and_kept_values_are_not_drawn(data):
+    space = _space(OneChannel, [1, 16, 3, (16, 1, 1), torch.float32], [torch.rand(2, 1, 8, 8)])
+    assert "dtype_name" not in space.drawn  # kept, so never drawn nor written into a replay
+    values = data.draw(space.arguments_strategy())
+    assert values["bias_shape"] == (values["out_channels"], 1, 1)
+    assert values["dtype_name"] is torch.float32

@@ -277,6 +277,14 @@ def test_an_internal_error_is_one_line_and_its_traceback_goes_to_a_file(monkeypa
     assert path.is_file() and "Traceback (most recent call last)" in path.read_text() and path.name in stderr
 
 
+def test_fuzz_of_a_solution_that_cannot_be_imported_ends_at_once_naming_the_import():
+    started = time.monotonic()
+    code, data, _ = _run("fuzz", "--problem", str(FUZZ / "conv2d_problem.py"), "--solution",
+                         str(CASES / "exit_at_import.py"), "--device", "cpu", "--max-examples", "20")  # fmt: skip
+    assert code == 3 and data["error"]["where"].startswith("importing exit_at_import.py"), data
+    assert time.monotonic() - started < 60  # it used to wait 600 s for the process to start again
+
+
 def test_fuzz_names_the_example_on_which_the_candidate_hangs():
     code, data, stderr = _run(
         "fuzz",
