@@ -19,6 +19,8 @@ import time
 
 from device_results import write_results
 
+from fp_analysis.records import loads_strict
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CASES = ROOT / "experiments" / "device_cases"
 SEED = ROOT / "experiments" / "kernelbench_seed000"
@@ -31,16 +33,6 @@ RUNS = [
      ["--timeout", "20"], 3),
     ("seed 000, full size", SEED / "problem.py", SEED / "solution.py", [], 0),
 ]  # fmt: skip
-
-
-def strict_json(text: str):
-    def refuse(name):
-        raise ValueError(f"{name} is not JSON")
-
-    try:
-        return json.loads(text, parse_constant=refuse)
-    except ValueError:
-        return None
 
 
 def summary(data: dict | None) -> dict:
@@ -71,7 +63,7 @@ def main(out: str, commit: str) -> int:
         start = time.monotonic()
         done = subprocess.run(command, capture_output=True, text=True, timeout=900)
         seconds = time.monotonic() - start
-        data = strict_json(done.stdout)
+        data = loads_strict(done.stdout)
         record = {
             "run": name,
             "exit_code": done.returncode,

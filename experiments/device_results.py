@@ -10,6 +10,8 @@ import time
 
 import torch
 
+from fp_analysis.records import loads_strict
+
 
 def write_results(out: str, name: str, commit: str, body: dict, **meta) -> pathlib.Path:
     """Write ``{"meta": ..., **body}`` to OUT/<name>_<gpu>.json (``meta`` adds entries) and return its path."""
@@ -37,9 +39,8 @@ def run_checked(name: str, expected: str, check, command: list[str], *, timeout:
     start = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
     seconds = time.monotonic() - start
-    try:
-        data = json.loads(done.stdout)
-    except ValueError:
+    data = loads_strict(done.stdout)
+    if data is None:  # what --json printed must parse as strict JSON, the user's build output around it or not
         data = {"error": {"kind": "unparsable", "message": done.stdout[-400:] + done.stderr[-400:]}}
     try:
         as_expected = bool(check(data)) and done.returncode in (0, 1)

@@ -15,7 +15,7 @@ import json
 import math
 from typing import Any
 
-__all__ = ["dumps", "plain"]
+__all__ = ["dumps", "loads_strict", "plain"]
 
 
 def plain(value: Any) -> Any:
@@ -42,3 +42,16 @@ def plain(value: Any) -> Any:
 def dumps(value: Any, indent: int | None = 1) -> str:
     """Strict JSON text of ``plain(value)``."""
     return json.dumps(plain(value), indent=indent, allow_nan=False)
+
+
+def loads_strict(text: str) -> Any:
+    """``text`` parsed as JSON that any parser takes (no NaN or Infinity tokens), or None when it is not: the
+    check that what ``--json`` printed is what ``dumps`` promises."""
+
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        return json.loads(text, parse_constant=refuse)
+    except ValueError:
+        return None

@@ -6,13 +6,13 @@ streams; ``explain_args`` spells the usual explain invocation on the CPU.
 
 from __future__ import annotations
 
-import json
 import pathlib
 from typing import NamedTuple
 
 from typer.testing import CliRunner
 
 from fp_analysis.cli import app
+from fp_analysis.records import loads_strict
 
 _runner = CliRunner()
 
@@ -24,21 +24,9 @@ class Run(NamedTuple):
     stderr: str
 
 
-def strict_json(text: str) -> dict | None:
-    """``text`` parsed as JSON that any parser takes (no NaN or Infinity tokens), or None."""
-
-    def refuse(name):
-        raise ValueError(f"{name} is not JSON")
-
-    try:
-        return json.loads(text, parse_constant=refuse)
-    except ValueError:
-        return None
-
-
 def fpa(*args: str) -> Run:
     result = _runner.invoke(app, [str(a) for a in args])
-    return Run(result.exit_code, strict_json(result.stdout), result.stdout, result.stderr)
+    return Run(result.exit_code, loads_strict(result.stdout), result.stdout, result.stderr)
 
 
 def explain_args(problem: pathlib.Path, solution: pathlib.Path, *extra: str) -> list[str]:
