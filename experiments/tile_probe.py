@@ -18,9 +18,7 @@ import argparse
 
 import fpa_kernels.rows
 import torch
-from fpa_kernels import Op, Schedule, TensorCore, VariantSpec, build_source, run_variant, tiled_kernel
-from fpa_kernels.launch import launch_tiled
-from fpa_kernels.rows import launch_rows
+from fpa_kernels import KERNELS, Op, Schedule, TensorCore, VariantSpec, run_variant, tiled_kernel, variant_build
 
 from fp_analysis.bench import time_on_device
 from fp_analysis.ops.presets import make_problem
@@ -44,22 +42,16 @@ def _runner(variant, kernel, extra, spec, xs, w):
     out_shape = spec.output_shape(tuple(xs[0].shape))
     if not extra:
         return lambda i: run_variant(variant, spec, xs[i % 3], w, kernel=kernel)
-    if kernel == "conv_rows":
+    defines = {**dict(variant_build(variant, spec, kernel, tuple(xs[0].shape)).defines), **extra}
+    chosen = KERNELS[kernel]
+    cubin = chosen.cubin(defines, variant.nvcc_flags())
 
-        def rows(i):
-            out = torch.empty(out_shape, device="cuda")
-            launch_rows(variant, spec, xs[i % 3], w, None, None, out, 0.01, extra)
-            return out
-
-        return rows
-    cubin = build_source(variant.source, {**variant.defines(), **extra}, variant.nvcc_flags())
-
-    def tiled(i):
+    def run(i):
         out = torch.empty(out_shape, device="cuda")
-        launch_tiled(cubin, variant.entry, spec, xs[i % 3], w, None, None, out)
+        chosen.launch(cubin, defines, variant, spec, xs[i % 3], w, None, None, out, 0.01)
         return out
 
-    return tiled
+    return run
 
 
 def main() -> None:

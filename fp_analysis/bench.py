@@ -27,15 +27,17 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 from fpa_kernels.launch import variant_runs
+from fpa_kernels.registry import general_kernel
 from fpa_kernels.variants import Op
 
-from .errors import ParameterError, enum_member
+from . import backends
+from .errors import ParameterError
 from .ops.epilogue import EpilogueSpec
 from .ops.modules import torch_padding_arg
 from .ops.presets import make_problem
+from .options import PRESET_KERNEL_OPS, check_op
 
 __all__ = [
-    "OP_PRESETS",
     "BenchResult",
     "bench",
     "default_variants",
@@ -50,7 +52,6 @@ __all__ = [
     "time_on_device",
 ]
 
-OP_PRESETS = {"conv2d": "dilated_conv2d", "conv3d_kk1": "conv3d_kk1", "conv_gelu": "conv_gelu"}
 _FP32_LANES = {(6, 0): 64, (7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128, (9, 0): 128}
 
 
@@ -115,12 +116,8 @@ def measure_ceilings() -> dict:
     ):
         a = torch.rand(n, n, dtype=dtype, device="cuda")
         b = torch.rand(n, n, dtype=dtype, device="cuda")
-        before = torch.backends.cuda.matmul.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = tf32
-        try:
+        with backends.tf32(matmul=tf32):
             t = time_on_device(lambda i, a=a, b=b: a @ b, 2, 10, 5.0)
-        finally:
-            torch.backends.cuda.matmul.allow_tf32 = before
         out[f"gemm_{name}_tflops"] = 2 * n**3 / t["time_ms"] / 1e9
     return out
 
@@ -139,13 +136,9 @@ def _cudnn(spec, epilogue, inputs, dtype: torch.dtype, tf32: bool):
     cast = [tuple(t.to(dtype) if t is not None else None for t in s) for s in inputs]
 
     def run(i):
-        before = torch.backends.cudnn.allow_tf32
-        torch.backends.cudnn.allow_tf32 = tf32
-        try:
+        with backends.tf32(conv=tf32):
             x, w, b, m = cast[i % len(cast)]
             return _conv_torch(spec, x, w, b, epilogue, m)
-        finally:
-            torch.backends.cudnn.allow_tf32 = before
 
     return run
 
@@ -176,8 +169,8 @@ def _variant(variant, spec, inputs, slope, kernel=None):
 
 
 def default_variants(op: str) -> list:
-    """The variants ``fpa bench`` times: every tiled variant, the direct sequential fmaf baseline, and the
-    tensor-core variants (direct and tiled)."""
+    """The variants ``fpa bench`` times of the kernels' ``op`` (``fpa_kernels.Op``): every tiled variant, the
+    direct sequential fmaf baseline, and the tensor-core variants (direct and tiled)."""
     from fpa_kernels.variants import TensorCore, VariantSpec, tiled_variants
 
     from .orders import AccumulationSpec
@@ -214,19 +207,20 @@ def bench(
     log: Callable[[str], None] | None = None,
     match: str | None = None,
 ) -> BenchResult:
-    """Time ``variants`` of ``op`` (default ``default_variants``) on the op's seed preset, beside cuDNN fp32,
+    """Time ``variants`` of ``op`` (one of PRESET_NAMES; default ``default_variants``) on its preset, beside cuDNN fp32,
     TF32 and fp64 (rows ``cudnn_fp32``, ``cudnn_tf32``, ``cudnn_fp64``) and the fast fp64 reference
     (``reference_fp64``), all on the same ``rotate`` input sets; each tiled variant on every kernel that
     takes the conv (``fpa_kernels.variant_runs``), ``match`` keeping only the kernel rows whose label contains it.
     Needs a CUDA GPU and nvcc."""
-    op = enum_member(Op, op, "op").value
+    preset = check_op(op)
+    op = PRESET_KERNEL_OPS[preset]  # the records and files are named by the kernels' op
     if not torch.cuda.is_available():
         raise ParameterError("fpa bench needs a CUDA GPU: torch.cuda.is_available() is False on this machine")
     for name, value, low in (("rotate", rotate, 1), ("warmup", warmup, 0), ("reps", reps, 3)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ParameterError(f"{name} must be an integer >= {low}, got {value!r}")
     log = log or (lambda s: None)
-    problem = make_problem(OP_PRESETS[op], seed=seed, batch=batch)
+    problem = make_problem(preset, seed=seed, batch=batch)
     spec, epilogue = problem.spec, problem.epilogue
     slope = epilogue.negative_slope if epilogue is not None else 0.01
     gen = torch.Generator().manual_seed(seed + 1)
@@ -243,7 +237,7 @@ def bench(
     min_bytes = in_bytes + math.prod(out_shape) * 4
     peak = fp32_peak_tflops()
     meta = {
-        "preset": OP_PRESETS[op],
+        "preset": preset,
         "input_shape": list(problem.x.shape),
         "output_shape": list(out_shape),
         "K": K,
@@ -301,7 +295,7 @@ def bench(
     chosen = variants if variants is not None else default_variants(op)
     for label, variant, kernel in variant_runs(chosen, spec, tuple(inputs[0][0].shape)):
         if match is None or match in label:
-            extra = {"twinned": variant.twinned, "kernel": kernel or variant.entry}
+            extra = {"twinned": variant.twinned, "kernel": kernel or general_kernel(variant).name}
             add(label, "fpa", _variant(variant, spec, inputs, slope, kernel), extra)
     return result
 
@@ -318,13 +312,9 @@ def _as_conv2d(spec, inputs):
     def run(i):
         x, w, b, _ = inputs[i % len(inputs)]
         n, c, h, wd, d = x.shape
-        before = torch.backends.cudnn.allow_tf32
-        torch.backends.cudnn.allow_tf32 = False
-        try:
+        with backends.tf32(conv=False):
             x2 = x.permute(0, 4, 1, 2, 3).reshape(n * d, c, h, wd)
             y = F.conv2d(x2, w[..., 0], b, spec.stride[:2], padding, spec.dilation[:2], spec.groups)
-        finally:
-            torch.backends.cudnn.allow_tf32 = before
         return y.reshape(n, d, *y.shape[1:]).permute(0, 2, 3, 4, 1)
 
     return run
@@ -413,7 +403,8 @@ def plot_pareto(result: BenchResult, path) -> None:
 
 
 def load(path: pathlib.Path, op: str) -> BenchResult:
-    """One op's rows and context from a results file written by ``save``."""
+    """One op's rows and context from a results file written by ``save`` (``op``: one of PRESET_NAMES)."""
+    op = PRESET_KERNEL_OPS[check_op(op)]
     data = json.loads(pathlib.Path(path).read_text())
     if op not in data.get("ops", {}):
         raise ParameterError(f"{path} has no rows for op={op!r}; it has {sorted(data.get('ops', {}))}")

@@ -25,7 +25,7 @@ from typer.core import TyperGroup
 
 from . import records
 from .errors import ExitCode, FpaError, ParameterError, Side, UserCodeError
-from .options import PRESET_NAMES, check_seconds, check_seed
+from .options import PRESET_KERNEL_OPS, PRESET_NAMES, check_op, check_seconds, check_seed
 from .worker import DEFAULT_TIMEOUT_S
 
 _EXIT_CODES = (
@@ -530,7 +530,7 @@ def orders(
 
 @app.command()
 def fuzz(
-    op: Annotated[str | None, typer.Argument(help="conv2d, conv3d_kk1 or conv_gelu: fuzz our own variants")] = None,
+    op: Annotated[str | None, typer.Argument(help=f"one of {', '.join(PRESET_NAMES)}: fuzz our own variants")] = None,
     problem: Annotated[str | None, typer.Option(help="KernelBench problem file to fuzz against")] = None,
     solution: Annotated[str | None, typer.Option(help="KernelBench solution file (ModelNew) to fuzz")] = None,
     max_examples: Annotated[
@@ -552,7 +552,9 @@ def fuzz(
     if problem is not None and op is not None:
         raise ParameterError("give OP or --problem/--solution, not both")
     if problem is None and op is None:
-        raise ParameterError("give OP (conv2d, conv3d_kk1, conv_gelu) or --problem and --solution")
+        raise ParameterError(f"give OP ({', '.join(PRESET_NAMES)}) or --problem and --solution")
+    if op is not None:
+        check_op(op)
     if replay is not None and problem is None:
         raise ParameterError("--replay replays an example of a KernelBench pair: give --problem and --solution too")
     check_seconds("timeout", timeout)
@@ -625,7 +627,7 @@ def fuzz(
 
 @app.command()
 def bench(
-    op: Annotated[str, typer.Argument(help="conv2d, conv3d_kk1 or conv_gelu (timed on its seed preset)")],
+    op: Annotated[str, typer.Argument(help=f"one of {', '.join(PRESET_NAMES)} (timed at its full size)")],
     batch: Annotated[int | None, typer.Option(help="replace the preset's batch size (default: full size)")] = None,
     reps: Annotated[int, typer.Option(help="timed calls per row (fewer for rows slower than --budget)")] = 20,
     rotate: Annotated[int, typer.Option(help="input sets used in turn, so no call finds its input in L2")] = 3,
@@ -649,18 +651,19 @@ def bench(
     """GPU: time every fast variant beside cuDNN fp32/TF32/fp64 and the fp64 reference; error vs fp64; Pareto plot."""
     from . import bench as bench_lib
 
+    kernel_op = PRESET_KERNEL_OPS[check_op(op)]  # the results and figures are named by the kernels' op
     if replot:
         try:
             result = bench_lib.load(replot, op)
         except OSError as error:
             raise ParameterError(f"Got --replot {replot}, which cannot be read: {error}") from None
-        path = figure or f"experiments/figures/bench_{op}_{bench_lib.gpu_slug(result.meta['device'])}.png"
+        path = figure or f"experiments/figures/bench_{kernel_op}_{bench_lib.gpu_slug(result.meta['device'])}.png"
         bench_lib.plot_pareto(result, path)
         _out.print(f"wrote {path}")
         return
     from fpa_kernels.variants import Schedule
 
-    variants = bench_lib.default_variants(op) if op in bench_lib.OP_PRESETS else None
+    variants = bench_lib.default_variants(kernel_op)
     if tiled_only and variants is not None:
         variants = [v for v in variants if v.schedule is Schedule.TILED]
     tree = kernels_tree or bench_lib.kernels_tree_of_checkout()
@@ -677,7 +680,7 @@ def bench(
     )
     slug = bench_lib.gpu_slug(result.meta["device"])
     out_path = out or f"experiments/results/bench_{slug}.json"
-    fig_path = figure or f"experiments/figures/bench_{op}_{slug}.png"
+    fig_path = figure or f"experiments/figures/bench_{kernel_op}_{slug}.png"
     bench_lib.save(result, out_path)
     bench_lib.plot_pareto(result, fig_path)
     if as_json:

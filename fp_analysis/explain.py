@@ -16,7 +16,7 @@ from .backends import tf32, tf32_settings
 from .candidate import CandidateProcess
 from .engine import analyse_model
 from .errors import ParameterError
-from .interpose import Arithmetic, evaluate
+from .interpose import evaluate, precision_mode
 from .kernelbench import load_problem, mismatch_summary, parameter_mismatch, run_check
 from .options import resolve_device
 from .usercode import UserFile
@@ -122,10 +122,7 @@ def _batch_subset(model, trial, mode: str, atol: float, rtol: float):
     inputs = [
         t[item : item + 1] if isinstance(t, torch.Tensor) and t.dim() and t.shape[0] == n else t for t in trial.inputs
     ]
-    arithmetic = Arithmetic(dtype=torch.float32)
-    if mode != "fp32":
-        arithmetic = Arithmetic(dtype=torch.float32, linear_format=mode, convolutions_only=mode == "tf32")
-    alone = evaluate(model, inputs, arithmetic).output
+    alone = evaluate(model, inputs, precision_mode(mode)).output
     expected = reference[item : item + 1]
     scale = float(expected.abs().max()) if expected.numel() else 0.0
     if alone.shape != expected.shape or not float((alone - expected).abs().max()) <= 1e-3 * scale:

@@ -44,7 +44,7 @@ from .formats import FORMATS
 from .jobs import default_max_examples, parse_replay
 from .kernelbench import KernelBenchError, init_inputs, load_problem, trial_inputs
 from .model_space import ModelSpace, Refused, TooLarge, describe_convs
-from .options import check_count, resolve_device
+from .options import PRESET_KERNEL_OPS, check_count, check_op, resolve_device
 from .places import cache_dir
 from .strategies import DATA_KINDS, LAYOUTS, config_spec, conv2d_configs, conv3d_kk1_configs, make_tensor
 from .usercode import check_output, seed_all
@@ -425,10 +425,10 @@ def replay_job(problem, solution, *, replay: str, device: str, timeout: float, f
 
 def _op_check(kind, problem, variant, dev: torch.device) -> str | None:
     """Why this example of our own variant is wrong, or None (see ``fuzz_op``)."""
-    from fpa_kernels import Op, run_variant, twin
+    from fpa_kernels import Op, run_variant, twin, variant_bound
     from fpa_kernels.twin import all_output_indices
 
-    from .bounds import dot_bound, epilogue_bound
+    from .bounds import term_sums
     from .ops.conv import conv2d_spec, gather_terms
     from .ops.epilogue import EpilogueSpec, epilogue_torch
     from .reference import fp64_at
@@ -444,15 +444,13 @@ def _op_check(kind, problem, variant, dev: torch.device) -> str | None:
     got = twin(variant, spec, x, w, b, m)
     terms = gather_terms(spec, x, w, b, all_output_indices(got.shape))
     exact = fp64_at(terms)
-    bound = dot_bound(terms.w, terms.x, variant.twin_accumulation(), terms.bias).deterministic
+    per_output = m.reshape(-1).numpy()[terms.index[:, 1]] if m is not None else None
+    sums = term_sums(terms.w, terms.x, terms.bias)
+    bound = variant_bound(variant, sums, conv=exact, multiplier=per_output).deterministic
     if m is not None:
-        per_output = m.reshape(-1).numpy()[terms.index[:, 1]]
-        form = "none" if variant.gelu.value == "erf" else "tanh"
-        conv = exact
         exact = epilogue_torch(
-            torch.from_numpy(conv), torch.from_numpy(per_output.astype(np.float64)), EpilogueSpec(0.01, form)
+            torch.from_numpy(exact), torch.from_numpy(per_output.astype(np.float64)), EpilogueSpec(0.01, variant.gelu)
         ).numpy()
-        bound = epilogue_bound(conv, bound, per_output, 0.01, ftz=variant.fast_math)
     err = np.abs(got.reshape(-1).astype(np.float64) - exact)
     finite = np.isfinite(err) & np.isfinite(bound)
     if np.any(err[finite] > bound[finite]):
@@ -485,19 +483,15 @@ def _op_check(kind, problem, variant, dev: torch.device) -> str | None:
 
 
 def fuzz_op(op: str, *, max_examples: int | None = None, device: str = "auto", seed: int = 0) -> dict:
-    """Fuzz our own variants of ``op`` (twinned ones): each twin's error ≤ its deterministic bound against the
-    exact result; for conv3d_kk1, each depth slice equals conv2d of its input slice (same variant) bit for bit;
-    on a GPU, the kernel equals its twin bit for bit. Returns {"failures": [...], "examples": n, "shrink_steps": k}
-    (counted as for ``fuzz_kernelbench``)."""
+    """Fuzz our own variants of ``op`` (one of PRESET_NAMES; the twinned variants): each twin's error ≤ its
+    deterministic bound against the exact result; for conv3d_kk1, each depth slice equals conv2d of its input
+    slice (same variant) bit for bit; on a GPU, the kernel equals its twin bit for bit. Returns
+    {"failures": [...], "examples": n, "shrink_steps": k} (counted as for ``fuzz_kernelbench``)."""
     from fpa_kernels import Op, variant_matrix
 
     from .strategies import conv_inputs
 
-    try:
-        kind = Op(op)
-    except ValueError:
-        allowed = ", ".join(repr(o.value) for o in Op)
-        raise ParameterError(f"Got op={op!r}, but the only valid ops are {allowed}.") from None
+    kind = Op(PRESET_KERNEL_OPS[check_op(op)])
     max_examples = default_max_examples() if max_examples is None else check_count("max_examples", max_examples)
     dev = resolve_device(device)
     configs = conv3d_kk1_configs(max_outputs=3000) if kind is Op.CONV3D_KK1 else conv2d_configs(max_outputs=3000)

@@ -21,7 +21,7 @@ import numpy as np
 
 from .arith import add32, fma32, mul32
 
-__all__ = ["CONSTANTS", "TABLES", "GeluForm32", "epilogue32", "erf32", "gelu32", "tanh32"]
+__all__ = ["CONSTANTS", "TABLES", "GeluForm", "epilogue32", "erf32", "gelu32", "tanh32"]
 
 _F32 = np.float32
 
@@ -49,13 +49,20 @@ CONSTANTS = {
 }
 
 
-class GeluForm32(str, Enum):
-    """Which GELU formula the fp32 epilogue evaluates."""
+class GeluForm(str, Enum):
+    """Which GELU formula: the values are ``torch.nn.GELU(approximate=...)``'s; ``formula`` names the function
+    each evaluates (variant labels print it). The one GELU vocabulary of the reference, the epilogue specs, the
+    fp32 twins and the kernels."""
 
-    ERF = "erf"
-    """0.5·x·(1 + erf(x/√2)): PyTorch's default (approximate='none')."""
+    NONE = "none"
+    """Exact GELU: 0.5·x·(1 + erf(x/√2)) (Hendrycks & Gimpel 2016, §2); PyTorch's default."""
     TANH = "tanh"
-    """0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))): PyTorch's approximate='tanh'."""
+    """Tanh approximation: 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))) (Hendrycks & Gimpel 2016, §2)."""
+
+    @property
+    def formula(self) -> str:
+        """The function the form evaluates: "erf" or "tanh"."""
+        return "erf" if self is GeluForm.NONE else "tanh"
 
 
 def _odd_piecewise(z: np.ndarray, name: str, ftz: bool) -> np.ndarray:
@@ -87,12 +94,12 @@ def tanh32(y, *, ftz: bool = False) -> np.ndarray:
     return _odd_piecewise(y, "tanh", ftz)
 
 
-def gelu32(x, form: GeluForm32 | str = GeluForm32.ERF, *, ftz: bool = False) -> np.ndarray:
+def gelu32(x, form: GeluForm | str = GeluForm.NONE, *, ftz: bool = False) -> np.ndarray:
     """GELU of fp32 values, in the fixed operation order the CUDA epilogue uses (see the module docstring)."""
     x = np.asarray(x, dtype=_F32)
     k = CONSTANTS
     half_x = mul32(k["HALF"], x, ftz=ftz)
-    if GeluForm32(form) is GeluForm32.ERF:
+    if GeluForm(form) is GeluForm.NONE:
         inner = erf32(mul32(x, k["SQRT1_2"], ftz=ftz), ftz=ftz)
     else:
         cube = mul32(mul32(x, x, ftz=ftz), x, ftz=ftz)
@@ -101,7 +108,7 @@ def gelu32(x, form: GeluForm32 | str = GeluForm32.ERF, *, ftz: bool = False) -> 
     return mul32(half_x, add32(k["ONE"], inner, ftz=ftz), ftz=ftz)
 
 
-def epilogue32(acc, multiplier, negative_slope: float, form: GeluForm32 | str, *, ftz: bool = False) -> np.ndarray:
+def epilogue32(acc, multiplier, negative_slope: float, form: GeluForm | str, *, ftz: bool = False) -> np.ndarray:
     """gelu(leaky_relu(acc·m)) in fp32: v = acc·m; v = v if v > 0 else v·slope; then ``gelu32``."""
     v = mul32(np.asarray(acc, _F32), np.asarray(multiplier, _F32), ftz=ftz)
     v = np.where(v > 0, v, mul32(v, _F32(negative_slope), ftz=ftz))

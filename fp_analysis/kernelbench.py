@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from .errors import Fate, FpaError, Side, UserCodeError
-from .interpose import Arithmetic, interposed
+from .interpose import interposed, precision_mode
 from .metrics import ErrorStats, error_stats
 from .options import check_reference_mode
 from .usercode import UserFile, check_output, seed_all
@@ -57,17 +57,13 @@ def load_problem(path: str | pathlib.Path) -> UserFile:
 
 @contextlib.contextmanager
 def emulated_reference(mode: str):
-    """Within the block, the reference's linear ops run in ``mode`` as a CPU can emulate it (``interpose``):
-    operands rounded to the format (nearest even), products summed in fp64, the result rounded to fp32 —
-    what a TF32 / bf16 / fp16 reference computes, to within fp32 accumulation error (shared/facts: cuDNN
-    TF32 vs this emulation, 6.3e-6 on seed 000). ``tf32`` is cuDNN's default: the convolutions only (cuBLAS
-    keeps matrix products in fp32 by default, shared/facts); ``bf16``/``fp16`` every linear op, as autocast
-    does. ``fp32`` changes nothing. Raises KernelBenchError when the block ran no linear op to emulate."""
+    """Within the block, the reference's linear ops run in ``mode`` as a CPU can emulate it
+    (``interpose.precision_mode``); ``fp32`` changes nothing. Raises KernelBenchError when the block ran no
+    linear op to emulate."""
     if check_reference_mode(mode) == "fp32":
         yield None
         return
-    arithmetic = Arithmetic(dtype=torch.float32, linear_format=mode, convolutions_only=mode == "tf32")
-    with interposed(arithmetic) as interposer:
+    with interposed(precision_mode(mode)) as interposer:
         yield interposer
     if interposer.rounded == 0:
         raise KernelBenchError(

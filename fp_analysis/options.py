@@ -14,6 +14,7 @@ from enum import Enum
 from .errors import ParameterError, enum_member
 
 __all__ = [
+    "PRESET_KERNEL_OPS",
     "PRESET_NAMES",
     "REFERENCE_MODES",
     "SEED_MAX",
@@ -21,6 +22,7 @@ __all__ = [
     "check_count",
     "check_device",
     "check_file",
+    "check_op",
     "check_reference_mode",
     "check_seconds",
     "check_seed",
@@ -28,9 +30,11 @@ __all__ = [
     "resolve_device",
 ]
 
-# The seed ops' presets (``fp_analysis.ops.presets.PRESETS`` holds them; a test checks the two agree), named
-# here so that the command line can list them without importing torch.
-PRESET_NAMES = ("dilated_conv2d", "conv3d_kk1", "conv_gelu")
+# The seed ops' presets (``fp_analysis.ops.presets.PRESETS`` holds them; a test checks the two agree): the op
+# names every command takes (report, tolerance, orders, fuzz, bench), each with the kernel op
+# (``fpa_kernels.Op``) that implements it. Named here so that the command line can list them without torch.
+PRESET_KERNEL_OPS = {"dilated_conv2d": "conv2d", "conv3d_kk1": "conv3d_kk1", "conv_gelu": "conv_gelu"}
+PRESET_NAMES = tuple(PRESET_KERNEL_OPS)
 
 # The largest seed ``torch.manual_seed`` takes (it stores an unsigned 64-bit integer).
 SEED_MAX = 2**64 - 1
@@ -102,6 +106,16 @@ def check_tolerance(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
         raise ParameterError(f"Got {name}={value!r}, but {name} must be a finite number >= 0.")
     return float(value)
+
+
+def check_op(op) -> str:
+    """``op`` if it is one of ``PRESET_NAMES``, the op names every command takes."""
+    if op in PRESET_KERNEL_OPS:
+        return op
+    allowed = ", ".join(repr(name) for name in PRESET_NAMES)
+    kernels_name = [preset for preset, kernel_op in PRESET_KERNEL_OPS.items() if kernel_op == op]
+    hint = f" ({op!r} is what the kernels call {kernels_name[0]!r})" if kernels_name else ""
+    raise ParameterError(f"Got op={op!r}, but the only valid ops are {allowed}.{hint}")
 
 
 def check_reference_mode(mode: str) -> str:

@@ -135,6 +135,15 @@ class AccumulationSpec:
         if not isinstance(self.ftz, (bool, np.bool_)):
             raise ParameterError(f"Got ftz={self.ftz!r}, but ftz must be True or False.")
 
+    @classmethod
+    def reduced_precision_reference(cls, operand_rounding: OperandRounding | str) -> AccumulationSpec:
+        """What a tensor-core reference in a reduced precision computes, as the terms-level emulation of it:
+        operands rounded (``OperandRounding.TF32`` is cuDNN's TF32 mode), the exact products summed in fp64
+        from the bias, rounded to fp32 once. A tensor core's own additions differ from this by an fp32-sized
+        accumulation error (shared/facts: cuDNN TF32 vs this emulation, 6.3e-6 on seed 000). The whole-Model
+        form of the same idea is ``fp_analysis.interpose.precision_mode``."""
+        return cls(Order.FP64, operand_rounding=operand_rounding)
+
     @property
     def label(self) -> str:
         """A short, stable name such as ``split_k8-tree/fma/tf32``: order, contraction, operands (+ftz)."""

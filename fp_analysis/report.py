@@ -18,23 +18,23 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from . import backends
 from .arith import add32
-from .bounds import bound_from_sums, epilogue_bound, tensor_core_bound, term_sums
+from .bounds import bound_from_sums, epilogue_bound, term_sums
 from .errors import ParameterError
 from .formats import FORMATS
+from .gelu32 import GeluForm
 from .memory import require
 from .metrics import error_stats
 from .ops.conv import ConvSpec, Terms, gather_terms, require_terms_memory, sample_output_indices
 from .ops.epilogue import EpilogueSpec, epilogue_torch
 from .ops.modules import torch_padding_arg
 from .ops.presets import PRESETS, make_problem, resolve_input_shape
+from .options import PRESET_KERNEL_OPS, check_op
 from .orders import AccumulationSpec, OperandRounding, accumulate
 from .reference import fp64_at, fp64_full, mpmath_at
-from .rounding import round_to
 
-__all__ = ["OPS", "ReportRow", "report"]
-
-OPS = {"dilated_conv2d": "conv2d", "conv3d_kk1": "conv3d_kk1", "conv_gelu": "conv_gelu"}
+__all__ = ["ReportRow", "report"]
 _U = FORMATS["fp32"].unit_roundoff
 
 
@@ -130,10 +130,7 @@ def _require_memory(preset: str, batch, input_shape, device: str, samples: int) 
 
 
 def _problem(preset: str, seed: int, batch: int | None, input_shape: tuple[int, ...] | None):
-    if preset not in PRESETS:
-        allowed = ", ".join(repr(p) for p in PRESETS)
-        raise ParameterError(f"Got op={preset!r}, but the only valid ops are {allowed}.")
-    return make_problem(preset, seed=seed, batch=batch, input_shape=input_shape)
+    return make_problem(check_op(preset), seed=seed, batch=batch, input_shape=input_shape)
 
 
 def report(
@@ -147,7 +144,7 @@ def report(
     progress: Callable[[str], None] | None = None,
 ) -> dict:
     """Rows for every kernel variant of ``preset`` and PyTorch's reference in fp32 and TF32 (see the module doc)."""
-    from fpa_kernels import Op, TensorCore, run_variant, twin_from_terms, variant_matrix
+    from fpa_kernels import Op, run_variant, twin_from_terms, variant_bound, variant_matrix
 
     if device not in ("auto", "cpu", "cuda"):
         raise ParameterError(f"Got device={device!r}, but the only valid values are 'auto', 'cpu', 'cuda'.")
@@ -159,7 +156,7 @@ def report(
     _require_memory(preset, batch, input_shape, dev, samples)
     problem = _problem(preset, seed, batch, input_shape)
     spec: ConvSpec = problem.spec
-    op = Op(OPS[preset])
+    op = Op(PRESET_KERNEL_OPS[preset])
     out_shape = spec.output_shape(tuple(problem.x.shape))
     index = sample_output_indices(out_shape, samples, seed)
     terms = gather_terms(spec, problem.x, problem.weight, problem.bias, index)
@@ -177,16 +174,10 @@ def report(
     for variant in variant_matrix(op):
         if progress:
             progress(variant.label)
-        det = prob = None
-        if variant.tensor_core is not TensorCore.NONE:
-            det = tensor_core_bound(sums, 3 if variant.tensor_core.value == "3xtf32" else 1)
-        else:
-            bounds = bound_from_sums(sums, variant.twin_accumulation(), probability)
-            det, prob = bounds.deterministic, bounds.probabilistic
-            if epilogue is not None:
-                det = epilogue_bound(conv64, det, m, epilogue.negative_slope, ftz=variant.fast_math)
-                prob = epilogue_bound(conv64, prob, m, epilogue.negative_slope, ftz=variant.fast_math)
-        tanh = epilogue is not None and variant.gelu.value == "tanh"
+        slope = epilogue.negative_slope if epilogue is not None else 0.01
+        bound = variant_bound(variant, sums, probability, conv=conv64, multiplier=m, negative_slope=slope)
+        det, prob = bound.deterministic, bound.probabilistic
+        tanh = epilogue is not None and variant.gelu is GeluForm.TANH
         if full is not None:
             got, seconds = full.kernel(lambda v=variant: run_variant(v, spec, *full.args))
             truth_full = full.truth_tanh if tanh else full.truth
@@ -293,9 +284,8 @@ def _pytorch_rows(spec, problem, terms, m, epilogue, truth, sums, probability, c
                 conv = add32(conv, terms.bias)
             note = "CPU twin of cuDNN fp32 (input channel outermost fmaf, bias last)"
         else:
-            w, x = round_to(terms.w, "tf32"), round_to(terms.x, "tf32")
-            conv = (w.astype(np.float64) * x).sum(axis=1) + (0 if terms.bias is None else terms.bias)
-            conv = conv.astype(np.float32)
+            emulation = AccumulationSpec.reduced_precision_reference(OperandRounding.TF32)
+            conv = accumulate(terms.w, terms.x, emulation, terms.bias)
             note = "emulated: operands rounded to TF32 (nearest even), summed in fp64"
         got = _epilogue32(conv, m, epilogue)
         rows.append(_row(name, "pytorch", False, got, truth, det, prob, time.perf_counter() - start, note))
@@ -331,14 +321,10 @@ class _GpuRunner:
         return out.cpu().numpy(), start.elapsed_time(stop) / 1e3
 
     def torch_reference(self, tf32: bool) -> torch.Tensor:
-        saved = torch.backends.cudnn.allow_tf32
-        torch.backends.cudnn.allow_tf32 = tf32
-        try:
+        with backends.tf32(conv=tf32):
             x, w, b, m = self.args
             conv = F.conv3d if self.spec.spatial_dims == 3 else F.conv2d
             y = conv(x, w, b, self.spec.stride, torch_padding_arg(self.spec), self.spec.dilation, self.spec.groups)
             if self.problem.epilogue is not None:
                 y = epilogue_torch(y, m, self.problem.epilogue)
             return y
-        finally:
-            torch.backends.cudnn.allow_tf32 = saved

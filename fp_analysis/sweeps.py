@@ -10,15 +10,15 @@ import math
 import numpy as np
 import torch
 
+from . import backends
 from .bounds import bound_from_sums, term_sums
 from .formats import FORMATS
-from .gelu32 import epilogue32, gelu32
+from .gelu32 import GeluForm, epilogue32, gelu32
 from .metrics import ulp
 from .ops.conv import Terms, gather_terms, sample_output_indices
 from .ops.presets import make_problem
 from .orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order, accumulate
 from .reference import fp64_at
-from .rounding import round_to
 
 __all__ = [
     "SWEEP_ORDERS",
@@ -123,10 +123,10 @@ def seed_mismatch(samples: int = 4000, seed: int = 0, batch: int | None = 1) -> 
     terms = gather_terms(spec, problem.x, problem.weight, None, index)
     exact = fp64_at(terms)
     fp32 = accumulate(terms.w, terms.x, AccumulationSpec()).astype(np.float64)
-    tf32 = {}
-    for mode in ("rne", "rz"):
-        w, x = round_to(terms.w, "tf32", mode), round_to(terms.x, "tf32", mode)
-        tf32[mode] = (w.astype(np.float64) * x).sum(axis=1).astype(np.float32).astype(np.float64)
+    nearest, truncated = (
+        accumulate(terms.w, terms.x, AccumulationSpec.reduced_precision_reference(rounding)).astype(np.float64)
+        for rounding in (OperandRounding.TF32, OperandRounding.TF32_RZ)
+    )
     s1 = term_sums(terms.w, terms.x).s1
     return [
         {
@@ -141,7 +141,7 @@ def seed_mismatch(samples: int = 4000, seed: int = 0, batch: int | None = 1) -> 
             "mismatch_fp32_vs_tf32": float(abs(a - b)),
             "scale": float(s),
         }
-        for i, e, a, b, c, s in zip(index, exact, fp32, tf32["rne"], tf32["rz"], s1, strict=True)
+        for i, e, a, b, c, s in zip(index, exact, fp32, nearest, truncated, s1, strict=True)
     ]
 
 
@@ -157,7 +157,7 @@ def gelu_forms(lo: float = -8.0, hi: float = 8.0, n: int = 16001, seed: int = 0)
     # (0.5·x·(1 + erf) cancels), so its error is naturally measured against |x|, not against the tiny result.
     scale = ulp(np.maximum(np.abs(exact_erf), np.abs(x.astype(np.float64))))
     forms = {
-        "fp_analysis erf GELU": gelu32(x, "erf"),
+        "fp_analysis erf GELU": gelu32(x, GeluForm.NONE),
         "fp_analysis tanh GELU": gelu32(x, "tanh"),
         "torch fp32 erf GELU": torch.nn.functional.gelu(torch.from_numpy(x)).numpy(),
         "torch fp32 tanh GELU": torch.nn.functional.gelu(torch.from_numpy(x), approximate="tanh").numpy(),
@@ -177,7 +177,7 @@ def gelu_forms(lo: float = -8.0, hi: float = 8.0, n: int = 16001, seed: int = 0)
         {"x": float(a), "form": "tanh vs erf (model difference)", "ulps": float(e)}
         for a, e in zip(x, model, strict=True)
     ]
-    pipeline = epilogue32(y, m, 0.01, "erf").astype(np.float64)
+    pipeline = epilogue32(y, m, 0.01, GeluForm.NONE).astype(np.float64)
     err = np.abs(pipeline - through) / ulp(np.maximum(np.abs(through), np.abs(v64.numpy())))
     rows += [
         {"x": float(a), "form": "×m → LeakyReLU → erf GELU (fp32)", "ulps": float(e)}
@@ -195,11 +195,11 @@ def cuda_math_probe(x: torch.Tensor, fast_math: bool) -> np.ndarray:
     ``MATH_PROBE_ROWS`` order."""
     import ctypes
 
-    from fpa_kernels import build_source
+    from fpa_kernels import KERNELS
     from fpa_kernels.driver import Kernel
 
     n = x.numel()
-    kernel = Kernel(build_source("mathprobe.cu", {}, ["--use_fast_math"] if fast_math else []), "mathprobe")
+    kernel = Kernel(KERNELS["mathprobe"].cubin(flags=["--use_fast_math"] if fast_math else []), "mathprobe")
     out = torch.empty(len(MATH_PROBE_ROWS) * n, device=x.device)
     args = [ctypes.c_uint64(x.data_ptr()), ctypes.c_uint64(out.data_ptr()), ctypes.c_longlong(n)]
     kernel.launch((n + 255) // 256, 256, args, torch.cuda.current_stream().cuda_stream)
@@ -234,14 +234,10 @@ def seed_mismatch_full(seed: int = 0) -> tuple[list[dict], np.ndarray]:
     spec = problem.spec
     x, w = problem.x.cuda(), problem.weight.cuda()
     conv = lambda a, b: torch.nn.functional.conv2d(a, b, None, spec.stride, (2, 4), spec.dilation)  # noqa: E731
-    saved = torch.backends.cudnn.allow_tf32
-    try:
-        torch.backends.cudnn.allow_tf32 = False
+    with backends.tf32(conv=False):
         fp32 = conv(x, w)
-        torch.backends.cudnn.allow_tf32 = True
+    with backends.tf32(conv=True):
         tf32 = conv(x, w)
-    finally:
-        torch.backends.cudnn.allow_tf32 = saved
     fp64 = conv(x.double(), w.double())
     rows = []
     for name, y in (("cudnn_fp32", fp32), ("cudnn_tf32", tf32)):

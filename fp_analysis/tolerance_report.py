@@ -8,7 +8,8 @@ from .bounds import term_sums
 from .errors import ParameterError
 from .ops.conv import gather_terms, sample_output_indices
 from .ops.epilogue import epilogue_torch
-from .ops.presets import PRESETS, make_problem, require_sample_memory
+from .ops.presets import make_problem, require_sample_memory
+from .options import check_op
 from .orders import AccumulationSpec, accumulate
 from .reference import fp64_at
 from .rounding import round_to
@@ -21,8 +22,7 @@ def tolerance_report(preset: str, mode: str, *, samples: int = 2000, seed: int =
     """Bound-derived atol (both sides, all outputs at once) and the measured error distribution behind it."""
     import torch
 
-    if preset not in PRESETS:
-        raise ParameterError(f"Got op={preset!r}, but the only valid ops are {', '.join(map(repr, PRESETS))}.")
+    check_op(preset)
     if mode not in ARITHMETIC:
         raise ParameterError(f"Got mode={mode!r}, but the only valid values are {', '.join(map(repr, ARITHMETIC))}.")
     require_sample_memory(preset, samples)

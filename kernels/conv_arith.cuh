@@ -3,21 +3,11 @@
 // _rn intrinsic, so nvcc can neither contract nor reassociate them; the CPU twin does the same steps.
 #pragma once
 #include "conv_params.cuh"
-#include "fpa_generated.cuh"
-
-#ifndef FPA_ORDER
-#error "FPA_ORDER must be defined by the build (see fpa_kernels/variants.py)"
-#endif
-
-#define FPA_ORDER_SEQUENTIAL 0
-#define FPA_ORDER_SPLIT_K 1
-#define FPA_ORDER_KAHAN 2
-#define FPA_ORDER_FP64 3
 
 __device__ __forceinline__ float fpa_operand(float v) {
-#if FPA_OPROUND == 1
+#if FPA_OPROUND == FPA_OPROUND_TF32
     return fpa_tf32_rne(v);
-#elif FPA_OPROUND == 2
+#elif FPA_OPROUND == FPA_OPROUND_TF32_RZ
     return fpa_tf32_rz(v);
 #else
     return v;
@@ -49,9 +39,9 @@ __device__ __forceinline__ float fpa_odd_piecewise(float z, const float (*c)[8],
 }
 
 __device__ __forceinline__ float fpa_gelu(float v) {
-#if FPA_GELU_IMPL == 0  // the project's polynomial erf/tanh (fp_analysis.gelu32): twinned bit for bit
+#if FPA_GELU_IMPL == FPA_GELU_IMPL_FPA  // the project's polynomial erf/tanh (fp_analysis.gelu32): twinned bit for bit
     float half_v = __fmul_rn(FPA_HALF, v);
-#if FPA_EPILOGUE == 1
+#if FPA_EPILOGUE == FPA_EPILOGUE_GELU_ERF
     float inner = fpa_odd_piecewise(__fmul_rn(v, FPA_SQRT1_2), fpa_erf_coeffs, FPA_ERF_SCALE, FPA_ERF_WIDTH,
                                     FPA_ERF_CUTOFF);
 #else
@@ -61,7 +51,7 @@ __device__ __forceinline__ float fpa_gelu(float v) {
 #endif
     return __fmul_rn(half_v, __fadd_rn(FPA_ONE, inner));
 #else  // CUDA's math library, written as PyTorch's GELU kernels write it: no twin, checked against a bound
-#if FPA_EPILOGUE == 1
+#if FPA_EPILOGUE == FPA_EPILOGUE_GELU_ERF
     return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
 #else
     return 0.5f * v * (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v)));
@@ -72,7 +62,7 @@ __device__ __forceinline__ float fpa_gelu(float v) {
 // conv_gelu's fused epilogue on one conv value: × the channel's multiplier, LeakyReLU, GELU (the identity
 // for the other ops). Shared by the CUDA-core kernels so that each applies the same fp32 steps.
 __device__ __forceinline__ float fpa_epilogue(float v, const float* __restrict__ mult, long long oc, float slope) {
-#if FPA_EPILOGUE
+#if FPA_EPILOGUE != FPA_EPILOGUE_NONE
     v = __fmul_rn(v, mult[oc]);
     v = v > 0.0f ? v : __fmul_rn(v, slope);
     v = fpa_gelu(v);

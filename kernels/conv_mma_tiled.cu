@@ -14,9 +14,6 @@
 #include "conv_tf32.cuh"
 #include "conv_tile.cuh"
 
-#ifndef FPA_TC_SPLIT
-#error "FPA_TC_SPLIT must be defined by the build (see fpa_kernels/variants.py)"
-#endif
 
 using namespace fpa_tile;
 

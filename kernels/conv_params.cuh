@@ -1,6 +1,9 @@
 // Shared by the conv kernels: the parameter block (its layout is mirrored by fpa_kernels.launch) and
 // the fp32 → TF32 roundings done on the bit pattern, exactly as fp_analysis.rounding.round_to does.
 #pragma once
+// The define codes, the tile geometry, the GELU tables and a guard for each define this source must be given:
+// written for each build by fpa_kernels.build from fpa_kernels.variants, .geometry and .registry.
+#include "fpa_generated.cuh"
 
 struct ConvParams {
     long long n, c, d0, d1, d2;  // input: batch, channels, spatial extents (conv2d: d2 = 1)

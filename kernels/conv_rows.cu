@@ -27,22 +27,18 @@
 #if FPA_ORDER != FPA_ORDER_SEQUENTIAL
 #error "conv_rows.cu implements the sequential order only"
 #endif
-#if !defined(FPA_ROWS_KW) || !defined(FPA_ROWS_DW) || !defined(FPA_ROWS_TPX) || !defined(FPA_ROWS_TOC) || \
-    !defined(FPA_ROWS_GROUPS)
-#error "FPA_ROWS_KW, _DW, _TPX, _TOC and _GROUPS must be defined by the launcher (fpa_kernels.rows)"
-#endif
 
 namespace {
 
 constexpr int KW = FPA_ROWS_KW, DW = FPA_ROWS_DW;
 constexpr int TPX = FPA_ROWS_TPX, TOC = FPA_ROWS_TOC;  // pixels (8, 16) × channels (8, 4) per thread
 constexpr int GROUPS = FPA_ROWS_GROUPS;                 // pixel groups per block: 16 or 8
-constexpr int PX = GROUPS * TPX, BN = 64, CGROUPS = BN / TOC, THREADS = GROUPS * CGROUPS;
+constexpr int PX = GROUPS * TPX, BN = FPA_ROWS_BN, CGROUPS = BN / TOC, THREADS = GROUPS * CGROUPS;
 constexpr int WIN = (TPX + (KW - 1) * DW + 3) / 4 * 4;  // the register window, whole 16-byte loads
 constexpr int REACH = WIN - TPX;                         // inputs a window reads past its own TPX
 constexpr int SLAB = PX + 2 * REACH;                     // floats per staged row: two row segments at most
 static_assert(TPX == 8 || TPX == 16, "FPA_ROWS_TPX must be 8 or 16");
-static_assert(WIN <= TPX + 40, "the launcher sends wider windows to conv_tiled.cu");
+static_assert(WIN <= TPX + FPA_ROWS_MAX_REACH, "the launcher sends wider windows to conv_tiled.cu");
 
 __device__ __forceinline__ unsigned smem_address(const void* q) { return (unsigned)__cvta_generic_to_shared(q); }
 __device__ __forceinline__ void copy16(float* smem, const float* gmem, int bytes) {
@@ -70,15 +66,9 @@ static_assert(TOC == 8 || TOC == 4, "FPA_ROWS_TOC must be 8 or 4");
 
 // FPA_ROWS_MIN_BLOCKS: blocks per SM the register cap aims at (set by the launcher, which sizes the
 // stages to share the SM's shared memory among that many blocks).
-#ifndef FPA_ROWS_MIN_BLOCKS
-#error "FPA_ROWS_MIN_BLOCKS must be defined by the launcher (fpa_kernels.rows)"
-#endif
 // The steps of one tap run in blocks of FPA_ROWS_IB pixels: for each block, channel by channel, pixel by
 // pixel. Every accumulator still takes its terms in order; only the interleaving of the independent
 // chains (and so ptxas's register use and schedule) changes.
-#ifndef FPA_ROWS_IB
-#error "FPA_ROWS_IB must be defined by the launcher (fpa_kernels.rows)"
-#endif
 static_assert(FPA_ROWS_TPX % FPA_ROWS_IB == 0, "FPA_ROWS_IB must divide FPA_ROWS_TPX");
 
 // Dynamic shared memory: 2 stages × cc channels × (KH slab rows of SLAB floats + KH·KW weight rows of 64).

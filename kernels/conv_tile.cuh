@@ -15,7 +15,7 @@
 
 namespace fpa_tile {
 
-constexpr int BM = 128, BN = 64, BK = 16, STAGES = 2;
+constexpr int BM = FPA_TILE_BM, BN = FPA_TILE_BN, BK = FPA_TILE_BK, STAGES = FPA_TILE_STAGES;
 
 __device__ __forceinline__ unsigned smem_address(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
 

@@ -29,21 +29,15 @@
 #include "conv_async.cuh"
 #include "conv_tf32.cuh"
 
-#ifndef FPA_TC_SPLIT
-#error "FPA_TC_SPLIT must be defined by the build (see fpa_kernels/variants.py)"
-#endif
-#ifndef FPA_WG_CK
-#error "FPA_WG_CK (input channels per K step: 8, 16 or 32) must be defined by the launcher"
-#endif
 
 namespace {
 
 constexpr int PLANES = FPA_TC_SPLIT == 3 ? 2 : 1;
 constexpr int CK = FPA_WG_CK, GK = CK / 4;  // channels per K step and their groups of 4
 static_assert(CK == 8 || CK == 16 || CK == 32, "FPA_WG_CK must be 8, 16 or 32");
-constexpr int PX = 256, WG_PX = 128, BN = 64;
+constexpr int PX = FPA_WG_PX, WG_PX = PX / 2, BN = FPA_WG_BN;
 constexpr int CONSUMERS = 256, THREADS = CONSUMERS + 32;
-constexpr int A_STAGES = 2, B_STAGES = 4;
+constexpr int A_STAGES = FPA_WG_A_STAGES, B_STAGES = FPA_WG_B_STAGES;
 constexpr unsigned TAP_BYTES = PLANES * GK * BN * 16;
 
 // --- wgmma ---

@@ -7,7 +7,7 @@ import ctypes
 
 from fp_analysis.ops.conv import ConvSpec
 
-__all__ = ["ConvParams", "conv_params", "padded_input_shape"]
+__all__ = ["ConvParams", "conv_params", "padded3", "padded_input_shape"]
 
 
 class ConvParams(ctypes.Structure):
@@ -23,25 +23,26 @@ class ConvParams(ctypes.Structure):
     )
 
 
-def _padded3(values: tuple, fill: int) -> list[int]:
+def padded3(values: tuple, fill: int) -> list[int]:
+    """``values`` extended with ``fill`` to three extents (a 1-d or 2-d conv is the 3-d code with extents of 1)."""
     return list(values) + [fill] * (3 - len(values))
 
 
 def conv_params(spec: ConvSpec, input_shape: tuple[int, ...], negative_slope: float = 0.01) -> ConvParams:
     """The kernel's parameter block for ``spec`` on an input of ``input_shape`` (2-d: a trailing extent 1)."""
     out = spec.output_shape(input_shape)
-    d = _padded3(input_shape[2:], 1)
-    e = _padded3(out[2:], 1)
+    d = padded3(input_shape[2:], 1)
+    e = padded3(out[2:], 1)
     return ConvParams(
         input_shape[0],
         input_shape[1],
         *d,
         out[1],
         *e,
-        *_padded3(spec.kernel_size, 1),
-        *_padded3(spec.stride, 1),
-        *_padded3(tuple(before for before, _ in spec.padding), 0),
-        *_padded3(spec.dilation, 1),
+        *padded3(spec.kernel_size, 1),
+        *padded3(spec.stride, 1),
+        *padded3(tuple(before for before, _ in spec.padding), 0),
+        *padded3(spec.dilation, 1),
         spec.groups,
         int(spec.bias),
         ctypes.c_float(negative_slope).value,

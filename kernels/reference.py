@@ -14,13 +14,11 @@ import torch
 from fp_analysis.errors import DtypeError, ParameterError
 from fp_analysis.ops.conv import ConvSpec
 
-from .build import build_source
-from .launch import _check_devices, _check_tensor, launch_tiled
+from .general import launch_tiled
+from .launch import _check_devices, _check_tensor
+from .registry import KERNELS
 
 __all__ = ["conv_fp64"]
-
-
-_SOURCE = "conv_dmma_tiled.cu"
 
 
 def conv_fp64(spec: ConvSpec, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
@@ -44,5 +42,6 @@ def conv_fp64(spec: ConvSpec, x: torch.Tensor, weight: torch.Tensor, bias: torch
     out = torch.empty(spec.output_shape(tuple(x.shape)), dtype=torch.float64, device=device)
     if out.numel():
         with torch.cuda.device(device):
-            launch_tiled(build_source(_SOURCE, {}, []), "conv_dmma_tiled", spec, x, weight, bias, None, out)
+            cubin = KERNELS["conv_dmma_tiled"].cubin()
+            launch_tiled(cubin, "conv_dmma_tiled", spec, x, weight, bias, None, out)
     return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import pathlib
 
 import torch
 import torch.nn.functional as F
@@ -20,16 +21,15 @@ from fp_analysis.errors import ParameterError, ShapeError
 from fp_analysis.ops.conv import ConvSpec
 from fp_analysis.orders import Order
 
-from .build import build_source
 from .driver import device_pointer, load_kernel
+from .geometry import ROWS_BN, ROWS_MAX_REACH
 from .params import conv_params
-from .variants import TensorCore, VariantSpec
+from .variants import Schedule, TensorCore, VariantSpec
 
-__all__ = ["ROWS_SOURCE", "launch_rows", "row_units", "rows_defines", "rows_unsupported", "rows_view"]
+__all__ = ["launch_rows", "row_units", "rows_defines", "rows_unsupported", "rows_view"]
 
-ROWS_SOURCE = "conv_rows.cu"
-_TPX, _GROUPS, _BN = 16, 16, 64  # conv_rows.cu's defaults: pixels per thread, pixel groups; channels
-_MAX_REACH = 40  # conv_rows.cu's static_assert: (KW − 1)·DW inputs beyond a thread's own in its window
+_TPX, _GROUPS = 16, 16  # the thread tile rows_defines gives: pixels per thread, pixel groups per block
+_BN, _MAX_REACH = ROWS_BN, ROWS_MAX_REACH
 _SM_SHARED = 228 * 1024  # shared memory per SM on compute capability 9.0; ~1 KB of it per block is reserved
 _MIN_BLOCKS = {8: 3, 16: 2}  # blocks per SM the register cap aims at: 168 / 255 registers per thread
 _MAX_CHANNEL_BYTES = 96 * 1024  # one channel's stage; 2 of them must fit the 227 KB a block may have
@@ -99,6 +99,8 @@ def rows_unsupported(variant: VariantSpec, spec: ConvSpec, input_shape: tuple[in
     spec needs: ``rows_view``), or None when it can."""
     if variant.tensor_core is not TensorCore.NONE or variant.accumulation.order is not Order.SEQUENTIAL:
         return "it implements the sequential order on the CUDA cores only"
+    if variant.schedule is not Schedule.TILED:
+        return "it runs tiled variants"
     view = rows_view(spec, input_shape)
     if isinstance(view, str):
         return view
@@ -137,6 +139,8 @@ def rows_defines(variant: VariantSpec, spec: ConvSpec, input_shape: tuple[int, .
 
 
 def launch_rows(
+    cubin: pathlib.Path,
+    defines: dict[str, int],
     variant: VariantSpec,
     spec: ConvSpec,
     x: torch.Tensor,
@@ -145,21 +149,23 @@ def launch_rows(
     multiplier: torch.Tensor | None,
     out: torch.Tensor,
     negative_slope: float,
-    extra_defines: dict[str, int] | None = None,
 ) -> None:
-    """Launch conv_rows.cu on checked tensors (``rows_unsupported`` must have returned None).
+    """Launch conv_rows.cu, built with ``defines`` into ``cubin``, on checked tensors (``rows_unsupported`` must
+    have returned None).
 
     The kernel reads the input where it is when its rows and its padding along W are multiples of 4 floats
     (the seed's are), else a zero-padded copy; the weights as [group][K][channel], as for conv_tiled.cu.
-    Copies are made on the current stream, which orders their release after the kernel. ``extra_defines``
-    override ``rows_defines`` (experiments/tile_probe.py builds alternatives with them; FPA_ROWS_TPX also
-    sets the geometry here).
+    Copies are made on the current stream, which orders their release after the kernel. ``defines`` are
+    ``rows_defines``' or alternatives to them (experiments/tile_probe.py); FPA_ROWS_TPX, FPA_ROWS_GROUPS and
+    FPA_ROWS_MIN_BLOCKS also set the launch geometry here.
     """
     if spec.spatial_dims == 3:  # the (N, C, H, W·D) view (rows_view); the tensors are contiguous
         view = rows_view(spec, tuple(x.shape))
         n, c, h, w, d = x.shape
         o_shape = out.shape
         return launch_rows(
+            cubin,
+            defines,
             variant,
             view,
             x.view(n, c, h, w * d),
@@ -168,13 +174,11 @@ def launch_rows(
             multiplier,
             out.view(*o_shape[:3], o_shape[3] * o_shape[4]),
             negative_slope,
-            extra_defines,
         )
     n, c, h, w = x.shape
     (top, bottom), (left, _) = spec.padding
     og, groups = spec.out_channels // spec.groups, spec.groups
     cg, K = c // groups, weight[0].numel()
-    defines = {**rows_defines(variant, spec), **(extra_defines or {})}
     tpx, px_groups = defines["FPA_ROWS_TPX"], defines["FPA_ROWS_GROUPS"]
     e0, e1 = out.shape[2:]
     units_per_row = row_units(e1, tpx, px_groups)
@@ -192,7 +196,7 @@ def launch_rows(
     grid = (-(-n * e0 * units_per_row // px_groups), groups * math.ceil(og / _BN))
     if grid[0] > 2**31 - 1 or grid[1] > 65535:
         raise ShapeError(f"the output is too large for one conv_rows launch (grid {grid}; limits 2^31−1 × 65535)")
-    kernel = load_kernel(build_source(ROWS_SOURCE, defines, variant.nvcc_flags()), "conv_rows", x.device.index)
+    kernel = load_kernel(cubin, "conv_rows", x.device.index)
     args = [*map(device_pointer, (x, w_t, bias, multiplier, out)), params, ctypes.c_int(per_stage)]
     args += [ctypes.c_int(units_per_row)]
     stream = torch.cuda.current_stream(x.device).cuda_stream

@@ -14,12 +14,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+import numpy as np
+
+from fp_analysis.bounds import TermSums, bound_from_sums, epilogue_bound, tensor_core_bound
 from fp_analysis.errors import ParameterError, enum_member
-from fp_analysis.gelu32 import GeluForm32
+from fp_analysis.gelu32 import GeluForm
 from fp_analysis.ops.conv import TermOrder
 from fp_analysis.orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order
 
-__all__ = ["GeluImpl", "Op", "Schedule", "TensorCore", "VariantSpec", "tiled_variants", "variant_matrix"]
+__all__ = [
+    "DEFINE_CODES",
+    "VARIANT_DEFINES",
+    "GeluImpl",
+    "Op",
+    "Schedule",
+    "TensorCore",
+    "VariantBound",
+    "VariantSpec",
+    "tiled_variants",
+    "variant_bound",
+    "variant_matrix",
+]
 
 
 class Op(str, Enum):
@@ -50,7 +65,17 @@ class TensorCore(str, Enum):
     TF32 = "tf32_mma"
     """mma.sync m16n8k8 with TF32 operands (rounded to nearest even first): no twin, checked against its bound."""
     TF32X3 = "3xtf32"
-    """Each operand split into big + small TF32 parts, three mma products: near-fp32 accuracy, no twin."""
+    """Each operand split into big + small TF32 parts, three mma products (Ootomo & Yokota 2022, IJHPCA 36(4)):
+    near-fp32 accuracy, no twin. The three kernels that run it split and add differently, all inside
+    ``tensor_core_bound(sums, 3)``: conv_mma.cu (direct) rounds big to nearest and carries the whole sum in the
+    tensor cores' accumulator; conv_mma_tiled.cu truncates big (so v − big is exact), sums each 8-term step
+    from zero in the tensor cores and adds it to an fp32 accumulator with __fadd_rn; conv_wgmma.cu splits as
+    conv_mma_tiled.cu and adds each tap's CK channels from zero the same way."""
+
+    @property
+    def products(self) -> int:
+        """Tensor-core products per term: 3 for 3xTF32, else 1 (the kernels' FPA_TC_SPLIT, the bound's split)."""
+        return 3 if self is TensorCore.TF32X3 else 1
 
 
 class Schedule(str, Enum):
@@ -65,8 +90,24 @@ class Schedule(str, Enum):
 
 _TILED_ORDERS = (Order.SEQUENTIAL, Order.FP64)
 
+# The codes of the defines that select a variant's arithmetic: the one table that both VariantSpec.defines() and
+# the generated header (fpa_kernels.build.generated_header: ``#define FPA_ORDER_KAHAN 2`` …) are written from,
+# so that a source compares FPA_ORDER with FPA_ORDER_KAHAN and never with a bare number.
 _KERNEL_ORDERS = {Order.SEQUENTIAL: 0, Order.SPLIT_K: 1, Order.KAHAN: 2, Order.FP64: 3}
 _KERNEL_OPERAND_ROUNDING = {OperandRounding.NONE: 0, OperandRounding.TF32: 1, OperandRounding.TF32_RZ: 2}
+_EPILOGUES = {None: 0, GeluForm.NONE: 1, GeluForm.TANH: 2}  # None: no epilogue (conv2d, conv3d_kk1)
+_GELU_IMPLS = {GeluImpl.FPA: 0, GeluImpl.CUDA: 1}
+DEFINE_CODES: dict[str, dict[str, int]] = {
+    "FPA_ORDER": {order.name: code for order, code in _KERNEL_ORDERS.items()},
+    "FPA_OPROUND": {rounding.name: code for rounding, code in _KERNEL_OPERAND_ROUNDING.items()},
+    "FPA_EPILOGUE": {("GELU_" + form.formula.upper() if form else "NONE"): code for form, code in _EPILOGUES.items()},
+    "FPA_GELU_IMPL": {impl.name: code for impl, code in _GELU_IMPLS.items()},
+}
+# Every define VariantSpec.defines() gives: a kernel reads a subset of them (fpa_kernels.registry).
+VARIANT_DEFINES = (
+    "FPA_ORDER", "FPA_SPLITS", "FPA_FUSED", "FPA_OPROUND", "FPA_TAP_OUTER", "FPA_EPILOGUE", "FPA_GELU_IMPL",
+    "FPA_TC_SPLIT",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -77,7 +118,7 @@ class VariantSpec:
     accumulation: AccumulationSpec = field(default_factory=AccumulationSpec)
     term_order: TermOrder = TermOrder.CHANNEL_OUTER
     fast_math: bool = False
-    gelu: GeluForm32 = GeluForm32.ERF
+    gelu: GeluForm = GeluForm.NONE
     gelu_impl: GeluImpl = GeluImpl.FPA
     tensor_core: TensorCore = TensorCore.NONE
     schedule: Schedule = Schedule.DIRECT
@@ -85,7 +126,7 @@ class VariantSpec:
     def __post_init__(self):
         object.__setattr__(self, "op", enum_member(Op, self.op, "op"))
         object.__setattr__(self, "term_order", enum_member(TermOrder, self.term_order, "term_order"))
-        object.__setattr__(self, "gelu", enum_member(GeluForm32, self.gelu, "gelu"))
+        object.__setattr__(self, "gelu", enum_member(GeluForm, self.gelu, "gelu"))
         object.__setattr__(self, "gelu_impl", enum_member(GeluImpl, self.gelu_impl, "gelu_impl"))
         object.__setattr__(self, "tensor_core", enum_member(TensorCore, self.tensor_core, "tensor_core"))
         object.__setattr__(self, "schedule", enum_member(Schedule, self.schedule, "schedule"))
@@ -123,7 +164,7 @@ class VariantSpec:
                     f"Got schedule='tiled' with order={acc.order.value!r} and term_order={self.term_order.value!r}: "
                     "the tiled kernel implements the 'sequential' and 'fp64' orders, input channel outermost."
                 )
-        if self.op is not Op.CONV_GELU and (self.gelu is not GeluForm32.ERF or self.gelu_impl is not GeluImpl.FPA):
+        if self.op is not Op.CONV_GELU and (self.gelu is not GeluForm.NONE or self.gelu_impl is not GeluImpl.FPA):
             raise ParameterError(f"gelu and gelu_impl apply to op='conv_gelu' only, not op={self.op.value!r}.")
 
     @property
@@ -141,38 +182,27 @@ class VariantSpec:
             if self.term_order is not TermOrder.CHANNEL_OUTER:
                 name += f" [{self.term_order.value}]"
         if self.op is Op.CONV_GELU:
-            name += f" gelu-{self.gelu.value}-{self.gelu_impl.value}"
+            name += f" gelu-{self.gelu.formula}-{self.gelu_impl.value}"
         if self.schedule is Schedule.TILED:
             name += " tiled"
         return name + (" +fastmath" if self.fast_math else "")
 
-    @property
-    def source(self) -> str:
-        """The CUDA source file (in kernels/) this variant is built from."""
-        return f"{self.entry}.cu"
-
-    @property
-    def entry(self) -> str:
-        """The kernel's extern "C" name."""
-        tiled = self.schedule is Schedule.TILED
-        if self.tensor_core is TensorCore.NONE:
-            return "conv_tiled" if tiled else "conv_direct"
-        return "conv_mma_tiled" if tiled else "conv_mma"
-
     def defines(self) -> dict[str, int]:
-        """Preprocessor defines that select this variant's arithmetic in the CUDA source."""
+        """Preprocessor defines that select this variant's arithmetic in the CUDA source (``VARIANT_DEFINES``,
+        coded as ``DEFINE_CODES`` says)."""
         acc = self.accumulation
-        epilogue = 0 if self.op is not Op.CONV_GELU else (1 if self.gelu is GeluForm32.ERF else 2)
-        return {
+        defines = {
             "FPA_ORDER": _KERNEL_ORDERS[acc.order],
             "FPA_SPLITS": acc.splits if acc.order is Order.SPLIT_K else 1,
             "FPA_FUSED": int(acc.contraction is Contraction.FMA),
             "FPA_OPROUND": _KERNEL_OPERAND_ROUNDING[acc.operand_rounding],
             "FPA_TAP_OUTER": int(self.term_order is TermOrder.TAP_OUTER),
-            "FPA_EPILOGUE": epilogue,
-            "FPA_GELU_IMPL": 0 if self.gelu_impl is GeluImpl.FPA else 1,
-            "FPA_TC_SPLIT": 3 if self.tensor_core is TensorCore.TF32X3 else 1,
+            "FPA_EPILOGUE": _EPILOGUES[self.gelu if self.op is Op.CONV_GELU else None],
+            "FPA_GELU_IMPL": _GELU_IMPLS[self.gelu_impl],
+            "FPA_TC_SPLIT": self.tensor_core.products,
         }
+        assert tuple(defines) == VARIANT_DEFINES
+        return defines
 
     def nvcc_flags(self) -> list[str]:
         """Compiler flags beyond the defines: fast-math is a flag, not a define."""
@@ -184,6 +214,51 @@ class VariantSpec:
         return AccumulationSpec(
             a.order, a.contraction, a.operand_rounding, self.fast_math, a.block, a.splits, a.combine
         )
+
+
+@dataclass(frozen=True)
+class VariantBound:
+    """Per-output error bounds of a variant against the exact result of its unrounded inputs."""
+
+    deterministic: np.ndarray
+    """Always holds (barring overflow)."""
+    probabilistic: np.ndarray | None
+    """Holds for each output with at least the probability asked for; None for the tensor-core variants, whose
+    additions need not round to nearest (no probabilistic model of them)."""
+
+
+def variant_bound(
+    variant: VariantSpec,
+    sums: TermSums,
+    probability: float = 0.99,
+    *,
+    conv: np.ndarray | None = None,
+    multiplier: np.ndarray | None = None,
+    negative_slope: float = 0.01,
+    gelu_eval_ulps: float | None = None,
+) -> VariantBound:
+    """The bound ``variant`` answers to on outputs whose term sums are ``sums``: the one choice of bound that
+    report, fuzz, the GPU validation and the tests share.
+
+    Tensor-core variants: ``fp_analysis.bounds.tensor_core_bound`` with ``variant.tensor_core.products``;
+    the others ``bound_from_sums`` of the twin's accumulation (fast-math flushes: ``twin_accumulation``).
+    conv_gelu adds the epilogue's propagation (``epilogue_bound``) and needs ``conv`` (the fp64 conv values)
+    and ``multiplier`` (each output's channel multiplier); ``gelu_eval_ulps`` is the fp32 GELU's own error in
+    u·|v| (None: ``epilogue_bound``'s default, which covers fp_analysis.gelu32 and CUDA's erff/tanhf without
+    fast-math; a measured value for CUDA's under fast-math, as the GPU validation's probe gives).
+    """
+    if variant.tensor_core is not TensorCore.NONE:
+        return VariantBound(tensor_core_bound(sums, variant.tensor_core.products), None)
+    bound = bound_from_sums(sums, variant.twin_accumulation(), probability)
+    det, prob = bound.deterministic, bound.probabilistic
+    if variant.op is Op.CONV_GELU:
+        if conv is None or multiplier is None:
+            raise ParameterError("conv_gelu's bound needs conv (the fp64 conv values) and multiplier (per output)")
+        ulps = {} if gelu_eval_ulps is None else {"gelu_eval_ulps": gelu_eval_ulps}
+        det, prob = (
+            epilogue_bound(conv, b, multiplier, negative_slope, ftz=variant.fast_math, **ulps) for b in (det, prob)
+        )
+    return VariantBound(det, prob)
 
 
 def variant_matrix(op: Op | str) -> list[VariantSpec]:
@@ -209,12 +284,12 @@ def variant_matrix(op: Op | str) -> list[VariantSpec]:
             for v in variants
             if v.accumulation.operand_rounding is OperandRounding.NONE or v.term_order is TermOrder.CHANNEL_OUTER
         ]
-        variants = [VariantSpec(op, v.accumulation, v.term_order, v.fast_math, GeluForm32.ERF) for v in variants] + [
+        variants = [VariantSpec(op, v.accumulation, v.term_order, v.fast_math, GeluForm.NONE) for v in variants] + [
             VariantSpec(op, AccumulationSpec(), TermOrder.CHANNEL_OUTER, fm, form, impl)
-            for form in GeluForm32
+            for form in GeluForm
             for impl in GeluImpl
             for fm in (False, True)
-            if (form, impl) != (GeluForm32.ERF, GeluImpl.FPA)
+            if (form, impl) != (GeluForm.NONE, GeluImpl.FPA)
         ]
     if op is Op.CONV2D:
         variants += [VariantSpec(op, tensor_core=tc) for tc in (TensorCore.TF32, TensorCore.TF32X3)]
@@ -235,7 +310,7 @@ def tiled_variants(op: Op | str) -> list[VariantSpec]:
         VariantSpec(op, AccumulationSpec(Order.FP64), schedule=tiled),
     ]
     if op is Op.CONV_GELU:
-        specs.append(VariantSpec(op, gelu=GeluForm32.TANH, schedule=tiled))
+        specs.append(VariantSpec(op, gelu=GeluForm.TANH, schedule=tiled))
     if op is Op.CONV2D:
         specs += [VariantSpec(op, tensor_core=tc, schedule=tiled) for tc in (TensorCore.TF32, TensorCore.TF32X3)]
     return specs

@@ -9,21 +9,20 @@ in where the fp32 additions happen (conv_wgmma.cu's file comment), not in the bo
 from __future__ import annotations
 
 import ctypes
+import pathlib
 
 import torch
 
 from fp_analysis.ops.conv import ConvSpec
 
-from .build import build_source
 from .driver import device_pointer, load_kernel
+from .geometry import WG_BN, WG_PX, WG_STAGES
 from .params import conv_params
-from .variants import TensorCore, VariantSpec
+from .variants import Schedule, TensorCore, VariantSpec
 
-__all__ = ["WGMMA_ARCH", "WGMMA_SOURCE", "launch_wgmma", "wgmma_defines", "wgmma_unsupported"]
+__all__ = ["launch_wgmma", "wgmma_defines", "wgmma_unsupported"]
 
-WGMMA_SOURCE = "conv_wgmma.cu"
-WGMMA_ARCH = "sm_90a"  # wgmma exists only in the arch-specific target (PTX ISA, "Target ISA notes")
-_PX, _BN, _A_STAGES, _B_STAGES = 256, 64, 2, 4  # conv_wgmma.cu
+_PX, _BN, (_A_STAGES, _B_STAGES) = WG_PX, WG_BN, WG_STAGES
 _MAX_SHARED = 227 * 1024 - 128  # a block's opt-in limit on compute capability 9.0, less the mbarriers
 _PREP_BLOCK = 256
 
@@ -49,6 +48,8 @@ def wgmma_unsupported(variant: VariantSpec, spec: ConvSpec) -> str | None:
     """Why conv_wgmma.cu cannot run ``variant`` of ``spec``, or None when it can."""
     if variant.tensor_core is TensorCore.NONE:
         return "it is a tensor-core kernel"
+    if variant.schedule is not Schedule.TILED:
+        return "it runs tiled variants"
     if spec.spatial_dims != 2:
         return "it takes 2-d convolutions"
     if spec.stride[1] != 1:
@@ -64,7 +65,7 @@ def wgmma_unsupported(variant: VariantSpec, spec: ConvSpec) -> str | None:
 
 def wgmma_defines(variant: VariantSpec, spec: ConvSpec) -> dict[str, int]:
     """The build's defines: the split (1 or 3) and the K step in channels."""
-    return {"FPA_TC_SPLIT": variant.defines()["FPA_TC_SPLIT"], "FPA_WG_CK": _channels_per_step(variant, spec)}
+    return {"FPA_TC_SPLIT": variant.tensor_core.products, "FPA_WG_CK": _channels_per_step(variant, spec)}
 
 
 def _launch_1d(kernel, count: int, args: list, stream: int) -> None:
@@ -72,6 +73,8 @@ def _launch_1d(kernel, count: int, args: list, stream: int) -> None:
 
 
 def launch_wgmma(
+    cubin: pathlib.Path,
+    defines: dict[str, int],
     variant: VariantSpec,
     spec: ConvSpec,
     x: torch.Tensor,
@@ -79,16 +82,14 @@ def launch_wgmma(
     bias: torch.Tensor | None,
     out: torch.Tensor,
 ) -> None:
-    """Launch conv_wgmma.cu on checked tensors (``wgmma_unsupported`` must have returned None): the two
-    prep kernels write the split, padded, regrouped copies (conv_wgmma.cu's file comment gives their
-    layouts) on the current stream, then the conv reads them."""
+    """Launch conv_wgmma.cu, built with ``defines`` (``wgmma_defines``) into ``cubin``, on checked tensors
+    (``wgmma_unsupported`` must have returned None): the two prep kernels write the split, padded, regrouped
+    copies (conv_wgmma.cu's file comment gives their layouts) on the current stream, then the conv reads them."""
     n, c, h, _ = x.shape
     (top, bottom), _ = spec.padding
     kh, kw = spec.kernel_size
     e0, e1 = out.shape[2:]
-    defines = wgmma_defines(variant, spec)
     ck, planes = defines["FPA_WG_CK"], _planes(variant)
-    cubin = build_source(WGMMA_SOURCE, defines, [], WGMMA_ARCH)
     device, stream = x.device.index, torch.cuda.current_stream(x.device).cuda_stream
     tiles, chunks, n_tiles = -(-e1 // _PX), -(-c // ck), -(-spec.out_channels // _BN)
     hp, wp, gp = h + top + bottom, tiles * _PX + (kw - 1) * spec.dilation[1], chunks * ck // 4

@@ -68,10 +68,13 @@ def test_plot_pareto_writes_a_png(tmp_path):
 def test_bench_refuses_bad_input_and_machines_without_a_gpu():
     with pytest.raises(ParameterError, match="op='conv1d'"):
         bench("conv1d")
+    # One vocabulary: every command takes the presets' names, and the kernels' name of one says which it is.
+    result = CliRunner().invoke(app, ["bench", "conv2d"])
+    assert result.exit_code == 2 and "'conv2d' is what the kernels call 'dilated_conv2d'" in result.output
     if not torch.cuda.is_available():
         with pytest.raises(ParameterError, match="needs a CUDA GPU"):
-            bench("conv2d")
-        result = CliRunner().invoke(app, ["bench", "conv2d"])
+            bench("dilated_conv2d")
+        result = CliRunner().invoke(app, ["bench", "dilated_conv2d"])
         assert result.exit_code == 2 and "needs a CUDA GPU" in result.output
 
 
@@ -107,7 +110,7 @@ def test_replot_redraws_from_a_results_file_without_a_gpu(tmp_path):
     )
     runner = CliRunner()
     result = runner.invoke(
-        app, ["bench", "conv2d", "--replot", str(tmp_path / "b.json"), "--figure", str(tmp_path / "f.png")]
+        app, ["bench", "dilated_conv2d", "--replot", str(tmp_path / "b.json"), "--figure", str(tmp_path / "f.png")]
     )
     assert result.exit_code == 0 and (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
     result = runner.invoke(app, ["bench", "conv_gelu", "--replot", str(tmp_path / "b.json")])

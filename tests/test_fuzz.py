@@ -61,11 +61,13 @@ BUGS = [
     ("conv3d_full_problem", "conv3d_full_bug_group_offset", lambda c: c["groups"] == 2 == c["in_channels"], False),
     ("convT2d_problem", "convT2d_bug_output_padding", lambda c: c["output_padding"] == 1, False),
     ("convT3d_gelu_problem", "convT3d_gelu_bug_output_padding", lambda c: c["output_padding"] == 1, False),
-    # An extra (C, 1, 1) parameter read one channel off: two channels show it, GroupNorm over one group.
+    # An extra (C, 1, 1) parameter read one channel off: two channels show it, GroupNorm over one group. The
+    # shrinker may stop at 4: C moves with both (C, 1, 1) shapes, and Hypothesis's draws include constants
+    # of the local modules loaded (fp_analysis's own among them), so a change anywhere moves its path a little.
     (
         "conv_norm_affine_problem",
         "conv_norm_affine_bug_bias_channel",
-        lambda c: c["out_channels"] == 2 and c["bias_shape"] == [2, 1, 1] and c["num_groups"] == 1,
+        lambda c: c["out_channels"] in (2, 4) and c["bias_shape"] == [c["out_channels"], 1, 1] and c["num_groups"] == 1,
         False,
     ),
 ]
@@ -142,7 +144,7 @@ def test_gpu_fuzz_judges_candidates_on_the_device():
     assert found["failures"][0]["explanation"]["verdict"] == "bug" and found["failures"][0]["command"].count("cuda")
 
 
-@pytest.mark.parametrize("op", ["conv2d", "conv3d_kk1", "conv_gelu"])
+@pytest.mark.parametrize("op", ["dilated_conv2d", "conv3d_kk1", "conv_gelu"])
 def test_our_variants_hold_their_properties(op):
     result = fuzz_op(op, max_examples=40, device="cpu")
     assert result["failures"] == [] and result["examples"] == 40

@@ -58,10 +58,10 @@ def test_ftz_flushes_subnormal_arguments():
 
 def test_gelu_matches_torch_within_a_few_ulps_and_epilogue_order():
     x = np.linspace(-6, 6, 20_001).astype(F32)
-    for form, approximate in (("erf", "none"), ("tanh", "tanh")):
+    for form in ("none", "tanh"):  # torch's approximate= values: the one GELU vocabulary
         ours = gelu32(x, form).astype(np.float64)
-        exact = torch.nn.functional.gelu(torch.from_numpy(x.astype(np.float64)), approximate=approximate).numpy()
+        exact = torch.nn.functional.gelu(torch.from_numpy(x.astype(np.float64)), approximate=form).numpy()
         assert np.max(np.abs(ours - exact) / (np.abs(x) * 2.0**-24 + 2.0**-149)) <= 6  # the epilogue_bound budget
     acc, m = np.array([1.5, -2.0], F32), np.array([2.0, 3.0], F32)
-    got = epilogue32(acc, m, 0.01, "erf")
-    assert got.tolist() == gelu32(np.array([3.0, -0.06], F32), "erf").tolist()
+    got = epilogue32(acc, m, 0.01, "none")
+    assert got.tolist() == gelu32(np.array([3.0, -0.06], F32), "none").tolist()

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 import subprocess
 
 import numpy as np
 import pytest
 import torch
 from fpa_kernels import (
+    KERNELS,
+    BuildError,
     GeluImpl,
     Op,
     TensorCore,
@@ -22,8 +25,10 @@ from fpa_kernels import (
     build_all,
     find_nvcc,
     generated_header,
+    kernels_for,
     run_variant,
     twin,
+    variant_build,
     variant_matrix,
 )
 
@@ -33,6 +38,7 @@ from fp_analysis.ops.conv import conv2d_spec, conv3d_kk1_spec, gather_terms
 from fp_analysis.orders import AccumulationSpec
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+KERNEL_DIR = ROOT / "kernels"
 
 
 def test_every_variant_is_distinct_and_labelled():
@@ -40,19 +46,106 @@ def test_every_variant_is_distinct_and_labelled():
         matrix = variant_matrix(op)
         assert len(matrix) >= 30
         assert len({v.label for v in matrix}) == len(matrix)
-        assert len({(repr(sorted(v.defines().items())), tuple(v.nvcc_flags()), v.source) for v in matrix}) == len(
-            matrix
-        )
+        assert len({variant_build(v) for v in matrix}) == len(matrix)  # no two variants build the same cubin
+
+
+# A small conv of each op that every kernel of the op takes (conv_rows: stride 1 along W; conv_wgmma: one group).
+_SMALL = {
+    Op.CONV2D: (conv2d_spec(4, 4, 3, padding=1), (1, 4, 9, 9)),
+    Op.CONV_GELU: (conv2d_spec(4, 4, 3, padding=1), (1, 4, 9, 9)),
+    Op.CONV3D_KK1: (conv3d_kk1_spec(4, 4, (3, 3, 1), padding=(1, 1, 0)), (1, 4, 9, 9, 3)),
+}
+
+
+def _every_build() -> list:
+    """Every build a variant of the matrix needs, on every kernel that takes it, on the small convs."""
+    return [
+        variant_build(variant, spec, kernel.name, shape)
+        for op, (spec, shape) in _SMALL.items()
+        for variant in variant_matrix(op)
+        for kernel in kernels_for(variant, spec, shape)
+    ]
+
+
+def _covering(builds: list) -> list:
+    """A subset of ``builds`` in which each kernel meets every value of every define and flag set it meets in
+    ``builds``: each preprocessor branch of each source, compiled at least once."""
+    seen, chosen = set(), []
+    for build in builds:
+        facts = {(build.kernel, name, value) for name, value in build.defines} | {(build.kernel, build.flags)}
+        if not facts <= seen:
+            seen |= facts
+            chosen.append(build)
+    return chosen
+
+
+def _compile_and_check(tmp_path, monkeypatch, builds: list) -> None:
+    monkeypatch.setenv("FPA_KERNEL_CACHE", str(tmp_path))
+    paths = build_all(builds)
+    assert len(paths) == len(set(builds))
+    for path in set(paths.values()):
+        assert path.stat().st_size > 1000 and path.read_bytes()[:4] == b"\x7fELF"  # a cubin is an ELF image
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="no CUDA compiler (nvcc) on this machine: the build check is skipped")
-def test_every_variant_compiles_for_sm90(tmp_path, monkeypatch):
+def test_each_branch_of_each_kernel_compiles_for_sm90(tmp_path, monkeypatch):
+    """Every value of every define (and each flag set) of every variant kernel, compiled at least once: the
+    cover of ``test_every_variant_on_every_kernel_compiles``, quick enough for CI."""
+    builds = _covering(_every_build())
+    assert {b.kernel for b in builds} == {"conv_direct", "conv_mma", "conv_rows", "conv_tiled", "conv_wgmma",
+                                          "conv_mma_tiled"}  # fmt: skip
+    _compile_and_check(tmp_path, monkeypatch, builds)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="run on the device (experiments/device_run.sh gputests)")
+@pytest.mark.skipif(find_nvcc() is None, reason="no CUDA compiler (nvcc) on this machine: the build check is skipped")
+def test_every_variant_on_every_kernel_compiles(tmp_path, monkeypatch):
+    """Every build of the whole matrix (~170 cubins): a minute on two cores, so it runs with the GPU tests on
+    the device, where it takes seconds; CI compiles the cover above."""
+    _compile_and_check(tmp_path, monkeypatch, _every_build())
+
+
+def _source_text(name: str) -> str:
+    """A kernel source and the headers it includes (not the generated one), comments and strings removed."""
+    text = (KERNEL_DIR / name).read_text()
+    for include in re.findall(r'#include "([^"]+)"', text):
+        if include != "fpa_generated.cuh":
+            text += "\n" + _source_text(include)
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
+    return re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', text)
+
+
+def test_the_registry_and_the_sources_agree():
+    """Every FPA_ name a kernel's source reads is generated (a code, a tile size, a GELU constant), defined or
+    defaulted in the source itself, or one of the defines the registry says the build gives it; and the
+    builds of every variant on every kernel that takes it give exactly those."""
+    for kernel in KERNELS.values():
+        text = _source_text(kernel.source)
+        used = set(re.findall(r"\bFPA_[A-Z0-9_]+\b", text))
+        own = set(re.findall(r"#\s*define\s+(FPA_[A-Z0-9_]+)", text))
+        generated = set(re.findall(r"#define\s+(FPA_[A-Z0-9_]+)", generated_header(kernel.source, kernel.reads)))
+        assert used - own - generated == set(kernel.reads), kernel.name
+        assert not own & generated, kernel.name  # a source redefining a generated name would shadow it
+    for build in _every_build():
+        assert {name for name, _ in build.defines} == set(KERNELS[build.kernel].reads), build
+
+
+def test_the_generated_header_guards_each_define_a_source_reads():
+    reads = KERNELS["conv_rows"].reads
+    header = generated_header("conv_rows.cu", reads)
+    for define in reads:
+        assert f"#ifndef {define}\n#error" in header
+    assert "#define FPA_ORDER_KAHAN 2" in header and "#define FPA_OPROUND_TF32 1" in header
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="no CUDA compiler (nvcc) on this machine: the build check is skipped")
+def test_a_build_missing_a_define_stops_at_its_guard(tmp_path, monkeypatch):
     monkeypatch.setenv("FPA_KERNEL_CACHE", str(tmp_path))
-    everything = [v for op in Op for v in variant_matrix(op)]
-    paths = build_all(everything)
-    assert len(paths) == len(everything)
-    for path in set(paths.values()):
-        assert path.stat().st_size > 1000 and path.read_bytes()[:4] == b"\x7fELF"  # a cubin is an ELF image
+    build = variant_build(VariantSpec(Op.CONV2D))
+    defines = {k: v for k, v in build.defines if k != "FPA_OPROUND"}
+    with pytest.raises(BuildError, match=re.escape("conv_direct.cu reads FPA_OPROUND: its build must define it")):
+        KERNELS["conv_direct"].cubin(defines)
 
 
 def test_generated_header_carries_the_gelu_tables():

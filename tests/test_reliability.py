@@ -220,7 +220,7 @@ def test_one_wrong_channel_is_named_with_counts_that_add_up(mode):
         (["report", "dilated_conv2d", "--samples", "0"], "--samples 0"),
         (["report", "dilated_conv2d", "--csv", "/nonexistent-folder/rows.csv"], "does not exist"),
         (["tolerance", "conv3d_kk1", "--samples", "0"], "--samples 0"),
-        (["fuzz", "conv2d", "--max-examples", "0"], "max_examples=0"),
+        (["fuzz", "dilated_conv2d", "--max-examples", "0"], "max_examples=0"),
         (
             [
                 "fuzz",
@@ -326,7 +326,7 @@ def test_fuzz_names_the_example_on_which_the_candidate_ends_the_process():
 
 def test_fuzz_writes_only_under_the_cache_and_counts_examples_apart_from_shrinking(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    code, data, _ = _run("fuzz", "conv2d", "--max-examples", "5", "--device", "cpu")
+    code, data, _ = _run("fuzz", "dilated_conv2d", "--max-examples", "5", "--device", "cpu")
     assert code == 0 and data["examples"] == 5 and data["shrink_steps"] == 0
     code, data, _ = _run(
         "fuzz",
@@ -429,8 +429,8 @@ def test_fuzz_names_a_nondeterministic_candidate():
          "--seed", str(2**64)],
         ["report", "dilated_conv2d", "--seed", str(2**64)],
         ["tolerance", "dilated_conv2d", "--samples", "30000000"],
-        ["fuzz", "conv2d", "--timeout", "inf"],
-        ["fuzz", "conv2d", "--seed", "-1"],
+        ["fuzz", "dilated_conv2d", "--timeout", "inf"],
+        ["fuzz", "dilated_conv2d", "--seed", "-1"],
         ["fuzz", "--problem", str(FUZZ / "conv2d_problem.py"), "--solution", str(FUZZ / "correct_fp64.py"),
          "--replay", '{"config":{"groups":0,"input_shapes":[[1,4,9,9]]},"data":{"kind":"uniform","seed":0,'
          '"layout":"contiguous"}}'],

@@ -8,8 +8,21 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from fpa_kernels import Op, Schedule, TensorCore, VariantSpec, build_source, find_nvcc, tiled_variants, variant_matrix
-from fpa_kernels.launch import padded_input_shape, term_table
+from fpa_kernels import (
+    KERNELS,
+    Op,
+    Schedule,
+    TensorCore,
+    VariantSpec,
+    build_all,
+    find_nvcc,
+    general_kernel,
+    tiled_variants,
+    variant_build,
+    variant_matrix,
+)
+from fpa_kernels.general import term_table
+from fpa_kernels.launch import padded_input_shape
 from fpa_kernels.reference import conv_fp64
 
 from fp_analysis.bounds import gamma
@@ -39,7 +52,7 @@ def test_tiled_variants_are_in_the_matrix_with_twins_where_expected():
         assert all(v.schedule is Schedule.TILED and " tiled" in v.label for v in tiled)
         for v in tiled:
             assert v.twinned == (v.tensor_core is TensorCore.NONE)
-            assert v.source == ("conv_tiled.cu" if v.tensor_core is TensorCore.NONE else "conv_mma_tiled.cu")
+            assert general_kernel(v).name == ("conv_tiled" if v.tensor_core is TensorCore.NONE else "conv_mma_tiled")
     assert {v.tensor_core for v in tiled_variants("conv2d")} == set(TensorCore)
 
 
@@ -118,11 +131,11 @@ def test_fast_fp64_reference_checks_its_arguments_first():
 @pytest.mark.skipif(find_nvcc() is None, reason="no CUDA compiler (nvcc) on this machine: the build check is skipped")
 def test_the_fp64_tensor_core_reference_compiles_for_sm90(tmp_path, monkeypatch):
     monkeypatch.setenv("FPA_KERNEL_CACHE", str(tmp_path))
-    path = build_source("conv_dmma_tiled.cu", {}, [])
+    path = KERNELS["conv_dmma_tiled"].cubin()
     assert path.read_bytes()[:4] == b"\x7fELF"
+    defines = dict(variant_build(VariantSpec(Op.CONV2D, schedule=Schedule.TILED)).defines)
     for threads in (128, 256):  # both thread layouts of the tiled CUDA-core kernel build
-        variant = VariantSpec(Op.CONV2D, schedule=Schedule.TILED)
-        assert build_source(variant.source, {**variant.defines(), "FPA_TILED_THREADS": threads}, []).exists()
+        assert KERNELS["conv_tiled"].cubin({**defines, "FPA_TILED_THREADS": threads}).exists()
 
 
 @pytest.mark.gpu
@@ -153,9 +166,9 @@ def test_fast_fp64_reference_equals_torch_fp64_to_fp64_rounding(spec, shape):
 def test_every_tiled_kernel_equals_the_twin_or_meets_the_tensor_core_bound(spec, shape):
     """Each kernel that takes a tiled variant (conv_rows and conv_tiled; conv_wgmma and conv_mma_tiled):
     twinned variants bit for bit their twin, tensor-core ones within tensor_core_bound of fp64."""
-    from fpa_kernels import all_output_indices, run_variant, twin_from_terms, variant_runs
+    from fpa_kernels import all_output_indices, run_variant, twin_from_terms, variant_bound, variant_runs
 
-    from fp_analysis.bounds import tensor_core_bound, term_sums
+    from fp_analysis.bounds import term_sums
 
     gen = torch.Generator().manual_seed(5)
     x, w = torch.randn(shape, generator=gen), torch.randn(spec.weight_shape, generator=gen) / 8
@@ -173,7 +186,7 @@ def test_every_tiled_kernel_equals_the_twin_or_meets_the_tensor_core_bound(spec,
             expected = twin_from_terms(variant, spec, terms)
             assert np.array_equal(got.view(np.uint32), expected.view(np.uint32)), label
         else:
-            bound = tensor_core_bound(sums, 3 if variant.tensor_core is TensorCore.TF32X3 else 1)
+            bound = variant_bound(variant, sums).deterministic
             assert np.all(np.abs(got - exact) <= bound), label
     if spec.stride[1:] == (1,) * (spec.spatial_dims - 1) and spec.padding[2:] in ((), ((0, 0),)):
         assert "conv_rows" in kernels
@@ -289,8 +302,8 @@ def test_run_variant_checks_the_kernel_it_is_asked_for_first():
         run_variant(VariantSpec("conv2d"), SEED, x, w, kernel="conv_tiled")
 
 
-def test_variant_runs_names_every_kernel_and_run_build_its_cubin():
-    from fpa_kernels import run_build, variant_runs
+def test_variant_runs_names_every_kernel_and_variant_build_its_cubin():
+    from fpa_kernels import variant_runs
 
     runs = variant_runs([VariantSpec("conv2d"), *tiled_variants("conv2d")], SEED)
     labels = {label: kernel for label, _, kernel in runs}
@@ -299,31 +312,34 @@ def test_variant_runs_names_every_kernel_and_run_build_its_cubin():
     assert labels["sequential/fma/none tiled [conv_tiled]"] == "conv_tiled"
     assert labels["3xtf32 tiled"] == "conv_wgmma" and labels["3xtf32 tiled [conv_mma_tiled]"] == "conv_mma_tiled"
     assert len(labels) == len(runs)
-    source, defines, _, arch = run_build(VariantSpec("conv2d", schedule="tiled"), SEED, "conv_rows")
-    assert (source, defines["FPA_ROWS_KW"], defines["FPA_ROWS_DW"], arch) == ("conv_rows.cu", 9, 3, "sm_90")
-    source, defines, _, arch = run_build(
-        VariantSpec("conv2d", tensor_core="3xtf32", schedule="tiled"), SEED, "conv_wgmma"
+    build = variant_build(VariantSpec("conv2d", schedule="tiled"), SEED, "conv_rows")
+    defines = dict(build.defines)
+    assert (build.source, defines["FPA_ROWS_KW"], defines["FPA_ROWS_DW"], build.arch) == ("conv_rows.cu", 9, 3, "sm_90")
+    build = variant_build(VariantSpec("conv2d", tensor_core="3xtf32", schedule="tiled"), SEED, "conv_wgmma")
+    assert (build.source, dict(build.defines), build.arch) == (
+        "conv_wgmma.cu",
+        {"FPA_TC_SPLIT": 3, "FPA_WG_CK": 32},
+        "sm_90a",
     )
-    assert (source, defines, arch) == ("conv_wgmma.cu", {"FPA_TC_SPLIT": 3, "FPA_WG_CK": 32}, "sm_90a")
-    _, defines, _, _ = run_build(
+    build = variant_build(
         VariantSpec("conv2d", tensor_core="tf32_mma", schedule="tiled"), conv2d_spec(3, 4, 3), "conv_wgmma"
     )
-    assert defines["FPA_WG_CK"] == 8  # 3 channels: one K step of 8, five of them zeros
+    assert dict(build.defines)["FPA_WG_CK"] == 8  # 3 channels: one K step of 8, five of them zeros
+    with pytest.raises(ParameterError, match="conv_wgmma cannot run 'sequential/fma/none tiled'"):
+        variant_build(VariantSpec("conv2d", schedule="tiled"), SEED, "conv_wgmma")
+    with pytest.raises(ParameterError, match="Got kernel='conv_fast'"):
+        variant_build(VariantSpec("conv2d"), SEED, "conv_fast")
 
 
 @pytest.mark.skipif(find_nvcc() is None, reason="no CUDA compiler (nvcc) on this machine: the build check is skipped")
 def test_the_row_and_warpgroup_kernels_compile(tmp_path, monkeypatch):
-    from concurrent.futures import ThreadPoolExecutor
-
-    from fpa_kernels import run_build
-
     monkeypatch.setenv("FPA_KERNEL_CACHE", str(tmp_path))
     builds = [
-        run_build(VariantSpec("conv2d", schedule="tiled"), SEED, "conv_rows"),
-        run_build(VariantSpec("conv_gelu", schedule="tiled"), conv2d_spec(64, 64, 1), "conv_rows"),  # KW = 1
-        run_build(VariantSpec("conv2d", tensor_core="3xtf32", schedule="tiled"), SEED, "conv_wgmma"),  # CK 32
-        run_build(VariantSpec("conv2d", tensor_core="tf32_mma", schedule="tiled"), conv2d_spec(12, 4, 3), "conv_wgmma"),
+        variant_build(VariantSpec("conv2d", schedule="tiled"), SEED, "conv_rows"),
+        variant_build(VariantSpec("conv_gelu", schedule="tiled"), conv2d_spec(64, 64, 1), "conv_rows"),  # KW = 1
+        variant_build(VariantSpec("conv2d", tensor_core="3xtf32", schedule="tiled"), SEED, "conv_wgmma"),  # CK 32
+        variant_build(
+            VariantSpec("conv2d", tensor_core="tf32_mma", schedule="tiled"), conv2d_spec(12, 4, 3), "conv_wgmma"
+        ),
     ]
-    with ThreadPoolExecutor() as pool:
-        paths = list(pool.map(lambda b: build_source(*b), builds))
-    assert all(p.read_bytes()[:4] == b"\x7fELF" for p in paths)
+    assert all(p.read_bytes()[:4] == b"\x7fELF" for p in build_all(builds).values())

@@ -19,7 +19,6 @@ import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, NamedTuple
 
 import mpmath
@@ -28,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import DtypeError, ParameterError
+from ..gelu32 import GeluForm
 
 __all__ = [
     "EpilogueSpec",
@@ -43,16 +43,6 @@ __all__ = [
 
 # Coefficient of the cubic term of the tanh approximation (Hendrycks & Gimpel 2016, §2).
 _GELU_TANH_CUBIC = "0.044715"
-
-
-class GeluForm(str, Enum):
-    """Which GELU formula the epilogue uses (``torch.nn.GELU(approximate=...)``)."""
-
-    NONE = "none"
-    """Exact GELU: 0.5·x·(1 + erf(x/√2)) (Hendrycks & Gimpel 2016, §2)."""
-
-    TANH = "tanh"
-    """Tanh approximation: 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))) (Hendrycks & Gimpel 2016, §2)."""
 
 
 @dataclass(frozen=True)
