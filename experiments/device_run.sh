@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: validate every kernel variant, then bench the ops; results under $OUT.
-#   bash experiments/device_run.sh <kernels-tree> [gputests] [memcheck] [validate] [bench OP...] [sass] [probe] [quick OP TEXT]
+#   bash experiments/device_run.sh <kernels-tree> [gputests] [slowtests] [memcheck] [validate] [bench OP...] [sass] [probe] [quick OP TEXT]
 #                                  [isolation COMMIT] [general COMMIT] [tf32probe COMMIT] [fuzz COMMIT]
 # The tree id comes from this machine (`git rev-parse HEAD:kernels`): the device copy has no git HEAD.
 set -euo pipefail
@@ -15,6 +15,9 @@ while [ $# -gt 0 ]; do
                 > /tmp/validate.log 2>&1 || { tail -40 /tmp/validate.log; exit 1; }
               tail -5 /tmp/validate.log; shift ;;
     gputests) timeout 240 python3 -m pytest -q -x -m gpu tests/ 2>&1 | tail -15 || echo "gputests: exit $?"; shift ;;  # kernels == twins, small configs
+    slowtests) # the CPU tests CI's two cores leave out (marked slow: more cases of the kinds CI runs, full-size presets)
+               FPA_RUN_SLOW=1 timeout 500 python3 -m pytest -q -m slow tests/ 2>&1 | tail -15 || echo "slowtests: exit $?"
+               shift ;;
     memcheck) # every tiled kernel on the small cases, under compute-sanitizer's memcheck
               timeout 150 compute-sanitizer --tool memcheck --error-exitcode 99 python3 -m pytest -q -x -m gpu \
                 tests/test_tiled.py -k every_tiled 2>&1 | tail -15 || echo "memcheck: exit $?"; shift ;;

@@ -21,7 +21,10 @@ def pytest_collection_modifyitems(config, items):
     except ImportError:
         has_cuda = False
     skip_gpu = pytest.mark.skip(reason="needs a CUDA device (torch.cuda.is_available() is false)")
-    skip_slow = pytest.mark.skip(reason="slow (full-size presets, GBs of memory); set FPA_RUN_SLOW=1 to run")
+    skip_slow = pytest.mark.skip(
+        reason="slow on CI's two cores (more cases of a kind CI covers, or full-size presets): run on the device "
+        "(experiments/device_run.sh slowtests) or with FPA_RUN_SLOW=1"
+    )
     run_slow = os.environ.get("FPA_RUN_SLOW") == "1"
     for item in items:
         if "gpu" in item.keywords and not has_cuda:
