@@ -19,6 +19,7 @@ __all__ = [
     "REFERENCE_MODES",
     "SEED_MAX",
     "Device",
+    "PrecisionMode",
     "check_count",
     "check_device",
     "check_file",
@@ -39,8 +40,21 @@ PRESET_NAMES = tuple(PRESET_KERNEL_OPS)
 # The largest seed ``torch.manual_seed`` takes (it stores an unsigned 64-bit integer).
 SEED_MAX = 2**64 - 1
 
-# The precisions ``--reference-mode`` emulates on a CPU (``fp_analysis.kernelbench.emulated_reference``).
-REFERENCE_MODES = ("fp32", "tf32", "bf16", "fp16")
+
+class PrecisionMode(str, Enum):
+    """The precisions ``--reference-mode`` emulates on a CPU (``fp_analysis.interpose.precision_mode``)."""
+
+    FP32 = "fp32"
+    """The reference as given: fp32 throughout (cuDNN with TF32 off)."""
+    TF32 = "tf32"
+    """cuDNN's default: the convolutions' operands rounded to TF32; matrix products stay fp32 (cuBLAS's default)."""
+    BF16 = "bf16"
+    """Every linear op's operands in bf16, as autocast to bf16 runs them."""
+    FP16 = "fp16"
+    """Every linear op's operands in fp16, as autocast to fp16 runs them."""
+
+
+REFERENCE_MODES = tuple(mode.value for mode in PrecisionMode)
 
 
 class Device(str, Enum):

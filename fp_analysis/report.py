@@ -13,6 +13,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from enum import Enum
 
 import numpy as np
 import torch
@@ -34,8 +35,19 @@ from .options import PRESET_KERNEL_OPS, check_op
 from .orders import AccumulationSpec, OperandRounding, accumulate
 from .reference import fp64_at, fp64_full, mpmath_at
 
-__all__ = ["ReportRow", "report"]
+__all__ = ["ReportRow", "RowKind", "report"]
 _U = FORMATS["fp32"].unit_roundoff
+
+
+class RowKind(str, Enum):
+    """What a report row measures."""
+
+    KERNEL = "kernel"
+    """One of our kernel variants: its CPU twin on the sampled outputs, or the CUDA kernel on a GPU."""
+    KERNEL_GPU_ONLY = "kernel (GPU only)"
+    """A variant with no bit-exact twin (tensor cores, CUDA's erff/tanhf), on a CPU: bounds only."""
+    PYTORCH = "pytorch"
+    """PyTorch's reference conv: cuDNN on a GPU; on a CPU its fp32 twin or the TF32 emulation."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +55,7 @@ class ReportRow:
     """One variant's error statistics against fp64 and its bounds (None where not applicable)."""
 
     variant: str
-    kind: str  # "kernel", "kernel (GPU only)", "pytorch"
+    kind: str  # a RowKind's value
     twinned: bool
     max_abs: float | None
     mean_abs: float | None
@@ -65,7 +77,7 @@ class ReportRow:
 
 def _row(
     name: str,
-    kind: str,
+    kind: RowKind,
     twinned: bool,
     got: np.ndarray | None,
     truth: np.ndarray,
@@ -77,6 +89,7 @@ def _row(
 ) -> ReportRow:
     """Statistics over ``got`` (all of it); error ÷ bound where bounds exist: over the sampled outputs
     (``sample`` indexes them in a full tensor; None when ``got`` holds only the samples)."""
+    kind = RowKind(kind).value  # rows are data (JSON, CSV, the store): the plain string
     if got is None:
         return ReportRow(name, kind, twinned, *([None] * 12), note=note)
     stats = error_stats(got, truth, atol=1e-4, rtol=1e-4, rel_floor=1e-6)
@@ -184,7 +197,7 @@ def report(
             rows.append(
                 _row(
                     variant.label,
-                    "kernel",
+                    RowKind.KERNEL,
                     variant.twinned,
                     got,
                     truth_full,
@@ -202,7 +215,7 @@ def report(
             rows.append(
                 _row(
                     variant.label,
-                    "kernel",
+                    RowKind.KERNEL,
                     True,
                     got,
                     truth_tanh if tanh else truth,
@@ -216,7 +229,7 @@ def report(
             rows.append(
                 _row(
                     variant.label,
-                    "kernel (GPU only)",
+                    RowKind.KERNEL_GPU_ONLY,
                     False,
                     None,
                     truth,
@@ -273,9 +286,8 @@ def _pytorch_rows(spec, problem, terms, m, epilogue, truth, sums, probability, c
         name = f"pytorch_{mode}"
         if full is not None:
             got, seconds = full.kernel(lambda mode=mode: full.torch_reference(mode == "tf32"))
-            rows.append(
-                _row(name, "pytorch", False, got, full.truth, det, prob, seconds, "cuDNN, full tensor", full.index)
-            )
+            note = "cuDNN, full tensor"
+            rows.append(_row(name, RowKind.PYTORCH, False, got, full.truth, det, prob, seconds, note, full.index))
             continue
         start = time.perf_counter()
         if mode == "fp32":  # cuDNN fp32's order: channel-outermost fmaf chain, bias added after
@@ -288,7 +300,7 @@ def _pytorch_rows(spec, problem, terms, m, epilogue, truth, sums, probability, c
             conv = accumulate(terms.w, terms.x, emulation, terms.bias)
             note = "emulated: operands rounded to TF32 (nearest even), summed in fp64"
         got = _epilogue32(conv, m, epilogue)
-        rows.append(_row(name, "pytorch", False, got, truth, det, prob, time.perf_counter() - start, note))
+        rows.append(_row(name, RowKind.PYTORCH, False, got, truth, det, prob, time.perf_counter() - start, note))
     return rows
 
 

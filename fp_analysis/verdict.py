@@ -7,31 +7,48 @@ stays light; ``fp_analysis.explain`` fills these records in.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 
-__all__ = ["CAUSES", "Cause", "Explanation"]
+__all__ = ["CAUSES", "Cause", "CauseKind", "Explanation"]
 
-# Every cause a verdict can name. A precision cause says which side's linear ops (convolutions, matrix
-# products) ran their operands in that format; ``shared_*`` that both sides agree only because both do;
-# ``approximation`` an activation computed by a known approximation (fast-math transcendentals, a naive
-# softplus or Mish form), ``gelu_approximation`` its GELU case; ``nonfinite`` NaN or ±inf where the
-# re-creation has numbers.
-CAUSES = (
-    "reference_tf32",
-    "reference_bf16",
-    "reference_fp16",
-    "candidate_tf32",
-    "candidate_bf16",
-    "candidate_fp16",
-    "shared_tf32",
-    "shared_bf16",
-    "shared_fp16",
-    "accumulation_order",
-    "approximation",
-    "gelu_approximation",
-    "parameter_mismatch",
-    "nonfinite",
-    "bug",
-)
+
+class CauseKind(str, Enum):
+    """Every cause a verdict can name (``Cause.name`` holds the value). A precision cause says which side's
+    linear ops (convolutions, matrix products) ran their operands in that format."""
+
+    REFERENCE_TF32 = "reference_tf32"
+    """The reference's linear ops rounded their operands to TF32 (cuDNN's default for fp32 convolutions)."""
+    REFERENCE_BF16 = "reference_bf16"
+    """The reference's linear ops ran in bf16 (autocast)."""
+    REFERENCE_FP16 = "reference_fp16"
+    """The reference's linear ops ran in fp16 (autocast)."""
+    CANDIDATE_TF32 = "candidate_tf32"
+    """The candidate rounds its linear ops' operands to TF32 (a TF32 tensor-core kernel)."""
+    CANDIDATE_BF16 = "candidate_bf16"
+    """The candidate computes its linear ops in bf16."""
+    CANDIDATE_FP16 = "candidate_fp16"
+    """The candidate computes its linear ops in fp16."""
+    SHARED_TF32 = "shared_tf32"
+    """Both sides equal only because both are TF32: each is as far from fp64 as TF32 makes it."""
+    SHARED_BF16 = "shared_bf16"
+    """Both sides equal only because both compute in bf16."""
+    SHARED_FP16 = "shared_fp16"
+    """Both sides equal only because both compute in fp16."""
+    ACCUMULATION_ORDER = "accumulation_order"
+    """The same fp32 arithmetic in another order: within the fp32 floor, not bitwise equal."""
+    APPROXIMATION = "approximation"
+    """An activation computed by a known approximation: fast-math transcendentals, a naive softplus or Mish."""
+    GELU_APPROXIMATION = "gelu_approximation"
+    """GELU's other form (tanh for erf, or the reverse): ``approximation``'s GELU case."""
+    PARAMETER_MISMATCH = "parameter_mismatch"
+    """The candidate's parameters are not the reference's: no tolerance makes that right."""
+    NONFINITE = "nonfinite"
+    """NaN or ±inf where the re-creation has numbers."""
+    BUG = "bug"
+    """No modelled arithmetic re-creates the candidate: where it departs is located."""
+
+
+CAUSES = tuple(kind.value for kind in CauseKind)
 
 
 @dataclass
@@ -44,6 +61,9 @@ class Cause:
     side: str  # "reference", "candidate", "both" or "pair"
     residual_units: float | None = None  # the same residual in units of σ, the floor's unit
     op: str | None = None  # the op of the Model it acts on: "the ConvTranspose3d `conv`", "the gelu after …"
+
+    def __post_init__(self):
+        self.name = CauseKind(self.name).value  # a plain string in records and JSON, but only a CauseKind's
 
 
 @dataclass

@@ -167,3 +167,13 @@ def test_report_table_prints_labels_verbatim():
     )
     assert result.exit_code == 0, result.output
     assert "sequential/fma/none [tap_outer]" in result.output
+
+
+@pytest.mark.parametrize("command", [["report"], ["tolerance", "--mode", "tf32"], ["fuzz"], ["bench"]])
+def test_every_command_takes_one_vocabulary_of_ops(command):
+    """report, tolerance, fuzz and bench take the same op names (the presets'); the kernels' name for the dilated
+    seed is refused with the name to use."""
+    result = runner.invoke(app, [command[0], "conv2d", *command[1:]])
+    assert result.exit_code == 2, result.output
+    assert "the only valid ops are 'dilated_conv2d', 'conv3d_kk1', 'conv_gelu'" in " ".join(result.output.split())
+    assert "'conv2d' is what the kernels call 'dilated_conv2d'" in " ".join(result.output.split())

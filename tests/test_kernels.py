@@ -269,3 +269,22 @@ def test_committed_gpu_artifact_describes_committed_kernels():
     assert all(n >= 50 for n in summary["configs_per_op"].values())
     assert summary["all_within_bound"] and summary["all_written"] and summary["sanitizer_clean"]
     assert data["seed000_full"]["twin_bitwise_equal_on_2000_samples"]
+
+
+def test_the_gpu_validation_configs_are_seeded_valid_and_small():
+    """fpa_kernels.validation's configs (what gpu_validation.json was measured on): the forced ones first, the
+    same for the same seed, every one a conv its op takes; the random ones (after the first ten) with at most
+    40,000 outputs and K ≤ 200."""
+    from fpa_kernels.validation import make_configs, make_inputs
+
+    for op in Op:
+        configs = make_configs(op, 50, seed=0)
+        assert len(configs) == 50 and configs == make_configs(op, 50, seed=0) != make_configs(op, 50, seed=1)
+        assert configs[0]["input_shape"] in ((1, 32, 13, 29), (1, 3, 7, 9, 1))  # the forced coverage comes first
+        for index, cfg in enumerate(configs[:16]):
+            inputs = make_inputs(op, cfg, index, seed=0)
+            spec = inputs["spec"]
+            assert (spec.spatial_dims == 3) == (op is Op.CONV3D_KK1) and tuple(inputs["x"].shape) == cfg["input_shape"]
+            assert (inputs["m"] is not None) == (op is Op.CONV_GELU)
+            outputs = np.prod(spec.output_shape(cfg["input_shape"]))
+            assert outputs > 0 and (index < 10 or (outputs <= 40_000 and spec.K <= 200))

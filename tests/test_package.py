@@ -81,3 +81,34 @@ def test_the_command_line_starts_without_torch():
 
     code = "import sys, fp_analysis.cli, fp_analysis.jobs; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def _enum_members_without_a_docstring(path: pathlib.Path) -> list[str]:
+    """``Class.MEMBER`` for each member of an Enum class in ``path`` that no string literal follows."""
+    import ast
+
+    missing = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        bases = {getattr(b, "id", getattr(b, "attr", "")) for b in getattr(node, "bases", [])}
+        if not isinstance(node, ast.ClassDef) or not bases & {"Enum", "IntEnum", "StrEnum"}:
+            continue
+        for i, statement in enumerate(node.body):
+            if isinstance(statement, ast.Assign) and all(
+                isinstance(t, ast.Name) and t.id.isupper() for t in statement.targets
+            ):
+                after = node.body[i + 1] if i + 1 < len(node.body) else None
+                if not (isinstance(after, ast.Expr) and isinstance(getattr(after, "value", None), ast.Constant)):
+                    missing.append(f"{node.name}.{statement.targets[0].id}")
+    return missing
+
+
+def test_every_enum_member_says_what_it_means():
+    """Options are Enums with a docstring per member (shared/STYLE.md): modes, devices, causes, row kinds, orders…"""
+    sources = sorted([*(ROOT / "fp_analysis").rglob("*.py"), *(ROOT / "kernels").glob("*.py")])
+    missing = {str(p.relative_to(ROOT)): m for p in sources if (m := _enum_members_without_a_docstring(p))}
+    assert not missing
+    from fp_analysis.options import PrecisionMode
+    from fp_analysis.report import RowKind
+    from fp_analysis.verdict import CauseKind
+
+    assert all(issubclass(e, str) for e in (PrecisionMode, RowKind, CauseKind))  # they print and serialize
