@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
               timeout 150 compute-sanitizer --tool memcheck --error-exitcode 99 python3 -m pytest -q -x -m gpu \
                 tests/test_tiled.py -k every_tiled 2>&1 | tail -15 || echo "memcheck: exit $?"; shift ;;
     sass) # the tiled fp32 kernel's machine code and its opcode counts (are the loads 16 bytes, any spills?)
-           python3 -c "from fpa_kernels import *; print(build(VariantSpec(Op.CONV2D, schedule=Schedule.TILED)))" > /tmp/cubin
+           python3 -c "from fpa_kernels import *; print(variant_build(VariantSpec(Op.CONV2D, schedule=Schedule.TILED)).cubin())" > /tmp/cubin
            cuobjdump -sass "$(cat /tmp/cubin)" > "$out/sass_tiled.txt"
            grep -oE '^ +/\*[0-9a-f]{4}\*/ +[A-Z0-9_.]+' "$out/sass_tiled.txt" | awk '{print $2}' | sort | uniq -c | sort -rn | head -25
            shift ;;

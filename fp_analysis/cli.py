@@ -513,6 +513,7 @@ def orders(
     """The accumulation-order error table: every order × operand rounding on sampled outputs, with bounds."""
     from .order_table import format_table, mpmath_spot_check, order_table, preset_terms
 
+    check_op(preset)
     _check_samples(samples)
     spec, terms = preset_terms(preset, samples, seed, batch)
     rows = order_table(spec, terms)

@@ -20,6 +20,7 @@ from enum import Enum
 import numpy as np
 
 from .arith import add32, fma32, mul32
+from .errors import enum_member
 
 __all__ = ["CONSTANTS", "TABLES", "GeluForm", "epilogue32", "erf32", "gelu32", "tanh32"]
 
@@ -99,7 +100,7 @@ def gelu32(x, form: GeluForm | str = GeluForm.NONE, *, ftz: bool = False) -> np.
     x = np.asarray(x, dtype=_F32)
     k = CONSTANTS
     half_x = mul32(k["HALF"], x, ftz=ftz)
-    if GeluForm(form) is GeluForm.NONE:
+    if enum_member(GeluForm, form, "form") is GeluForm.NONE:
         inner = erf32(mul32(x, k["SQRT1_2"], ftz=ftz), ftz=ftz)
     else:
         cube = mul32(mul32(x, x, ftz=ftz), x, ftz=ftz)

@@ -15,15 +15,18 @@ from .bounds import TermSums, bound_from_sums, epilogue_bound
 from .errors import ParameterError
 from .formats import FORMATS
 from .ops.epilogue import EpilogueSpec, gelu_tanh_vs_erf_max
+from .options import PrecisionMode
 from .orders import AccumulationSpec, Contraction, OperandRounding
 
 __all__ = ["ARITHMETIC", "side_bound", "tolerance_from_bounds"]
 
+# Each precision mode (``options.PrecisionMode``, the one vocabulary of modes) as the operand rounding of its
+# linear ops.
 ARITHMETIC = {
-    "fp32": OperandRounding.NONE,
-    "tf32": OperandRounding.TF32,
-    "bf16": OperandRounding.BF16,
-    "fp16": OperandRounding.FP16,
+    PrecisionMode.FP32.value: OperandRounding.NONE,
+    PrecisionMode.TF32.value: OperandRounding.TF32,
+    PrecisionMode.BF16.value: OperandRounding.BF16,
+    PrecisionMode.FP16.value: OperandRounding.FP16,
 }
 _U = FORMATS["fp32"].unit_roundoff
 # --use_fast_math's tanhf: up to 133 ulp (experiments/results/gpu_validation.json, fast_math_probe), so a

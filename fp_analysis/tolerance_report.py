@@ -12,7 +12,6 @@ from .ops.presets import make_problem, require_sample_memory
 from .options import check_op
 from .orders import AccumulationSpec, accumulate
 from .reference import fp64_at
-from .rounding import round_to
 from .tolerance import ARITHMETIC, side_bound, tolerance_from_bounds
 
 __all__ = ["tolerance_report"]
@@ -46,9 +45,8 @@ def tolerance_report(preset: str, mode: str, *, samples: int = 2000, seed: int =
     if mode == "fp32":
         ref = fp32
     else:
-        w, x = round_to(terms.w, mode), round_to(terms.x, mode)
-        conv = (w.astype(np.float64) * x).sum(axis=1) + (0 if terms.bias is None else terms.bias)
-        ref = pipeline(conv.astype(np.float32)).astype(np.float64)
+        emulation = AccumulationSpec.reduced_precision_reference(ARITHMETIC[mode])
+        ref = pipeline(accumulate(terms.w, terms.x, emulation, terms.bias)).astype(np.float64)
     kwargs = dict(truth=truth, multiplier=m, epilogue=ep)
     ref_bound = side_bound(sums, mode, numel, **kwargs)
     cand_bound = side_bound(sums, "fp32", numel, **kwargs)

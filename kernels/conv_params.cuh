@@ -1,4 +1,4 @@
-// Shared by the conv kernels: the parameter block (its layout is mirrored by fpa_kernels.launch) and
+// Shared by the conv kernels: the parameter block (its layout is mirrored by fpa_kernels.params) and
 // the fp32 → TF32 roundings done on the bit pattern, exactly as fp_analysis.rounding.round_to does.
 #pragma once
 // The define codes, the tile geometry, the GELU tables and a guard for each define this source must be given:

@@ -12,7 +12,7 @@
 // of TPX + (KW − 1)·DW consecutive inputs into registers once, and every tap kw reads its 8 operands from
 // that window at offset kw·DW: one 16-byte shared load per 4 inputs serves all KW taps, where the
 // im2col kernel (conv_tiled.cu) loads and gathers every term of every tap. KW and DW are compile-time
-// (FPA_ROWS_KW, FPA_ROWS_DW, set by fpa_kernels.launch) so that the window stays in registers.
+// (FPA_ROWS_KW, FPA_ROWS_DW, from fpa_kernels.rows.rows_defines) so that the window stays in registers.
 //
 // The order of the terms is conv_tiled.cu's: input channel outermost, then kh, then kw, each
 // accumulator stepping from the bias through k = 0 … K−1 with fpa_step. So the result is bit for bit

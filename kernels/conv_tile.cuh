@@ -33,7 +33,7 @@ __device__ __forceinline__ void wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-// The term table of one group, copied from global memory (fpa_kernels.launch.term_table) into the
+// The term table of one group, copied from global memory (fpa_kernels.general.term_table) into the
 // block's dynamic shared memory: table[k] = offset of term k's input from the output pixel's corner,
 // for k < K rounded up to BK (the entries past K are 0). In shared memory every thread reads the same
 // four entries with one 16-byte load (from global memory the table measured the same, 11.6 ms on the

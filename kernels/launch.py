@@ -143,10 +143,10 @@ def run_variant(
         out = torch.empty(out_shape, dtype=torch.float32, device=device)
     if out.numel() == 0:
         return out
-    if variant.schedule is Schedule.TILED:
-        kernel = kernel or tiled_kernel(variant, spec, tuple(x.shape))
-    else:
-        kernel = general_kernel(variant).name
-    with torch.cuda.device(device):
+    with torch.cuda.device(device):  # a kernel's refusals may ask the current device (conv_wgmma: sm_90 only)
+        if variant.schedule is Schedule.TILED:
+            kernel = kernel or tiled_kernel(variant, spec, tuple(x.shape))
+        else:
+            kernel = general_kernel(variant).name
         launch_kernel(kernel, variant, spec, x, weight, bias, multiplier, out, negative_slope)
     return out

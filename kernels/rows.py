@@ -2,10 +2,10 @@
 
 It computes what conv_tiled.cu computes, bit for bit (the same fmaf chain in the same term order), on 2-d
 convs with stride 1 along W (and 3-d (k, k, 1) convs through their 2-d view, ``rows_view``), loading each
-staged input once per (channel, kh) for all KW taps instead of gathering every term. ``fpa_kernels.launch``
-sends a tiled CUDA-core variant here whenever ``rows_unsupported`` finds nothing in the way: on an H200 it
-was faster than conv_tiled.cu on every preset and variant it takes (bench_h200.json, PERF_NOTES.md). The
-GPU validation runs both on every conv.
+staged input once per (channel, kh) for all KW taps instead of gathering every term. ``run_variant`` sends a
+tiled CUDA-core variant here (``fpa_kernels.registry``) whenever ``rows_unsupported`` finds nothing in the
+way: on an H200 it was faster than conv_tiled.cu on every preset and variant it takes (bench_h200.json,
+PERF_NOTES.md). The GPU validation runs both on every conv.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from fp_analysis.ops.conv import TermOrder
 from fp_analysis.orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order
 
 __all__ = [
+    "CUDA_FAST_MATH_GELU_ULPS",
     "DEFINE_CODES",
     "VARIANT_DEFINES",
     "GeluImpl",
@@ -100,7 +101,7 @@ _GELU_IMPLS = {GeluImpl.FPA: 0, GeluImpl.CUDA: 1}
 DEFINE_CODES: dict[str, dict[str, int]] = {
     "FPA_ORDER": {order.name: code for order, code in _KERNEL_ORDERS.items()},
     "FPA_OPROUND": {rounding.name: code for rounding, code in _KERNEL_OPERAND_ROUNDING.items()},
-    "FPA_EPILOGUE": {("GELU_" + form.formula.upper() if form else "NONE"): code for form, code in _EPILOGUES.items()},
+    "FPA_EPILOGUE": {"NONE" if f is None else f"GELU_{f.formula.upper()}": code for f, code in _EPILOGUES.items()},
     "FPA_GELU_IMPL": {impl.name: code for impl, code in _GELU_IMPLS.items()},
 }
 # Every define VariantSpec.defines() gives: a kernel reads a subset of them (fpa_kernels.registry).
@@ -216,6 +217,14 @@ class VariantSpec:
         )
 
 
+# The fp32 GELU's own error in units of u·|v| (``epilogue_bound``'s gelu_eval_ulps) when CUDA's erff / tanhf are
+# built with --use_fast_math: 4 for the formula's roundings (epilogue_bound's derivation) + 35681, the largest error
+# of either GELU form the GPU validation's probe measured (experiments/results/gpu_validation.json,
+# fast_math_probe, H200: near 0 the fast functions flush and lose all relative accuracy). Without fast-math, CUDA's
+# functions stay inside epilogue_bound's default 6 (probe: 1.94), and so do fp_analysis.gelu32's.
+CUDA_FAST_MATH_GELU_ULPS = 4.0 + 35681.0
+
+
 @dataclass(frozen=True)
 class VariantBound:
     """Per-output error bounds of a variant against the exact result of its unrounded inputs."""
@@ -243,9 +252,9 @@ def variant_bound(
     Tensor-core variants: ``fp_analysis.bounds.tensor_core_bound`` with ``variant.tensor_core.products``;
     the others ``bound_from_sums`` of the twin's accumulation (fast-math flushes: ``twin_accumulation``).
     conv_gelu adds the epilogue's propagation (``epilogue_bound``) and needs ``conv`` (the fp64 conv values)
-    and ``multiplier`` (each output's channel multiplier); ``gelu_eval_ulps`` is the fp32 GELU's own error in
-    u·|v| (None: ``epilogue_bound``'s default, which covers fp_analysis.gelu32 and CUDA's erff/tanhf without
-    fast-math; a measured value for CUDA's under fast-math, as the GPU validation's probe gives).
+    and ``multiplier`` (each output's channel multiplier); the fp32 GELU's own error is ``epilogue_bound``'s
+    default, or ``CUDA_FAST_MATH_GELU_ULPS`` for CUDA's erff/tanhf under fast-math (``gelu_eval_ulps``
+    overrides either: for a study, not for a check).
     """
     if variant.tensor_core is not TensorCore.NONE:
         return VariantBound(tensor_core_bound(sums, variant.tensor_core.products), None)
@@ -254,6 +263,8 @@ def variant_bound(
     if variant.op is Op.CONV_GELU:
         if conv is None or multiplier is None:
             raise ParameterError("conv_gelu's bound needs conv (the fp64 conv values) and multiplier (per output)")
+        if gelu_eval_ulps is None and variant.gelu_impl is GeluImpl.CUDA and variant.fast_math:
+            gelu_eval_ulps = CUDA_FAST_MATH_GELU_ULPS
         ulps = {} if gelu_eval_ulps is None else {"gelu_eval_ulps": gelu_eval_ulps}
         det, prob = (
             epilogue_bound(conv, b, multiplier, negative_slope, ftz=variant.fast_math, **ulps) for b in (det, prob)

@@ -1,8 +1,8 @@
 """The warpgroup tensor-core kernel (conv_wgmma.cu, sm_90a): which TF32 / 3xTF32 convs it takes, and its
 launch with the two prep kernels that split and lay out the input and the weights.
 
-``fpa_kernels.launch`` sends a tiled tensor-core variant here when ``wgmma_unsupported`` finds nothing in
-the way; other convs (strided along W, grouped, 3-d) stay on conv_mma_tiled.cu. The two kernels differ
+``run_variant`` sends a tiled tensor-core variant here (``fpa_kernels.registry``) when ``wgmma_unsupported``
+finds nothing in the way; other convs (strided along W, grouped, 3-d) stay on conv_mma_tiled.cu. The two kernels differ
 in where the fp32 additions happen (conv_wgmma.cu's file comment), not in the bound they answer to.
 """
 

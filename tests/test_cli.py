@@ -169,11 +169,16 @@ def test_report_table_prints_labels_verbatim():
     assert "sequential/fma/none [tap_outer]" in result.output
 
 
-@pytest.mark.parametrize("command", [["report"], ["tolerance", "--mode", "tf32"], ["fuzz"], ["bench"]])
-def test_every_command_takes_one_vocabulary_of_ops(command):
-    """report, tolerance, fuzz and bench take the same op names (the presets'); the kernels' name for the dilated
-    seed is refused with the name to use."""
-    result = runner.invoke(app, [command[0], "conv2d", *command[1:]])
+@pytest.mark.parametrize(
+    "argv",
+    [["report", "conv2d"], ["tolerance", "conv2d", "--mode", "tf32"], ["fuzz", "conv2d"], ["bench", "conv2d"],
+     ["orders", "--preset", "conv2d"]],
+    ids=lambda argv: argv[0],
+)  # fmt: skip
+def test_every_command_takes_one_vocabulary_of_ops(argv):
+    """report, tolerance, orders, fuzz and bench take the same op names (the presets'); the kernels' name for the
+    dilated seed is refused with the name to use."""
+    result = runner.invoke(app, argv)
     assert result.exit_code == 2, result.output
     assert "the only valid ops are 'dilated_conv2d', 'conv3d_kk1', 'conv_gelu'" in " ".join(result.output.split())
     assert "'conv2d' is what the kernels call 'dilated_conv2d'" in " ".join(result.output.split())

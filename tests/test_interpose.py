@@ -30,3 +30,19 @@ def test_fp64_convolutions_in_pieces_equal_the_whole(name, make, shape, monkeypa
     assert pieces.dtype == torch.float64 and pieces.shape == whole.shape
     # the same products in another fp64 order (input-channel blocks where ``split``, else batch items apart)
     torch.testing.assert_close(pieces, whole, rtol=1e-13, atol=1e-15)
+
+
+def test_interposing_does_not_import_torch_dynamo():
+    """A mode's ``__torch_dispatch__`` wrapped by PyTorch imports torch._dynamo on its first op (1.5 s of every
+    job); the interposer opts out (``_should_skip_dynamo``), checked in a fresh process."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, torch\n"
+        "from fp_analysis.interpose import Arithmetic, evaluate\n"
+        "evaluate(torch.nn.Conv2d(2, 3, 3), [torch.rand(1, 2, 5, 5)], Arithmetic())\n"
+        "print('torch._dynamo' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.strip() == "False", result.stderr
