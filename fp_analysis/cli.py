@@ -19,7 +19,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from typer.core import TyperGroup
 
@@ -527,6 +527,69 @@ def orders(
         f"rounded fp64 sum (fp64 vs 50-digit mpmath on 20 outputs: {spot:.1e})\n"
     )
     print(format_table(rows))
+
+
+@app.command()
+def triage(
+    path: Annotated[str, typer.Argument(help="a folder of problems (problem.py + solutions) or a .csv/.json manifest")],
+    device: Device = "cpu",
+    workers: Annotated[
+        int | None, typer.Option(help="pairs explained at once (default: a CPU job per 2 cores, 1 GPU)")
+    ] = None,
+    reference_mode: Annotated[
+        str | None, typer.Option(help="CPU only: emulate the reference's operand precision: fp32, tf32, bf16 or fp16")
+    ] = None,
+    trials: Annotated[int, typer.Option(help="KernelBench trials per pair; at least 1")] = 5,
+    seed: int = 42,
+    atol: float = 1e-4,
+    rtol: float = 1e-4,
+    timeout: Timeout = DEFAULT_TIMEOUT_S,
+    rerun: Annotated[bool, typer.Option("--rerun", help="explain every pair again, even those already stored")] = False,
+    as_json: AsJson = False,
+    no_store: NoStore = False,
+) -> None:
+    """Explain many pairs at once: each in its own worker, a crash or hang only its own row; finished pairs are
+    stored at once and not run again (same files, options, device, version) unless --rerun."""
+    from .triage import discover
+    from .triage import triage as triage_pairs
+
+    pairs = discover(path)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=_err, disable=as_json, transient=True) as progress:
+        task = progress.add_task(f"triage: {len(pairs)} pairs", total=len(pairs))
+
+        def show(state: dict) -> None:
+            counts = ", ".join(f"{v} {n}" for v, n in sorted(state["verdicts"].items(), key=lambda kv: -kv[1]))
+            progress.update(task, completed=state["done"], description=f"triage: {escape(counts)}")
+
+        result = triage_pairs(
+            pairs, device=device, workers=workers, timeout=timeout, trials=trials, seed=seed, atol=atol, rtol=rtol,
+            reference_mode=reference_mode, rerun=rerun, store=not no_store, on_progress=show,
+        )  # fmt: skip
+    if as_json:
+        print(records.dumps(result))
+        return
+    summary = result["summary"]
+    table = Table(title=f"fpa triage {path}: {summary['pairs']} pairs ({result['ran']} run, {result['reused']} stored)")
+    for col in ("pair", "verdict", "check", "max |diff|", "candidate vs fp64", "needed atol", "s"):
+        table.add_column(col, justify="left" if col in ("pair", "verdict") else "right")
+    for row in result["pairs"]:
+        check = "-" if row.get("check_passed") is None else ("pass" if row["check_passed"] else "fail")
+        table.add_row(
+            escape(row["pair_id"]), escape(str(row["verdict"])), check, _num(row.get("max_abs")),
+            _num(row.get("candidate_vs_fp64")), _num(row.get("needed_atol") if row.get("explained") else None),
+            f"{row.get('seconds') or 0:.1f}",
+        )  # fmt: skip
+    _out.print(table)
+    _out.print("verdicts: " + ", ".join(f"{v} {n}" for v, n in sorted(summary["verdicts"].items())))
+    if summary["false_passes"]:
+        _out.print(f"[bold]false passes at atol={atol}, rtol={rtol}:[/] " + escape(", ".join(summary["false_passes"])))
+    for problem, need in summary["needed_atol_by_problem"].items():
+        _out.print(f"{escape(problem)}: its explained pairs need atol ≈ {need:.3g}")
+
+
+def _num(value) -> str:
+    return "-" if value is None else f"{value:.3g}"
 
 
 @app.command()

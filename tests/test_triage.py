@@ -1,0 +1,158 @@
+"""``fpa triage``: pairs found in a folder or a manifest, each explained apart (a crash or hang is its own row),
+stored as it finishes and not run again after a kill."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from fp_analysis.errors import ParameterError
+from fp_analysis.store import read_store
+from fp_analysis.triage import Pair, discover, summarize, triage
+
+TESTS = pathlib.Path(__file__).resolve().parent
+KERNELBENCH, USERCODE = TESTS / "kernelbench_cases", TESTS / "usercode_cases"
+
+
+def _problem(root: pathlib.Path, name: str, problem: pathlib.Path, solutions: dict[str, pathlib.Path]) -> None:
+    """A problem folder as KernelBench runs lay them out: problem.py, and one sample folder per solution."""
+    folder = root / "level1" / name
+    folder.mkdir(parents=True)
+    shutil.copy(problem, folder / "problem.py")
+    for sample, solution in solutions.items():
+        (folder / sample).mkdir()
+        shutil.copy(solution, folder / sample / "solution.py")
+        if (solution.parent / "_conv.py").exists():  # the usercode cases' helper module, beside each solution
+            shutil.copy(solution.parent / "_conv.py", folder / sample / "_conv.py")
+
+
+@pytest.fixture
+def runs(tmp_path) -> pathlib.Path:
+    """Five pairs: arithmetic (an other order, GELU's tanh form), a bug, a candidate that raises, one that hangs."""
+    root = tmp_path / "runs"
+    _problem(
+        root,
+        "conv",
+        KERNELBENCH / "conv_problem.py",
+        {"other_order": KERNELBENCH / "conv_other_order.py", "off_by_one": KERNELBENCH / "conv_off_by_one.py"},
+    )
+    _problem(root, "gelu", KERNELBENCH / "gelu_problem.py", {"tanh": KERNELBENCH / "gelu_tanh.py"})
+    _problem(root, "usercode", USERCODE / "problem.py",
+             {"raises": USERCODE / "raises.py", "hangs": USERCODE / "hang.py"})  # fmt: skip
+    return root
+
+
+EXPECTED = {
+    "level1/conv/other_order/solution": "accumulation_order",
+    "level1/conv/off_by_one/solution": "bug",
+    "level1/gelu/tanh/solution": "gelu_approximation",
+    "level1/usercode/raises/solution": "user_code_failed",
+    "level1/usercode/hangs/solution": "user_code_failed",
+}
+
+
+def test_discover_reads_the_runs_layout_and_manifests(runs, tmp_path):
+    pairs = discover(runs)
+    assert {p.id for p in pairs} == set(EXPECTED)  # the helper modules (_conv.py) are not solutions
+    assert all(p.problem.name == "problem.py" and p.problem.parent in p.solution.parents for p in pairs)
+    manifest = tmp_path / "pairs.csv"
+    manifest.write_text("problem,solution,id,expected\nruns/level1/conv/problem.py,"
+                        "runs/level1/conv/off_by_one/solution.py,one,bug\n")  # fmt: skip
+    (pair,) = discover(manifest)
+    assert (pair.id, pair.expected, pair.solution) == ("one", "bug", runs / "level1/conv/off_by_one/solution.py")
+    as_json = tmp_path / "pairs.json"
+    as_json.write_text(json.dumps({"pairs": [{"problem": "a.py", "solution": "b.py"}]}))
+    assert discover(as_json)[0].solution == tmp_path / "b.py"
+    for text, name, message in (
+        ("problem,solution\n", "empty.csv", "lists no pairs"),
+        ('[{"problem": "a.py"}]', "half.json", "give problem and solution"),
+        ("{", "broken.json", "cannot be read"),
+        ("x", "pairs.txt", "must end in .csv or .json"),
+    ):
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ParameterError, match=message):
+            discover(tmp_path / name)
+    with pytest.raises(ParameterError, match="neither a folder nor a manifest"):
+        discover(tmp_path / "missing")
+    with pytest.raises(ParameterError, match=r"no folder below it holds a problem\.py"):
+        discover(KERNELBENCH)
+
+
+def test_a_false_pass_is_a_passed_check_with_a_wrong_candidate():
+    rows = [
+        {"pair_id": "a", "problem": "p", "verdict": "bug", "check_passed": True, "explained": False},
+        {"pair_id": "b", "problem": "p", "verdict": "bug", "check_passed": False, "explained": False},
+        {"pair_id": "c", "problem": "p", "verdict": "identical", "check_passed": True, "explained": True,
+         "needed_atol": 2e-6, "expected": "identical"},
+        {"pair_id": "d", "problem": "q", "verdict": "reference_tf32", "check_passed": False, "explained": True,
+         "needed_atol": 1e-3, "expected": "bug"},
+    ]  # fmt: skip
+    summary = summarize(rows, 1e-4, 1e-4)
+    assert summary["false_passes"] == ["a"]
+    assert summary["needed_atol_by_problem"] == {"p": 2e-6, "q": 1e-3}
+    assert summary["expected_matched"] == [1, 2] and summary["verdicts"] == {
+        "bug": 2,
+        "identical": 1,
+        "reference_tf32": 1,
+    }
+
+
+def test_bad_options_stop_before_any_pair_runs(runs):
+    pairs = discover(runs)
+    for kwargs, message in (({"trials": 0}, "trials"), ({"atol": -1.0}, "atol"), ({"workers": 0}, "workers"),
+                            ({"reference_mode": "fp8"}, "reference_mode"), ({"timeout": 0}, "timeout")):  # fmt: skip
+        with pytest.raises(ParameterError, match=message):
+            triage(pairs, device="cpu", **{"timeout": 5, **kwargs}, store=False)
+    with pytest.raises(ParameterError, match="no pairs"):
+        triage([], device="cpu", timeout=5)
+    with pytest.raises(ParameterError, match="Cannot read"):
+        triage([Pair("x", runs / "missing.py", runs / "missing.py")], device="cpu", timeout=5)
+
+
+def test_every_pair_gets_its_verdict_a_crash_or_hang_only_its_row_and_a_killed_triage_resumes(runs, tmp_path):
+    """``fpa triage`` killed (SIGKILL, workers and all) after two pairs are stored; the next triage runs only the
+    other three, and every pair has its verdict: arithmetic, a bug, a raising and a hanging candidate."""
+    store = tmp_path / "store"
+    env = {**os.environ, "FPA_STORE": str(store)}
+    command = [sys.executable, "-m", "fp_analysis", "triage", str(runs), "--device", "cpu", "--workers", "1",
+               "--trials", "1", "--timeout", "4", "--json"]  # fmt: skip
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(store.glob("run-*.parquet"))) < 2 and process.poll() is None:
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)  # the triage and its workers, as an OOM killer or a lost node would
+    process.wait()
+    finished = {row["pair_id"] for row in read_store(store, command="triage").to_pylist()}
+    assert 2 <= len(finished) < 5
+
+    seen = []
+    options = {"device": "cpu", "workers": 2, "timeout": 4, "store_dir": store}
+    result = triage(discover(runs), trials=1, on_progress=seen.append, **options)
+    assert result["reused"] == len(finished) and result["ran"] == 5 - len(finished)
+    assert {row["pair_id"]: row["verdict"] for row in result["pairs"]} == EXPECTED, result["pairs"]
+    assert [s["done"] for s in seen] == list(range(len(finished) + 1, 6)) and seen[-1]["verdicts"][
+        "user_code_failed"
+    ] == 2
+    rows = {row["pair_id"]: row for row in result["pairs"]}
+    assert "raised ValueError" in rows["level1/usercode/raises/solution"]["error"]
+    assert "did not return within 4 s" in rows["level1/usercode/hangs/solution"]["error"]
+    assert rows["level1/conv/off_by_one/solution"]["exit_code"] == 1 and rows["level1/gelu/tanh/solution"]["explained"]
+    summary = result["summary"]
+    assert summary["by_problem"][str(runs / "level1/usercode/problem.py")] == {"user_code_failed": 2}
+    assert set(summary["needed_atol_by_problem"]) == {str(runs / "level1/conv/problem.py"),
+                                                       str(runs / "level1/gelu/problem.py")}  # fmt: skip
+    assert len(read_store(store, command="triage")) == 5  # one stored run per pair, none twice
+    again = triage(discover(runs), trials=1, **options)
+    assert (again["ran"], again["reused"]) == (0, 5)
+    assert [r["verdict"] for r in again["pairs"]] == [r["verdict"] for r in result["pairs"]]
+    pair = next(p for p in discover(runs) if p.id.endswith("raises/solution"))
+    assert triage([pair], trials=2, **options)["ran"] == 1  # other check options: not the stored pair
