@@ -566,6 +566,8 @@ def triage(
             pairs, device=device, workers=workers, timeout=timeout, trials=trials, seed=seed, atol=atol, rtol=rtol,
             reference_mode=reference_mode, rerun=rerun, store=not no_store, on_progress=show,
         )  # fmt: skip
+    for line in result["not_stored"]:
+        _err.print(f"[yellow]warning:[/] not stored (a rerun will explain it again): {escape(line)}")
     if as_json:
         print(records.dumps(result))
         return

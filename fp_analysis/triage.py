@@ -15,14 +15,17 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import functools
 import hashlib
 import json
 import os
 import pathlib
+import queue
+import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from .errors import ExitCode, FpaError, ParameterError, UserCodeError
 from .jobs import explain_files
@@ -34,6 +37,7 @@ from .options import (
     check_seed,
     check_tolerance,
 )
+from .worker import terminate_as_interrupt
 
 __all__ = ["FALSE_PASS_VERDICTS", "Pair", "discover", "triage"]
 
@@ -203,32 +207,77 @@ def triage(
         "reference_mode": None if reference_mode is None else check_reference_mode(reference_mode),
     }  # checked here, so that a bad option is one usage error and not every pair's
     keys = {pair.id: _key(pair, options) for pair in pairs}
+    if store:
+        _require_writable(store_dir)
     rows = {} if rerun or not store else _stored(store_dir, set(keys.values()))
     done = {pair.id: rows[keys[pair.id]] for pair in pairs if keys[pair.id] in rows}
     reused = len(done)
     verdicts = Counter(row["verdict"] for row in done.values())
-    metadata = None
+    metadata, not_stored = None, []
     todo = [pair for pair in pairs if pair.id not in done]
-    with _threads_per_job(workers), ThreadPoolExecutor(max_workers=workers) as pool:
-        running = {pool.submit(_explain_row, pair, options, timeout): pair for pair in todo}
-        while running:
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                pair = running.pop(future)
-                row = {"pair_id": pair.id, "problem": str(pair.problem), "solution": str(pair.solution),
-                       "expected": pair.expected, "pair_key": keys[pair.id], **future.result()}  # fmt: skip
-                if store:
-                    from .store import append_run, run_metadata
+    run = functools.partial(_explain_row, options=options, timeout=timeout)
+    with _threads_per_job(workers), terminate_as_interrupt():
+        for pair, result in _as_finished(todo, workers, run):
+            row = {"pair_id": pair.id, "problem": str(pair.problem), "solution": str(pair.solution),
+                   "expected": pair.expected, "pair_key": keys[pair.id], **result}  # fmt: skip
+            if store:
+                from .store import append_run, run_metadata
 
-                    metadata = metadata or run_metadata("triage", options, seed, device)
+                metadata = metadata or run_metadata("triage", options, seed, device)
+                try:
                     append_run([row], {**metadata, "run_id": f"{metadata['run_id'][:16]}-{len(done)}"},
                                directory=store_dir)  # fmt: skip
-                done[pair.id] = row
-                verdicts[row["verdict"]] += 1
-                if on_progress:
-                    on_progress({"done": len(done), "total": len(pairs), "verdicts": dict(verdicts), "pair": pair.id})
+                except (OSError, FpaError) as error:  # a full disk costs the resume, never the result
+                    not_stored.append(f"{pair.id}: {error}")
+            done[pair.id] = row
+            verdicts[row["verdict"]] += 1
+            if on_progress:
+                on_progress({"done": len(done), "total": len(pairs), "verdicts": dict(verdicts), "pair": pair.id})
     ordered = [done[pair.id] for pair in pairs]
-    return {"pairs": ordered, "summary": summarize(ordered, atol, rtol), "ran": len(todo), "reused": reused}
+    return {"pairs": ordered, "summary": summarize(ordered, atol, rtol), "ran": len(todo), "reused": reused,
+            "not_stored": not_stored}  # fmt: skip
+
+
+def _require_writable(directory) -> None:
+    """The store must take the rows as they come (it is what a resumed triage reads): refuse at once if not."""
+    from .store import store_dir
+
+    path = pathlib.Path(directory).expanduser() if directory is not None else None
+    try:
+        path = path or store_dir()  # it creates the default folder: an OSError is the same refusal
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".probe-", suffix=".part"):
+            pass
+    except OSError as error:
+        where = str(path or os.environ.get("FPA_STORE"))
+        raise ParameterError(
+            f"The results store {where!r} cannot be written ({error.strerror or error}): set FPA_STORE to a folder "
+            "that can, or pass --no-store (then nothing is resumable)."
+        ) from None
+
+
+def _as_finished(todo: list[Pair], workers: int, run: Callable[[Pair], dict]):
+    """(pair, ``run(pair)``) for each pair of ``todo`` as it finishes, ``workers`` at a time.
+
+    Daemon threads, not a ThreadPoolExecutor: an interrupted triage (Ctrl-C, SIGTERM) must end at once, not wait
+    for the jobs under way (an executor's threads are joined at exit); the jobs' processes end with this one
+    (each watches its parent, ``fp_analysis.worker``), and what was stored stays stored."""
+    tasks, finished = queue.SimpleQueue(), queue.SimpleQueue()
+    for pair in todo:
+        tasks.put(pair)
+
+    def work():
+        while True:
+            try:
+                pair = tasks.get_nowait()
+            except queue.Empty:
+                return
+            finished.put((pair, run(pair)))
+
+    for _ in range(min(workers, len(todo))):
+        threading.Thread(target=work, name="fpa-triage", daemon=True).start()
+    for _ in todo:
+        yield finished.get()
 
 
 def _default_workers(device: str) -> int:

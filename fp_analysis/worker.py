@@ -67,6 +67,7 @@ __all__ = [
     "child_setup",
     "report_event",
     "run_job",
+    "terminate_as_interrupt",
 ]
 
 # Seconds one call into the user's code may take. A full-size KernelBench forward on a 2-core CPU takes
@@ -287,7 +288,7 @@ def run_job(
     """
     if job not in JOBS:
         raise ParameterError(f"Got job={job!r}, but the only valid jobs are {', '.join(map(repr, JOBS))}.")
-    with tempfile.TemporaryDirectory(prefix="fpa-worker-") as folder, _terminate_as_interrupt():
+    with tempfile.TemporaryDirectory(prefix="fpa-worker-") as folder, terminate_as_interrupt():
         folder = pathlib.Path(folder)
         (folder / "job.json").write_text(records.dumps({"job": job, "kwargs": {**kwargs, "timeout": timeout}}))
         threads = {"OMP_NUM_THREADS": "1"} if job in _ONE_THREAD_JOBS and "OMP_NUM_THREADS" not in os.environ else {}
@@ -297,7 +298,7 @@ def run_job(
 
 
 @contextlib.contextmanager
-def _terminate_as_interrupt():
+def terminate_as_interrupt():
     """SIGTERM/SIGHUP raise KeyboardInterrupt while a job runs, so its children are ended and its files removed."""
     if threading.current_thread() is not threading.main_thread():
         yield
