@@ -114,7 +114,7 @@ def test_bad_options_stop_before_any_pair_runs(runs):
     with pytest.raises(ParameterError, match="no pairs"):
         triage([], device="cpu", timeout=5)
     (runs / "a_file").write_text("")  # the store is what a resumed triage reads: refused before any pair runs
-    with pytest.raises(ParameterError, match="cannot be written .*--no-store"):
+    with pytest.raises(ParameterError, match=r"cannot be written .*--no-store"):
         triage(pairs, device="cpu", timeout=5, store_dir=runs / "a_file")
     with pytest.raises(ParameterError, match="Cannot read"):
         triage([Pair("x", runs / "missing.py", runs / "missing.py")], device="cpu", timeout=5)
