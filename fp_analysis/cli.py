@@ -583,6 +583,9 @@ def triage(
             f"{row.get('seconds') or 0:.1f}",
         )  # fmt: skip
     _out.print(table)
+    for row in result["pairs"]:
+        if row.get("error"):
+            _out.print(f"{escape(row['pair_id'])}: {escape(row['error'])}", highlight=False)
     _out.print("verdicts: " + ", ".join(f"{v} {n}" for v, n in sorted(summary["verdicts"].items())))
     if summary["false_passes"]:
         _out.print(f"[bold]false passes at atol={atol}, rtol={rtol}:[/] " + escape(", ".join(summary["false_passes"])))

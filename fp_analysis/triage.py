@@ -46,6 +46,7 @@ FALSE_PASS_VERDICTS = ("bug", "parameter_mismatch", "nonfinite")
 # The rows of pairs that did not get a verdict from the engine.
 USER_CODE_FAILED, OUT_OF_SCOPE, INTERNAL_ERROR = "user_code_failed", "out_of_scope", "internal_error"
 _PROBLEM_FILE = "problem.py"
+_NOT_SOLUTIONS = ("setup.py", "conftest.py")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,8 +64,9 @@ def discover(path: str | os.PathLike) -> list[Pair]:
 
     Folder: every folder below ``path`` holding a ``problem.py`` is a problem; its solutions are the other .py
     files in it and every .py file in the folders below it (KernelBench runs keep one sample per folder), except
-    names starting with ``_`` (helper modules). A pair's id is its solution's path relative to ``path``, without
-    ``.py``. Manifest: rows (a CSV with a header, or a JSON list of objects) with ``problem`` and ``solution``,
+    names starting with ``_`` (helper modules) or ``.``, ``setup.py``, what hidden folders hold, and anything that
+    is not a regular file. A pair's id is its solution's path relative to ``path``, without ``.py``.
+    Manifest: rows (a CSV with a header, or a JSON list of objects) with ``problem`` and ``solution``,
     optional ``id`` and ``expected``; relative paths are relative to the manifest's folder.
     """
     root = pathlib.Path(path)
@@ -77,7 +79,14 @@ def discover(path: str | os.PathLike) -> list[Pair]:
         folder = problem.parent
         nested = {p.parent for p in folder.rglob(_PROBLEM_FILE)} - {folder}  # problems below this one are theirs
         for solution in sorted(folder.rglob("*.py")):
-            if solution == problem or solution.name.startswith("_") or any(n in solution.parents for n in nested):
+            parts = solution.relative_to(folder).parts
+            if (
+                solution == problem
+                or not solution.is_file()  # a folder named x.py, a FIFO, a dangling link
+                or any(part.startswith((".", "_")) for part in parts)  # helpers, .ipynb_checkpoints
+                or solution.name in _NOT_SOLUTIONS
+                or any(n in solution.parents for n in nested)
+            ):
                 continue
             pairs.append(Pair(str(solution.relative_to(root).with_suffix("")), problem, solution))
     if not pairs:
@@ -86,15 +95,17 @@ def discover(path: str | os.PathLike) -> list[Pair]:
 
 
 def _from_manifest(path: pathlib.Path) -> list[Pair]:
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".json"):
+        raise ParameterError(f"Got manifest {str(path)!r}, but a manifest must end in .csv or .json.")
     try:
-        text = path.read_text()
-        if path.suffix == ".json":
-            rows = json.loads(text)
-            rows = rows.get("pairs") if isinstance(rows, dict) else rows
-        elif path.suffix == ".csv":
-            rows = list(csv.DictReader(text.splitlines()))
-        else:
-            raise ParameterError(f"Got manifest {str(path)!r}, but a manifest must end in .csv or .json.")
+        # utf-8-sig: spreadsheets write a byte-order mark; newline="": quoted newlines stay in their field
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            if suffix == ".json":
+                rows = json.load(handle)
+                rows = rows.get("pairs") if isinstance(rows, dict) else rows
+            else:
+                rows = list(csv.DictReader(handle))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, csv.Error) as error:
         raise ParameterError(f"Got manifest {str(path)!r}, which cannot be read: {error}") from None
     if not isinstance(rows, list) or not rows:
@@ -104,18 +115,37 @@ def _from_manifest(path: pathlib.Path) -> list[Pair]:
         if not isinstance(row, dict) or not row.get("problem") or not row.get("solution"):
             raise ParameterError(f"Manifest {str(path)!r}, row {number}: give problem and solution, got {row!r}.")
         problem, solution = (path.parent / str(row[k]) for k in ("problem", "solution"))
-        pairs.append(Pair(str(row.get("id") or solution.with_suffix("")), problem, solution, row.get("expected")))
+        given = row.get("id")
+        pair_id = str(given) if given not in (None, "") else _default_id(solution, path.parent)
+        expected = row.get("expected")
+        pairs.append(Pair(pair_id, problem, solution, None if expected in (None, "") else str(expected)))
     ids = Counter(p.id for p in pairs)
     if twice := [i for i, n in ids.items() if n > 1]:
         raise ParameterError(f"Manifest {str(path)!r} names these ids more than once: {twice[:5]}.")
     return pairs
 
 
+def _default_id(solution: pathlib.Path, folder: pathlib.Path) -> str:
+    """A manifest row's id when it gives none: the solution's path from the manifest's folder, without .py (the
+    same wherever triage runs from)."""
+    try:
+        return str(solution.relative_to(folder).with_suffix(""))
+    except ValueError:  # an absolute path elsewhere
+        return str(solution.with_suffix(""))
+
+
 def _sha256(path: pathlib.Path) -> str:
+    if not path.is_file():  # a FIFO would block the read for ever, a folder fails it
+        raise ParameterError(f"Cannot read {str(path)!r}: it is not a regular file.")
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError as error:
         raise ParameterError(f"Cannot read {str(path)!r}: {error.strerror}.") from None
+
+
+def _folder_sources(folder: pathlib.Path) -> list[str]:
+    """The hashes of the other .py files beside a problem or solution: the helper modules it may import."""
+    return [f"{p.name}:{_sha256(p)}" for p in sorted(folder.glob("*.py")) if p.is_file()]
 
 
 def _tool_version() -> str:
@@ -128,8 +158,10 @@ def _tool_version() -> str:
 
 
 def _key(pair: Pair, options: dict) -> str:
-    """What makes a stored row this pair's: both files' contents, the check's options, the tool's version."""
+    """What makes a stored row this pair's: both files' contents and their folders' other .py files (helpers),
+    the check's options (the timeout and the resolved device among them), the tool's version."""
     parts = [_sha256(pair.problem), _sha256(pair.solution), json.dumps(options, sort_keys=True), _tool_version()]
+    parts += _folder_sources(pair.problem.parent) + _folder_sources(pair.solution.parent)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
@@ -159,6 +191,13 @@ def _explain_row(pair: Pair, options: dict, timeout: float) -> dict:
         row.update(verdict=INTERNAL_ERROR, exit_code=int(ExitCode.INTERNAL), error=f"{type(error).__name__}: {error}")
     row["seconds"] = time.perf_counter() - start
     return row
+
+
+def _identity(pair: Pair, key: str) -> dict:
+    """The fields of a row that say which pair it is: always the current pair's (a stored result may have been
+    another pair's with the same contents, or this pair's under another id, folder or label)."""
+    return {"pair_id": pair.id, "problem": str(pair.problem), "solution": str(pair.solution),
+            "expected": pair.expected, "pair_key": key}  # fmt: skip
 
 
 def _stored(directory, keys: set[str]) -> dict[str, dict]:
@@ -195,7 +234,7 @@ def triage(
     "ran": n, "reused": n}. ``on_progress`` gets {"done", "total", "verdicts", "pair"} after each pair."""
     if not pairs:
         raise ParameterError("Got no pairs to triage.")
-    device = check_device(device).value
+    device = _resolved_device(device)
     workers = check_count("workers", workers if workers is not None else _default_workers(device))
     timeout = check_seconds("timeout", timeout)
     options = {
@@ -206,11 +245,13 @@ def triage(
         "rtol": check_tolerance("rtol", rtol),
         "reference_mode": None if reference_mode is None else check_reference_mode(reference_mode),
     }  # checked here, so that a bad option is one usage error and not every pair's
-    keys = {pair.id: _key(pair, options) for pair in pairs}
+    keys = {pair.id: _key(pair, {**options, "timeout": timeout}) for pair in pairs}
     if store:
         _require_writable(store_dir)
     rows = {} if rerun or not store else _stored(store_dir, set(keys.values()))
-    done = {pair.id: rows[keys[pair.id]] for pair in pairs if keys[pair.id] in rows}
+    done = {
+        pair.id: {**rows[keys[pair.id]], **_identity(pair, keys[pair.id])} for pair in pairs if keys[pair.id] in rows
+    }
     reused = len(done)
     verdicts = Counter(row["verdict"] for row in done.values())
     metadata, not_stored = None, []
@@ -218,8 +259,7 @@ def triage(
     run = functools.partial(_explain_row, options=options, timeout=timeout)
     with _threads_per_job(workers), terminate_as_interrupt():
         for pair, result in _as_finished(todo, workers, run):
-            row = {"pair_id": pair.id, "problem": str(pair.problem), "solution": str(pair.solution),
-                   "expected": pair.expected, "pair_key": keys[pair.id], **result}  # fmt: skip
+            row = {**_identity(pair, keys[pair.id]), **result}
             if store:
                 from .store import append_run, run_metadata
 
@@ -278,6 +318,21 @@ def _as_finished(todo: list[Pair], workers: int, run: Callable[[Pair], dict]):
         threading.Thread(target=work, name="fpa-triage", daemon=True).start()
     for _ in todo:
         yield finished.get()
+
+
+def _resolved_device(device: str) -> str:
+    """ "cpu" or "cuda": auto resolved here (so a CPU result is never reused on a GPU host), and cuda refused at once
+    where torch sees no GPU rather than in every pair's row."""
+    device = check_device(device).value
+    if device == "cpu":
+        return device
+    import torch  # only to ask for a GPU: the jobs run in their own processes
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if device == "cuda":
+        raise ParameterError("Got --device cuda, but torch sees no CUDA device on this machine: use --device cpu.")
+    return "cpu"
 
 
 def _default_workers(device: str) -> int:

@@ -46,7 +46,8 @@ def runs(tmp_path) -> pathlib.Path:
     )
     _problem(root, "gelu", KERNELBENCH / "gelu_problem.py", {"tanh": KERNELBENCH / "gelu_tanh.py"})
     _problem(root, "usercode", USERCODE / "problem.py",
-             {"raises": USERCODE / "raises.py", "hangs": USERCODE / "hang.py"})  # fmt: skip
+             {"raises": USERCODE / "raises.py", "hangs": USERCODE / "hang.py",
+              "raises_again": USERCODE / "raises.py"})  # fmt: skip
     return root
 
 
@@ -56,6 +57,7 @@ EXPECTED = {
     "level1/gelu/tanh/solution": "gelu_approximation",
     "level1/usercode/raises/solution": "user_code_failed",
     "level1/usercode/hangs/solution": "user_code_failed",
+    "level1/usercode/raises_again/solution": "user_code_failed",  # the same file as raises: one stored result
 }
 
 
@@ -82,6 +84,20 @@ def test_discover_reads_the_runs_layout_and_manifests(runs, tmp_path):
             discover(tmp_path / name)
     with pytest.raises(ParameterError, match="neither a folder nor a manifest"):
         discover(tmp_path / "missing")
+    # Not solutions: a folder named like one, a FIFO, a dangling link, a hidden folder's copy, setup.py.
+    conv = runs / "level1" / "conv"
+    (conv / "pkg.py").mkdir()
+    os.mkfifo(conv / "pipe.py")
+    (conv / "broken.py").symlink_to(tmp_path / "nowhere.py")
+    (conv / ".ipynb_checkpoints").mkdir()
+    shutil.copy(KERNELBENCH / "conv_bf16.py", conv / ".ipynb_checkpoints" / "bf16-checkpoint.py")
+    shutil.copy(KERNELBENCH / "conv_bf16.py", conv / "setup.py")
+    assert {p.id for p in discover(runs)} == set(EXPECTED)
+    # A spreadsheet's byte-order mark, numbers where strings are expected.
+    bom = tmp_path / "bom.CSV"
+    bom.write_bytes(b"\xef\xbb\xbfproblem,solution,id,expected\nruns/level1/conv/problem.py,x.py,0,3\n")
+    (pair,) = discover(bom)
+    assert (pair.id, pair.expected) == ("0", "3")
     with pytest.raises(ParameterError, match=r"no folder below it holds a problem\.py"):
         discover(KERNELBENCH)
 
@@ -135,27 +151,31 @@ def test_every_pair_gets_its_verdict_a_crash_or_hang_only_its_row_and_a_killed_t
     os.killpg(process.pid, signal.SIGKILL)  # the triage and its workers, as an OOM killer or a lost node would
     process.wait()
     finished = {row["pair_id"] for row in read_store(store, command="triage").to_pylist()}
-    assert 2 <= len(finished) < 5
+    assert 2 <= len(finished) < 6
 
     seen = []
     options = {"device": "cpu", "workers": 2, "timeout": 4, "store_dir": store}
     result = triage(discover(runs), trials=1, on_progress=seen.append, **options)
-    assert result["reused"] == len(finished) and result["ran"] == 5 - len(finished)
+    assert result["reused"] + result["ran"] == 6 and result["reused"] >= len(finished)
     assert {row["pair_id"]: row["verdict"] for row in result["pairs"]} == EXPECTED, result["pairs"]
-    assert [s["done"] for s in seen] == list(range(len(finished) + 1, 6)) and seen[-1]["verdicts"][
-        "user_code_failed"
-    ] == 2
+    assert [s["done"] for s in seen] == list(range(result["reused"] + 1, 7))
+    assert seen[-1]["verdicts"]["user_code_failed"] == 3
     rows = {row["pair_id"]: row for row in result["pairs"]}
     assert "raised ValueError" in rows["level1/usercode/raises/solution"]["error"]
     assert "did not return within 4 s" in rows["level1/usercode/hangs/solution"]["error"]
     assert rows["level1/conv/off_by_one/solution"]["exit_code"] == 1 and rows["level1/gelu/tanh/solution"]["explained"]
     summary = result["summary"]
-    assert summary["by_problem"][str(runs / "level1/usercode/problem.py")] == {"user_code_failed": 2}
+    assert summary["by_problem"][str(runs / "level1/usercode/problem.py")] == {"user_code_failed": 3}
     assert set(summary["needed_atol_by_problem"]) == {str(runs / "level1/conv/problem.py"),
                                                        str(runs / "level1/gelu/problem.py")}  # fmt: skip
-    assert len(read_store(store, command="triage")) == 5  # one stored run per pair, none twice
+    assert len(read_store(store, command="triage")) <= 6  # one stored run per pair at most
     again = triage(discover(runs), trials=1, **options)
-    assert (again["ran"], again["reused"]) == (0, 5)
+    assert (again["ran"], again["reused"]) == (0, 6)
+    # A reused result is shown as the pair it is now, even where another pair stored it (same contents).
+    assert [r["pair_id"] for r in again["pairs"]] == [p.id for p in discover(runs)]
     assert [r["verdict"] for r in again["pairs"]] == [r["verdict"] for r in result["pairs"]]
     pair = next(p for p in discover(runs) if p.id.endswith("raises/solution"))
     assert triage([pair], trials=2, **options)["ran"] == 1  # other check options: not the stored pair
+    assert triage([pair], trials=1, **{**options, "timeout": 6})["ran"] == 1  # nor another timeout
+    (pair.solution.parent / "_conv.py").write_text((pair.solution.parent / "_conv.py").read_text() + "\n# edited\n")
+    assert triage([pair], trials=1, **options)["ran"] == 1  # nor an edited helper module beside the solution
