@@ -36,6 +36,9 @@ _EXIT_CODES = (
     "written to a file it names)."
 )
 
+# What an interrupt leaves: nothing unfinished was judged; a triage keeps the pairs it had stored.
+_INTERRUPTED = "interrupted; what had not finished was not judged (a triage keeps the pairs it stored)"
+
 # The exceptions of the click typer runs on (typer >= 0.20 carries its own copy of click), found from typer's own.
 _ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
 
@@ -53,12 +56,12 @@ class _Group(TyperGroup):
         try:
             code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
             if code == ExitCode.INTERRUPTED:  # typer turns Ctrl-C (and our SIGTERM) into this code
-                code = _error_exit(ExitCode.INTERRUPTED, "interrupted; nothing was judged", as_json)
+                code = _error_exit(ExitCode.INTERRUPTED, _INTERRUPTED, as_json)
         except _ClickException as error:  # the command line itself: unknown option, bad value...
             error.show()
             code = _error_exit(ExitCode.USAGE, error.format_message(), as_json, quiet=True)
         except (typer.Abort, KeyboardInterrupt):
-            code = _error_exit(ExitCode.INTERRUPTED, "interrupted; nothing was judged", as_json)
+            code = _error_exit(ExitCode.INTERRUPTED, _INTERRUPTED, as_json)
         except UserCodeError as error:
             _print_user_code_error(error, as_json)
             code = ExitCode.USER_CODE
