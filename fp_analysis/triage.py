@@ -39,7 +39,7 @@ from .options import (
 )
 from .worker import terminate_as_interrupt
 
-__all__ = ["FALSE_PASS_VERDICTS", "Pair", "discover", "triage"]
+__all__ = ["FALSE_PASS_VERDICTS", "Pair", "discover", "summarize", "triage"]
 
 # Verdicts that mean the candidate is wrong: a pair with one of them whose KernelBench check passed is a false pass.
 FALSE_PASS_VERDICTS = ("bug", "parameter_mismatch", "nonfinite")
@@ -143,9 +143,13 @@ def _sha256(path: pathlib.Path) -> str:
         raise ParameterError(f"Cannot read {str(path)!r}: {error.strerror}.") from None
 
 
-def _folder_sources(folder: pathlib.Path) -> list[str]:
-    """The hashes of the other .py files beside a problem or solution: the helper modules it may import."""
-    return [f"{p.name}:{_sha256(p)}" for p in sorted(folder.glob("*.py")) if p.is_file()]
+def _folder_sources(folder: pathlib.Path, known: dict) -> list[str]:
+    """The hashes of the .py files beside a problem or solution: the helper modules it may import (conservative:
+    where solutions lie beside their problem, editing one runs that folder's pairs again). ``known`` keeps each
+    folder's answer for one triage: a problem folder is hashed once, not once per solution."""
+    if folder not in known:
+        known[folder] = [f"{p.name}:{_sha256(p)}" for p in sorted(folder.glob("*.py")) if p.is_file()]
+    return known[folder]
 
 
 def _tool_version() -> str:
@@ -157,11 +161,11 @@ def _tool_version() -> str:
         return "unknown"
 
 
-def _key(pair: Pair, options: dict) -> str:
+def _key(pair: Pair, options: dict, known: dict) -> str:
     """What makes a stored row this pair's: both files' contents and their folders' other .py files (helpers),
     the check's options (the timeout and the resolved device among them), the tool's version."""
     parts = [_sha256(pair.problem), _sha256(pair.solution), json.dumps(options, sort_keys=True), _tool_version()]
-    parts += _folder_sources(pair.problem.parent) + _folder_sources(pair.solution.parent)
+    parts += _folder_sources(pair.problem.parent, known) + _folder_sources(pair.solution.parent, known)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
@@ -245,7 +249,8 @@ def triage(
         "rtol": check_tolerance("rtol", rtol),
         "reference_mode": None if reference_mode is None else check_reference_mode(reference_mode),
     }  # checked here, so that a bad option is one usage error and not every pair's
-    keys = {pair.id: _key(pair, {**options, "timeout": timeout}) for pair in pairs}
+    known: dict = {}
+    keys = {pair.id: _key(pair, {**options, "timeout": timeout}, known) for pair in pairs}
     if store:
         _require_writable(store_dir)
     rows = {} if rerun or not store else _stored(store_dir, set(keys.values()))
@@ -336,7 +341,8 @@ def _resolved_device(device: str) -> str:
 
 
 def _default_workers(device: str) -> int:
-    """One job per GPU would want the GPUs counted; on a CPU, a job per two cores (each runs two processes)."""
+    """On a CPU a job per two cores (each job runs two processes); on a GPU one job (per-GPU workers are not
+    built yet)."""
     if device == "cpu":
         return max(1, (os.cpu_count() or 2) // 2)
     return 1

@@ -308,3 +308,23 @@ def test_the_gpu_validation_configs_are_seeded_valid_and_small():
             assert (inputs["m"] is not None) == (op is Op.CONV_GELU)
             outputs = np.prod(spec.output_shape(cfg["input_shape"]))
             assert outputs > 0 and (index < len(_FORCED[op]) or (outputs <= 40_000 and spec.K <= 200))
+
+
+def test_the_fast_math_gelu_constant_covers_the_committed_probe():
+    """CUDA_FAST_MATH_GELU_ULPS is typed in from gpu_validation.json's probe: it must cover what the committed run
+    measured for both GELU forms (4 for the formula's roundings + the functions' error), and epilogue_bound's
+    default must cover the precise functions."""
+    import inspect
+
+    from fpa_kernels.variants import CUDA_FAST_MATH_GELU_ULPS
+
+    from fp_analysis.bounds import epilogue_bound
+
+    path = ROOT / "experiments" / "results" / "gpu_validation.json"
+    if not path.exists():
+        pytest.skip("no GPU validation artifact committed yet")
+    probe = json.loads(path.read_text())["fast_math_probe"]
+    default = inspect.signature(epilogue_bound).parameters["gelu_eval_ulps"].default
+    for form in ("gelu_erf", "gelu_tanh"):
+        assert 4.0 + probe[form]["fast_max_err_over_u_v"] <= CUDA_FAST_MATH_GELU_ULPS
+        assert 4.0 + probe[form]["precise_max_err_over_u_v"] <= default
