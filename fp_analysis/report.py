@@ -184,10 +184,10 @@ def report(
     probability = 1 - 0.01 / max(int(np.prod(out_shape)), 1)
     rows = []
     full = _GpuRunner(problem, spec, index, epilogue) if dev == "cuda" else None
+    slope = epilogue.negative_slope if epilogue is not None else 0.01
     for variant in variant_matrix(op):
         if progress:
             progress(variant.label)
-        slope = epilogue.negative_slope if epilogue is not None else 0.01
         bound = variant_bound(variant, sums, probability, conv=conv64, multiplier=m, negative_slope=slope)
         det, prob = bound.deterministic, bound.probabilistic
         tanh = epilogue is not None and variant.gelu is GeluForm.TANH
@@ -210,7 +210,6 @@ def report(
             )
         elif variant.twinned:
             start = time.perf_counter()
-            slope = epilogue.negative_slope if epilogue else 0.01
             got = twin_from_terms(variant, spec, terms, problem.multiplier, slope)
             rows.append(
                 _row(
