@@ -38,11 +38,6 @@ __all__ = ["CandidateProcess", "serve"]
 # Seconds the candidate process may take to start (import torch): ours, not the user's, so not --timeout.
 _START_S = 600.0
 
-_SERVER_COMMAND = (
-    "import sys; sys.path[:] = [p for p in sys.path if p]; "
-    "from fp_analysis.candidate import serve; serve(sys.argv[1], int(sys.argv[2]))"
-)
-
 
 class CandidateProcess:
     """The client end: starts the candidate process on ``solution`` and asks it to import the file at once
@@ -54,7 +49,7 @@ class CandidateProcess:
         ours, theirs = socket.socketpair()
         try:
             self.child = ChildProcess(
-                _SERVER_COMMAND,
+                "candidate",
                 [str(solution), str(theirs.fileno())],
                 pathlib.Path(folder),
                 Side.SOLUTION.value,
@@ -203,12 +198,12 @@ def _context(where: str | None, detail: str | None, replay: str | None) -> dict:
 # --------------------------------------------------------------------------------------------- server side
 
 
-def serve(solution: str, fd: int) -> None:
+def serve(solution: str, fd: int | str) -> None:
     """The candidate process: answer requests on ``fd`` until the worker closes it (see the module docstring)."""
     child_setup()
     import torch
 
-    conn = Connection(fd)
+    conn = Connection(int(fd))
     state = {"file": UserFile(solution, Side.SOLUTION), "model": None, "device": "cpu", "torch": torch}
     conn.send_bytes(pickle.dumps({"ready": True}))
     while True:

@@ -9,6 +9,9 @@ job runs in two children, one per side of the user's pair:
   and runs ``ModelNew`` on request. Nothing the solution does — replacing a torch function, switching
   TF32, importing a ``common`` module of its own — can reach the reference or the analysis.
 
+Both are forked from the fork server (``fp_analysis.forkserver``), which has imported torch, or started as
+fresh interpreters where there is none; the child cannot tell the difference.
+
 What every child gets (``ChildProcess``, ``child_setup``):
 
 * **Output captured.** Its stdout and stderr (file descriptors 1 and 2, so a compiler that ``load_inline``
@@ -54,7 +57,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from . import records
+from . import forkserver, records
 from .errors import Fate, FpaError, InternalError, ParameterError, Side, UserCodeError
 
 __all__ = [
@@ -104,13 +107,6 @@ _CHANNEL_ENV = "FPA_WORKER_FD"
 _PARENT_ENV = "FPA_PARENT_FD"
 _channel = None  # the worker's end of the event pipe; None outside a worker
 _owner_pid = None  # the worker's pid: a process the user's code forks must not speak for it
-
-# Not ``-m fp_analysis.worker``: the package's __init__ imports this module first, and runpy warns. The
-# empty entry ``-c`` puts first on sys.path (the current folder) goes, as ``child_setup`` says.
-_CHILD_COMMAND = (
-    "import sys; sys.path[:] = [p for p in sys.path if p]; "
-    "from fp_analysis.worker import child_main; child_main(sys.argv[1])"
-)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,20 +179,25 @@ class JobResult:
 
 
 class ChildProcess:
-    """A Python child running ``code`` in a session of its own, its output in ``folder/name.{stdout,stderr}``.
+    """A Python child running ``forkserver.TARGETS[target](*args)`` in a session of its own, its output in
+    ``folder/name.{stdout,stderr}``.
 
-    It is ended with its group (``kill``) on ``close``, and by itself when this process dies
-    (``child_setup``'s watch on the pipe whose write end only this process holds).
+    It is forked from the fork server where there is one (``fp_analysis.forkserver``: no ``import torch``
+    to wait for) and started as a fresh interpreter otherwise; the two are the same to the child and to
+    this class. It is ended with its group (``kill``) on ``close``, and by itself when this process dies
+    (``child_setup``'s watch on the pipe whose write end only this process holds). ``serve_forks``: the
+    child may ask the fork server for children of its own (a worker, for its candidate process).
     """
 
     def __init__(
         self,
-        code: str,
+        target: str,
         args: Sequence[str],
         folder: pathlib.Path,
         name: str,
         pass_fds: Sequence[int] = (),
         env: dict[str, str] | None = None,
+        serve_forks: bool = False,
     ):
         self.folder, self.name = folder, name
         alive_read, self._alive = os.pipe()
@@ -204,15 +205,20 @@ class ChildProcess:
         env[_PARENT_ENV] = str(alive_read)
         env["PYTHONUNBUFFERED"] = "1"  # what the user's code printed before a crash is in the files
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_package_root()), env.get("PYTHONPATH")]))
+        args = [str(a) for a in args]
         try:
             with open(folder / f"{name}.stdout", "wb") as out, open(folder / f"{name}.stderr", "wb") as err:
-                self.proc = subprocess.Popen(
-                    [sys.executable, "-c", code, *args],
+                fds = (alive_read, *pass_fds)
+                streams = {"stdout": out.fileno(), "stderr": err.fileno()}
+                self.proc = forkserver.spawn(
+                    target, args, **streams, pass_fds=fds, env=env, serve_forks=serve_forks
+                ) or subprocess.Popen(
+                    [sys.executable, "-c", forkserver.target_command(target), *args],
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=err,
                     env=env,
-                    pass_fds=(alive_read, *pass_fds),
+                    pass_fds=fds,
                     start_new_session=True,
                 )
         except BaseException:
@@ -239,6 +245,8 @@ class ChildProcess:
     def ending(self) -> tuple[Fate, str, int | None]:
         """How the child ended: (fate, 'exited with status 3' / 'was killed by SIGSEGV', return code)."""
         code = self.proc.wait()
+        if code is None:  # a forked child whose fork server ended first: nobody saw how it ended
+            raise InternalError(f"the fork server ended before the {self.name} process, so its end is unknown")
         if code < 0:
             return Fate.KILLED, f"was killed by {_signal_name(-code)}", code
         return Fate.EXITED, f"exited with status {code}", code
@@ -256,6 +264,7 @@ def child_setup() -> None:
     import faulthandler
     import resource
 
+    forkserver.child_started()
     faulthandler.enable()  # a segfault in the user's extension leaves a Python traceback in stderr
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_FSIZE, (OUTPUT_LIMIT_BYTES, OUTPUT_LIMIT_BYTES))
@@ -332,12 +341,13 @@ class _Watch:
         read_end, write_end = os.pipe()
         try:
             self.child = ChildProcess(
-                _CHILD_COMMAND,
+                "worker",
                 [str(self.folder)],
                 self.folder,
                 Side.PROBLEM.value,
                 pass_fds=(write_end,),
                 env={**self.env, _CHANNEL_ENV: str(write_end)},
+                serve_forks=True,
             )
         finally:
             os.close(write_end)

@@ -467,39 +467,46 @@ def test_a_helper_named_like_a_standard_module_in_the_current_folder_changes_not
 
 
 def test_ending_fpa_ends_its_workers(tmp_path):
-    """SIGTERM to fpa while the candidate hangs: exit 130, and no process of the job is left."""
+    """SIGTERM to fpa while the candidate hangs: exit 130, and no process of the job is left (the worker,
+    the candidate process, the fork server they came from)."""
     import os
-    import shutil
     import signal
     import subprocess
     import sys
 
-    for name in ("hang.py", "_conv.py"):  # a path of this test's own, to find this job's processes by
-        shutil.copy(CASES / name, tmp_path / name)
-    marker = str(tmp_path / "hang.py")
-    args = ["explain", "--problem", str(CASES / "problem.py"), "--solution", marker, "--device", "cpu"]
+    args = ["explain", "--problem", str(CASES / "problem.py"), "--solution", str(CASES / "hang.py"), "--device", "cpu"]
     fpa = subprocess.Popen([sys.executable, "-m", "fp_analysis", *args, "--no-store"], stderr=subprocess.PIPE)
 
-    def job_processes():
-        found = []
+    def descendants():
+        parents = {}
         for pid in filter(str.isdigit, os.listdir("/proc")):
             try:
-                cmdline = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+                stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
             except OSError:
                 continue
-            if marker in cmdline and int(pid) != fpa.pid:
-                found.append(int(pid))
+            parents[int(pid)] = int(stat.rsplit(")", 1)[1].split()[1])
+        found, frontier = set(), {fpa.pid}
+        while frontier:
+            frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+            found |= frontier
         return found
 
+    def alive(pid):
+        try:
+            return pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
     deadline = time.monotonic() + 60
-    while not job_processes() and time.monotonic() < deadline:
+    while len(descendants()) < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert job_processes(), "the candidate process never started"
-    time.sleep(2)  # into the hanging forward
+    time.sleep(3)  # the candidate process started, into the hanging forward
+    started = descendants()
+    assert len(started) >= 2, "the job's processes never started"
     fpa.send_signal(signal.SIGTERM)
     _, stderr = fpa.communicate(timeout=30)
     assert fpa.returncode == 130 and b"interrupted" in stderr
     deadline = time.monotonic() + 10
-    while job_processes() and time.monotonic() < deadline:
+    while any(map(alive, started)) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not job_processes()
+    assert not any(map(alive, started))

@@ -1,0 +1,509 @@
+"""The fork server: one process with torch and the job modules imported forks the processes each job runs in.
+
+Every job runs the user's code in two fresh processes (``fp_analysis.worker``: the worker, which runs the
+problem and the analysis; ``fp_analysis.candidate``: the candidate process, which runs the solution), and a
+fresh interpreter pays ``import torch`` and our job modules: about 2.5 s of CPU on the 2-core machine, so
+five seconds a job, most of a small job's time. Forked from a process that has imported them, a child
+starts in milliseconds in the same state a fresh interpreter would reach.
+
+That holds because the server does nothing else: it never runs user code, never runs a torch operation
+(so no OpenMP thread pool exists to be lost in the fork) and never touches CUDA (a process that has
+initialised the CUDA driver cannot fork a child that uses it; the children initialise it themselves). Each
+forked child then makes itself look like the ``python -c`` child it replaces (``_become``): a session of its
+own, the requester's environment, current folder and ``sys.argv``, the requester's file descriptors at the
+same numbers (as ``subprocess.Popen(pass_fds=...)`` gives them) and no other, the signal dispositions of a
+fresh interpreter, numpy's global generator reseeded (Python's ``random`` reseeds itself after a fork), and
+``OMP_NUM_THREADS`` applied (the OpenMP runtime read it when the server imported torch, not per child).
+
+The protocol, over ``AF_UNIX``/``SOCK_SEQPACKET`` socket pairs (one message per request, file descriptors
+travelling with it as ``SCM_RIGHTS``):
+
+* a request names a target from ``TARGETS`` (nothing else can be run), its string arguments, the
+  environment, the folder, and carries the child's stdout, stderr, a *status* socket and the descriptors
+  to pass on;
+* the server forks and answers on the status socket with the child's pid; when it reaps the child it
+  sends the raw wait status there and closes it. So any thread, or process, holding the status socket can
+  wait for the child (``ForkedProcess``, whose ``pid/poll/wait/kill/returncode`` are ``Popen``'s);
+* a worker is given a connection of its own (``spawn(..., serve_forks=True)``), through which it asks for
+  its candidate process; a process started any other way has none and starts its children with
+  ``subprocess`` (``ChildProcess`` falls back to it whenever ``spawn`` returns None).
+
+The server is started on first use by the process that supervises jobs (the CLI, a test, triage), and ends
+when that process ends (it watches a pipe whose write end only its starter holds). Set
+``FPA_FORK_SERVER=0`` to start every child as a fresh interpreter instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import importlib
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Sequence
+
+__all__ = ["TARGETS", "ForkServer", "ForkedProcess", "child_started", "describe", "serve", "spawn", "target_command"]
+
+# What a child can be asked to run: name → (module, function). The function takes the child's arguments
+# as strings, like a ``python -c`` child's ``sys.argv[1:]``.
+TARGETS = {
+    "worker": ("fp_analysis.worker", "child_main"),
+    "candidate": ("fp_analysis.candidate", "serve"),
+    "describe": ("fp_analysis.forkserver", "describe"),
+}
+
+# What the server imports before it forks anything: what the two targets import first (torch, numpy) and
+# the job modules a worker imports to run its job.
+_PRELOAD = ("torch", "numpy", "fp_analysis.candidate", "fp_analysis.explain", "fp_analysis.fuzz")
+
+# Environment variables read when those modules are imported (so a child forked from a server started
+# under other values would not match a fresh interpreter): a change starts a new server. Variables read
+# later (CUDA_VISIBLE_DEVICES at CUDA's start, TORCH_EXTENSIONS_DIR at a build) are per child.
+_IMPORT_TIME_ENV = (
+    "PYTHONPATH",
+    "PYTHONHASHSEED",
+    "PYTHONNOUSERSITE",
+    "PYTHONSAFEPATH",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+)
+
+_DISABLE_ENV = "FPA_FORK_SERVER"
+_CONNECTION_ENV = "FPA_FORK_SERVER_FD"  # a worker's own connection to the server
+_START_S = 600.0  # seconds the server may take to import _PRELOAD (ours, not the user's code)
+_MAX_MESSAGE = 1 << 20
+_MAX_FDS = 64
+
+_SERVER_COMMAND = (
+    "import sys; sys.path[:] = [p for p in sys.path if p]; "
+    "from fp_analysis.forkserver import serve; serve(int(sys.argv[1]), int(sys.argv[2]))"
+)
+
+
+def target_command(target: str) -> str:
+    """The ``python -c`` code that runs ``target`` in a fresh interpreter (``ChildProcess``'s fallback).
+
+    The empty entry ``-c`` puts first on ``sys.path`` (the current folder) goes: the user's files see their
+    own folders only, as they would under KernelBench.
+    """
+    module, function = TARGETS[target]
+    return (
+        "import sys; sys.path[:] = [p for p in sys.path if p]; "
+        f"from {module} import {function}; {function}(*sys.argv[1:])"
+    )
+
+
+class ForkServerError(RuntimeError):
+    """The fork server cannot start a child (it did not start, or it ended)."""
+
+
+class ForkedProcess:
+    """A child the fork server started, seen through its status socket; ``Popen``'s interface.
+
+    ``returncode`` is None while it runs, then the exit status, or minus the signal that killed it. If the
+    server ends first, the status is lost: ``lost`` becomes True and ``returncode`` stays None.
+    """
+
+    def __init__(self, pid: int, status: socket.socket):
+        self.pid, self._status = pid, status
+        self.returncode: int | None = None
+        self.lost = False
+
+    def _read(self) -> None:
+        with contextlib.suppress(OSError):
+            data = self._status.recv(64)
+            if data:
+                self.returncode = os.waitstatus_to_exitcode(int(data))
+        if self.returncode is None:
+            self.lost = True
+        self._status.close()
+
+    def poll(self) -> int | None:
+        if self.returncode is None and not self.lost and select.select([self._status], [], [], 0)[0]:
+            self._read()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        if self.returncode is None and not self.lost:
+            if not select.select([self._status], [], [], timeout)[0]:
+                raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout)
+            self._read()
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.poll() is None and not self.lost:  # a reaped pid may already belong to another process
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+
+
+class ForkServer:
+    """The requester's end of a connection to a fork server."""
+
+    def __init__(self, connection: socket.socket, alive: int | None = None, process=None):
+        self._connection = connection
+        self._alive = alive  # the write end of the pipe the server watches: closing it ends the server
+        self._process = process
+        self._lock = threading.Lock()  # triage asks from several threads
+
+    @classmethod
+    def start(cls, env: dict[str, str]) -> ForkServer:
+        """Start a server under ``env`` and wait until it has imported what it preloads."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        alive_read, alive_write = os.pipe()
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-c", _SERVER_COMMAND, str(theirs.fileno()), str(alive_read)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={**env, "PYTHONUNBUFFERED": "1"},  # the children's sys.stdout/stderr are the server's
+                pass_fds=(theirs.fileno(), alive_read),
+                start_new_session=True,  # Ctrl-C in a terminal is for the supervisor, which ends the jobs
+            )
+        except BaseException:
+            ours.close()
+            os.close(alive_write)
+            raise
+        finally:
+            theirs.close()
+            os.close(alive_read)
+        server = cls(ours, alive_write, process)
+        try:
+            if not select.select([ours], [], [], _START_S)[0]:
+                raise ForkServerError(f"the fork server did not start within {_START_S:g} s")
+            hello = json.loads(ours.recv(_MAX_MESSAGE) or b'{"error": "it ended while starting"}')
+            if "error" in hello:
+                raise ForkServerError(f"the fork server did not start: {hello['error']}")
+        except BaseException:
+            server.close()
+            raise
+        return server
+
+    def spawn(
+        self,
+        target: str,
+        args: Sequence[str],
+        *,
+        stdout: int,
+        stderr: int,
+        pass_fds: Sequence[int],
+        env: dict[str, str],
+        serve_forks: bool = False,
+    ) -> ForkedProcess:
+        """Fork a child running ``TARGETS[target](*args)``; see the module docstring for what it gets.
+
+        ``serve_forks``: the child gets a connection of its own to this server, its number in the
+        ``FPA_FORK_SERVER_FD`` variable, to ask for children in turn.
+        """
+        status, status_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        own = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) if serve_forks else None
+        try:
+            passed = list(pass_fds)
+            if own is not None:
+                passed.append(own[1].fileno())
+                env = {**env, _CONNECTION_ENV: str(own[1].fileno())}
+            request = {"target": target, "args": list(args), "env": env, "cwd": os.getcwd(), "fds": passed}
+            fds = [stdout, stderr, status_theirs.fileno(), *passed]
+            if own is not None:
+                request["connection"] = len(fds)
+                fds.append(own[0].fileno())
+            with self._lock:
+                try:
+                    socket.send_fds(self._connection, [json.dumps(request).encode()], fds)
+                except OSError as error:
+                    raise ForkServerError(f"the fork server is gone ({error})") from None
+        finally:
+            status_theirs.close()
+            if own is not None:
+                own[0].close()
+                own[1].close()
+        if not select.select([status], [], [], _START_S)[0]:
+            status.close()
+            raise ForkServerError("the fork server did not answer")
+        answer = status.recv(64)
+        if not answer:
+            status.close()
+            raise ForkServerError("the fork server ended without starting the child")
+        return ForkedProcess(int(answer), status)
+
+    def close(self) -> None:
+        """Let go of the server; the one this process started ends."""
+        self._connection.close()
+        if self._alive is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._alive)
+            self._alive = None
+        if self._process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(5)
+
+
+# ----------------------------------------------------------------------------- the requester's server
+
+_state_lock = threading.Lock()
+_server: ForkServer | None = None
+_server_key: tuple | None = None
+_failed_key: tuple | None = None  # a key under which the server failed to start: not tried again
+_may_start = True  # False in the processes the jobs run in: they use the connection they were given
+
+
+def child_started() -> None:
+    """Called first by every job process: take the connection to the server it was given, if any, and
+    never start a server of its own (its children come from its parent's server or from ``subprocess``)."""
+    global _server, _server_key, _may_start
+    _may_start = False
+    _server = _server_key = None
+    fd = os.environ.pop(_CONNECTION_ENV, None)
+    if fd is not None:
+        with contextlib.suppress(OSError, ValueError):
+            _server = ForkServer(socket.socket(fileno=int(fd)))
+            _server_key = "inherited"
+
+
+def spawn(
+    target: str,
+    args: Sequence[str],
+    *,
+    stdout: int,
+    stderr: int,
+    pass_fds: Sequence[int],
+    env: dict[str, str],
+    serve_forks: bool = False,
+) -> ForkedProcess | None:
+    """Start ``target`` through this process's fork server (started on first use); None where there is
+    none (``FPA_FORK_SERVER=0``, a process given no connection, a server that cannot start): then the
+    caller starts a fresh interpreter itself."""
+    global _server, _server_key, _failed_key
+    if env.get(_DISABLE_ENV) == "0":
+        return None
+    with _state_lock:
+        if _may_start:
+            key = tuple(env.get(name) for name in _IMPORT_TIME_ENV)
+            if _server is not None and _server_key != key:
+                _server.close()
+                _server = None
+            if _server is None and key != _failed_key:
+                try:
+                    _server, _server_key = ForkServer.start(env), key
+                except (ForkServerError, OSError):
+                    _failed_key = key
+        server = _server
+    if server is None:
+        return None
+    try:
+        return server.spawn(
+            target, args, stdout=stdout, stderr=stderr, pass_fds=pass_fds, env=env, serve_forks=serve_forks
+        )
+    except ForkServerError:
+        with _state_lock:
+            if _server is server:
+                _server = None
+        return None
+
+
+# --------------------------------------------------------------------------------------- the server
+
+
+def serve(connection_fd: int, alive_fd: int) -> None:
+    """The server's life: preload, say ready, then fork on request and report what its children became."""
+    connection = socket.socket(fileno=connection_fd)
+    try:
+        for module in _PRELOAD:
+            importlib.import_module(module)
+    except BaseException as error:  # the requester falls back to fresh interpreters; it should know why
+        with contextlib.suppress(OSError):
+            connection.send(json.dumps({"error": f"{type(error).__name__}: {error}"}).encode())
+        os._exit(1)
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # a Python handler, so SIGCHLD writes to the wakeup fd
+    clients = [connection]
+    statuses: dict[int, socket.socket] = {}  # child pid → its status socket
+    connection.send(json.dumps({"ready": True}).encode())
+    while True:
+        ready = select.select([alive_fd, wake_read, *clients], [], [])[0]
+        if alive_fd in ready:  # the requester has ended: so do we (the children watch their own parents)
+            os._exit(0)
+        if wake_read in ready:
+            with contextlib.suppress(BlockingIOError):
+                os.read(wake_read, 4096)
+            _reap(statuses)
+        for client in [c for c in clients if c in ready]:
+            try:
+                message, fds, _, _ = socket.recv_fds(client, _MAX_MESSAGE, _MAX_FDS)
+            except OSError:
+                message, fds = b"", []
+            if not message:
+                clients.remove(client)
+                client.close()
+                for fd in fds:
+                    os.close(fd)
+                continue
+            keep = (connection, *clients, *statuses.values())
+            started = _start(message, fds, keep)
+            if started is not None:
+                pid, status, new_client = started
+                statuses[pid] = status
+                if new_client is not None:
+                    clients.append(new_client)
+        _reap(statuses)  # a child that ended between the select and now
+
+
+def _reap(statuses: dict[int, socket.socket]) -> None:
+    """Collect every ended child and send its wait status to whoever holds its status socket."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        sock = statuses.pop(pid, None)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.send(str(status).encode())
+            sock.close()
+
+
+def _start(message: bytes, fds: list[int], sockets) -> tuple[int, socket.socket, socket.socket | None] | None:
+    """Fork the child ``message`` asks for; (pid, its status socket, a new client connection or None).
+
+    A request that is not ours (a job's user code may write to a worker's connection) is dropped, its
+    descriptors closed.
+    """
+    try:
+        request = json.loads(message)
+        module, function = TARGETS[request["target"]]
+        args = [str(a) for a in request["args"]]
+        env = {str(k): str(v) for k, v in request["env"].items()}
+        cwd = str(request["cwd"])
+        targets = [int(fd) for fd in request["fds"]]
+        connection_index = request.get("connection")
+        if len(fds) != 3 + len(targets) + (connection_index is not None) or any(fd < 3 for fd in targets):
+            raise ValueError("descriptors do not match the request")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        for fd in fds:
+            os.close(fd)
+        return None
+    stdout, stderr, status_fd, *passed = fds
+    new_client = socket.socket(fileno=passed.pop()) if connection_index is not None else None
+    status = socket.socket(fileno=status_fd)
+    pid = os.fork()
+    if pid == 0:
+        for sock in (*sockets, status, *([new_client] if new_client else [])):
+            sock.detach()  # their numbers are about to be reused: a socket object must not close them later
+        _become(module, function, args, env, cwd, stdout, stderr, list(zip(passed, targets, strict=True)))
+    for fd in (stdout, stderr, *passed):
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        status.send(str(pid).encode())
+    return pid, status, new_client
+
+
+def _become(module: str, function: str, args, env, cwd, stdout, stderr, passed) -> None:
+    """In the forked child: become the fresh ``python -c`` child the request asked for, run it, and leave."""
+    code = 1
+    try:
+        os.setsid()
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        wanted = [t for _, t in passed]
+        top = max([*wanted, devnull, stdout, stderr, *(fd for fd, _ in passed)]) + 1
+        # Move every descriptor to keep above every number in use, then to its place: no move overwrites
+        # another before it is copied.
+        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, top) for fd in (devnull, stdout, stderr, *(fd for fd, _ in passed))]
+        for fd, number in zip(moved, [0, 1, 2, *wanted], strict=True):
+            os.dup2(fd, number)
+        keep = {0, 1, 2, *wanted}
+        for name in os.listdir("/proc/self/fd"):
+            if int(name) not in keep:
+                with contextlib.suppress(OSError):
+                    os.close(int(name))
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(cwd)
+        sys.argv = ["-c", *args]
+        if "numpy" in sys.modules:  # forked children would otherwise share the server's global stream
+            sys.modules["numpy"].random.seed()
+        threads = env.get("OMP_NUM_THREADS", "")
+        if threads.isdigit() and int(threads) > 0:
+            sys.modules["torch"].set_num_threads(int(threads))
+        code = 0
+        getattr(importlib.import_module(module), function)(*args)
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+
+
+# ------------------------------------------------------------------------------------ the self-check
+
+
+def describe(*args: str) -> None:
+    """A child that prints, as JSON, what it would look like to the user's code, then ends as ``args`` say.
+
+    Started both ways (forked and fresh), the two descriptions must agree on everything but what a fork
+    changes by design (``tests/test_forkserver.py``). ``args``: anything, echoed; ``exit=N`` ends with status
+    N, ``signal=NAME`` by that signal, ``sleep=S`` waits S seconds first.
+    """
+    import numpy
+    import torch
+
+    from .worker import child_setup
+
+    child_setup()
+    fds = []
+    for fd in sorted(int(name) for name in os.listdir("/proc/self/fd")):
+        with contextlib.suppress(OSError):  # the listing's own descriptor is closed by now
+            os.fstat(fd)
+            fds.append(fd)
+    handlers = {}
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE, signal.SIGHUP, signal.SIGUSR1):
+        handler = signal.getsignal(sig)
+        handlers[sig.name] = handler.name if isinstance(handler, signal.Handlers) else getattr(handler, "__name__", "?")
+    print(
+        json.dumps(
+            {
+                "argv": sys.argv,
+                "own_session": os.getsid(0) == os.getpid(),
+                "cwd": os.getcwd(),
+                "env": dict(os.environ),
+                "fds": fds,
+                "signals": handlers,
+                "wakeup_fd": signal.set_wakeup_fd(-1),
+                "threads": torch.get_num_threads(),
+                "numpy_draw": float(numpy.random.random()),  # noqa: NPY002 - the legacy global stream is the one to check
+                "sys_path": sys.path,
+                "stdin_is_devnull": os.path.samefile("/proc/self/fd/0", os.devnull),
+                "cuda_initialized": torch.cuda.is_initialized(),
+            }
+        ),
+        flush=True,
+    )
+    for arg in args:
+        if arg.startswith("sleep="):
+            time.sleep(float(arg[6:]))
+        if arg.startswith("exit="):
+            sys.exit(int(arg[5:]))
+        if arg.startswith("signal="):
+            os.kill(os.getpid(), signal.Signals[arg[7:]])

@@ -1,0 +1,112 @@
+"""The fork server: a child forked from it is the fresh interpreter it replaces, and its end is reported.
+
+Each test starts the ``describe`` target (``fp_analysis.forkserver.describe``: it prints what the user's
+code would see of its process) through ``worker.ChildProcess``, the class every job process is started by.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import socket
+import subprocess
+
+import pytest
+
+from fp_analysis import forkserver
+from fp_analysis.errors import Fate, InternalError
+from fp_analysis.forkserver import ForkedProcess
+from fp_analysis.worker import ChildProcess
+
+
+def _describe(folder: pathlib.Path, name: str, *args: str, env=None) -> tuple[ChildProcess, dict | None]:
+    """Start ``describe`` with a pipe's write end passed on; the child and what it printed (None if nothing)."""
+    read, write = os.pipe()
+    try:
+        child = ChildProcess("describe", list(args), folder, name, pass_fds=(write,), env=env)
+    finally:
+        os.close(read)
+        os.close(write)
+    child.proc.wait(60)
+    stdout = child.output().stdout
+    return child, (json.loads(stdout) if stdout.strip() else None)
+
+
+def test_a_forked_child_sees_what_a_fresh_interpreter_sees(tmp_path, monkeypatch):
+    """Same arguments, environment, folder, descriptors, signal dispositions, threads and sys.path both ways."""
+    monkeypatch.chdir(tmp_path)
+    env = {"FPA_PROBE_VALUE": "x y", "OMP_NUM_THREADS": "1"}
+    monkeypatch.setenv("FPA_FORK_SERVER", "0")
+    fresh, fresh_seen = _describe(tmp_path, "fresh", "a", "b c", env=env)
+    monkeypatch.delenv("FPA_FORK_SERVER")
+    forked, forked_seen = _describe(tmp_path, "forked", "a", "b c", env=env)
+    assert isinstance(fresh.proc, subprocess.Popen) and isinstance(forked.proc, ForkedProcess)
+    for seen in (fresh_seen, forked_seen):
+        seen.pop("numpy_draw")
+        seen["env"].pop("FPA_FORK_SERVER", None)
+    # the descriptor numbers depend on what this process had open at each start: compare how many and which kinds
+    assert len(fresh_seen.pop("fds")) == len(forked_seen.pop("fds"))
+    assert forked_seen == fresh_seen
+    assert forked_seen["argv"] == ["-c", "a", "b c"] and forked_seen["cwd"] == str(tmp_path)
+    assert forked_seen["env"]["FPA_PROBE_VALUE"] == "x y" and forked_seen["threads"] == 1
+    assert forked_seen["own_session"] and forked_seen["stdin_is_devnull"] and not forked_seen["cuda_initialized"]
+
+
+def test_a_forked_child_holds_exactly_the_descriptors_passed_to_it(tmp_path):
+    """Stdio and the passed descriptors at the numbers the requester chose; nothing of the server's."""
+    read, write = os.pipe()
+    child = ChildProcess("describe", [], tmp_path, "fds", pass_fds=(write,))
+    os.close(write)
+    child.proc.wait(60)
+    os.close(read)
+    seen = json.loads(child.output().stdout)
+    # 0-2, the pipe the child watches for its parent's end (``child_setup``), and the one passed
+    assert len(seen["fds"]) == 5 and write in seen["fds"], seen["fds"]
+
+
+def test_forked_children_do_not_share_numpys_global_stream(tmp_path):
+    draws = {_describe(tmp_path, f"draw{i}")[1]["numpy_draw"] for i in range(3)}
+    assert len(draws) == 3
+
+
+@pytest.mark.parametrize(
+    "ending, fate, how",
+    [("exit=3", Fate.EXITED, "exited with status 3"), ("signal=SIGSEGV", Fate.KILLED, "was killed by SIGSEGV")],
+)
+def test_how_a_forked_child_ended_is_reported(tmp_path, ending, fate, how):
+    child, _ = _describe(tmp_path, "ending", ending)
+    assert isinstance(child.proc, ForkedProcess)
+    assert child.ending()[:2] == (fate, how)
+    child.close()
+
+
+def test_a_request_that_is_not_ours_does_not_stop_the_server(tmp_path):
+    """User code in a worker can write to its connection: the server drops what it cannot read and goes on."""
+    _describe(tmp_path, "first")
+    server = forkserver._server
+    assert server is not None
+    junk_read, junk_write = os.pipe()
+    for message in (b"not json", json.dumps({"target": "os.system", "args": []}).encode()):
+        socket.send_fds(server._connection, [message], [junk_read, junk_write])
+    os.close(junk_read)
+    os.close(junk_write)
+    child, seen = _describe(tmp_path, "after")
+    assert forkserver._server is server and isinstance(child.proc, ForkedProcess) and seen is not None
+
+
+def test_a_server_that_died_is_replaced_and_a_child_it_leaves_says_its_end_is_unknown(tmp_path):
+    _describe(tmp_path, "first")
+    server = forkserver._server
+    sleeper = ChildProcess("describe", ["sleep=30"], tmp_path, "sleeper")
+    assert isinstance(sleeper.proc, ForkedProcess)
+    server._process.kill()
+    server._process.wait()
+    with pytest.raises(InternalError, match="fork server ended before the sleeper process"):
+        sleeper.ending()
+    sleeper.close()
+    # the next start finds the server gone and starts the child fresh; the one after gets a new server
+    _, seen = _describe(tmp_path, "fallback")
+    child, seen_again = _describe(tmp_path, "new_server")
+    assert seen is not None and seen_again is not None
+    assert isinstance(child.proc, ForkedProcess) and forkserver._server is not server
