@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from .errors import ExitCode, FpaError, ParameterError, UserCodeError
+from .errors import ExitCode, FpaError, OutOfScopeError, ParameterError, UserCodeError
 from .jobs import explain_files
 from .options import (
     check_count,
@@ -43,8 +43,12 @@ __all__ = ["FALSE_PASS_VERDICTS", "Pair", "discover", "summarize", "triage"]
 
 # Verdicts that mean the candidate is wrong: a pair with one of them whose KernelBench check passed is a false pass.
 FALSE_PASS_VERDICTS = ("bug", "parameter_mismatch", "nonfinite")
-# The rows of pairs that did not get a verdict from the engine.
-USER_CODE_FAILED, OUT_OF_SCOPE, INTERNAL_ERROR = "user_code_failed", "out_of_scope", "internal_error"
+# The rows of pairs that did not get a verdict from the engine: the user's code failed (exit 3), the Model is beyond
+# what the engine models (exit 2, naming what), the files are not a KernelBench pair (exit 2: no ModelNew, say),
+# a failure of ours (exit 4).
+USER_CODE_FAILED, OUT_OF_SCOPE, USAGE_ERROR, INTERNAL_ERROR = (
+    "user_code_failed", "out_of_scope", "usage_error", "internal_error"
+)
 _PROBLEM_FILE = "problem.py"
 _NOT_SOLUTIONS = ("setup.py", "conftest.py")
 
@@ -189,8 +193,10 @@ def _explain_row(pair: Pair, options: dict, timeout: float) -> dict:
         )
     except UserCodeError as error:
         row.update(verdict=USER_CODE_FAILED, exit_code=int(error.exit_code), error=str(error).splitlines()[0])
-    except FpaError as error:
+    except OutOfScopeError as error:
         row.update(verdict=OUT_OF_SCOPE, exit_code=int(error.exit_code), error=str(error).splitlines()[0])
+    except FpaError as error:
+        row.update(verdict=USAGE_ERROR, exit_code=int(error.exit_code), error=str(error).splitlines()[0])
     except Exception as error:  # one pair's internal failure is its row, never the end of the run
         row.update(verdict=INTERNAL_ERROR, exit_code=int(ExitCode.INTERNAL), error=f"{type(error).__name__}: {error}")
     row["seconds"] = time.perf_counter() - start

@@ -58,7 +58,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from . import forkserver, records
-from .errors import Fate, FpaError, InternalError, ParameterError, Side, UserCodeError
+from .errors import Fate, FpaError, InternalError, OutOfScopeError, ParameterError, Side, UserCodeError
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -459,6 +459,8 @@ def _error_from_record(error: dict, worker: dict) -> FpaError:
         failure = UserCodeError.from_dict(error)
         failure.details["worker"] = worker
         return failure
+    if kind == "out_of_scope":
+        return OutOfScopeError(error["message"])
     if kind == "usage":
         return FpaError(error["message"])
     return InternalError(error.get("message", "the worker failed"), error.get("traceback", ""))
@@ -507,6 +509,8 @@ def child_main(folder: str) -> None:
         record = {"error": {"kind": "user_code", **error.to_dict()}}
     except InternalError as error:
         record = {"error": {"kind": "internal", "message": str(error), "traceback": error.traceback}}
+    except OutOfScopeError as error:
+        record = {"error": {"kind": "out_of_scope", "message": str(error)}}
     except FpaError as error:
         record = {"error": {"kind": "usage", "message": str(error)}}
     except BaseException as error:  # whatever it is, the parent must learn of it

@@ -18,6 +18,8 @@ from fp_analysis.errors import ParameterError
 from fp_analysis.store import read_store
 from fp_analysis.triage import Pair, discover, summarize, triage
 
+from .triage_corpus import FALSE_PASS, write_corpus
+
 TESTS = pathlib.Path(__file__).resolve().parent
 KERNELBENCH, USERCODE = TESTS / "kernelbench_cases", TESTS / "usercode_cases"
 
@@ -136,30 +138,52 @@ def test_bad_options_stop_before_any_pair_runs(runs):
         triage([Pair("x", runs / "missing.py", runs / "missing.py")], device="cpu", timeout=5)
 
 
-def test_every_pair_gets_its_verdict_a_crash_or_hang_only_its_row_and_a_killed_triage_resumes(runs, tmp_path):
-    """``fpa triage`` killed (SIGKILL, workers and all) after two pairs are stored; the next triage runs only the
-    other three, and every pair has its verdict: arithmetic, a bug, a raising and a hanging candidate."""
-    store = tmp_path / "store"
+def test_thirty_eight_pairs_get_their_verdicts_and_a_killed_triage_resumes(tmp_path):
+    """``fpa triage`` on tests/triage_corpus.py's folder, killed (SIGKILL, workers and all) after a few pairs are
+    stored; the next triage runs only the others, and every pair gets its verdict: identical, TF32, fp64 sums,
+    GELU's tanh form, bugs (one under the check's tolerance: a false pass), NaN, and user code that raises,
+    hangs, exits, segfaults, prints or is no KernelBench solution, each only its own row."""
+    runs, store = tmp_path / "runs", tmp_path / "store"
+    expected = write_corpus(runs)
+    assert len(expected) >= 30
     env = {**os.environ, "FPA_STORE": str(store)}
-    command = [sys.executable, "-m", "fp_analysis", "triage", str(runs), "--device", "cpu", "--workers", "1",
+    command = [sys.executable, "-m", "fp_analysis", "triage", str(runs), "--device", "cpu", "--workers", "2",
                "--trials", "1", "--timeout", "4", "--json"]  # fmt: skip
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)  # fmt: skip
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(list(store.glob("run-*.parquet"))) < 2 and process.poll() is None:
+    while time.monotonic() < deadline and len(list(store.glob("run-*.parquet"))) < 5 and process.poll() is None:
         time.sleep(0.2)
-    os.killpg(process.pid, signal.SIGKILL)  # the triage and its workers, as an OOM killer or a lost node would
+    os.killpg(process.pid, signal.SIGKILL)  # the triage, its fork server and its workers, as an OOM killer would
     process.wait()
     finished = {row["pair_id"] for row in read_store(store, command="triage").to_pylist()}
-    assert 2 <= len(finished) < 6
+    assert 5 <= len(finished) < len(expected)
 
     seen = []
+    result = triage(discover(runs), device="cpu", workers=2, timeout=4, trials=1, store_dir=store,
+                    on_progress=seen.append)  # fmt: skip
+    assert result["reused"] >= len(finished) and result["reused"] + result["ran"] == len(expected)
+    wrong = {
+        r["pair_id"]: (r["verdict"], r["error"]) for r in result["pairs"] if r["verdict"] not in expected[r["pair_id"]]
+    }
+    assert not wrong
+    assert [s["done"] for s in seen] == list(range(result["reused"] + 1, len(expected) + 1))
+    assert result["summary"]["false_passes"] == [FALSE_PASS]
+    rows = {row["pair_id"]: row for row in result["pairs"]}
+    failures = {name: rows[f"level1/conv2d_mish/{name}/solution"]["error"] for name in ("hangs", "exits", "segfault")}
+    assert "did not return within 4 s" in failures["hangs"] and "exited with status 7" in failures["exits"]
+    assert "SIGSEGV" in failures["segfault"]
+    assert len(read_store(store, command="triage")) == len(expected)  # each pair stored once
+
+
+def test_a_stored_pair_is_reused_only_for_the_same_files_options_and_helpers(runs, tmp_path):
+    """Resuming: a pair stored with the same files, check options and helper modules is not run again, and is
+    shown as the pair it is now (another pair may have stored the same contents); other options run it again."""
+    store = tmp_path / "store"
     options = {"device": "cpu", "workers": 2, "timeout": 4, "store_dir": store}
-    result = triage(discover(runs), trials=1, on_progress=seen.append, **options)
-    assert result["reused"] + result["ran"] == 6 and result["reused"] >= len(finished)
+    result = triage(discover(runs), trials=1, **options)
+    assert result["ran"] + result["reused"] == 6
     assert {row["pair_id"]: row["verdict"] for row in result["pairs"]} == EXPECTED, result["pairs"]
-    assert [s["done"] for s in seen] == list(range(result["reused"] + 1, 7))
-    assert seen[-1]["verdicts"]["user_code_failed"] == 3
     rows = {row["pair_id"]: row for row in result["pairs"]}
     assert "raised ValueError" in rows["level1/usercode/raises/solution"]["error"]
     assert "did not return within 4 s" in rows["level1/usercode/hangs/solution"]["error"]
