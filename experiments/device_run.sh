@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: validate every kernel variant, then bench the ops; results under $OUT.
 #   bash experiments/device_run.sh <kernels-tree> [gputests] [slowtests] [memcheck] [validate] [bench OP...] [sass] [probe] [quick OP TEXT]
-#                                  [isolation COMMIT] [general COMMIT] [tf32probe COMMIT] [fuzz COMMIT]
+#                                  [isolation COMMIT] [general COMMIT] [tf32probe COMMIT] [fuzz COMMIT] [triage COMMIT]
 # The tree id comes from this machine (`git rev-parse HEAD:kernels`): the device copy has no git HEAD.
 set -euo pipefail
 tree=$1; shift
@@ -31,6 +31,8 @@ while [ $# -gt 0 ]; do
                python3 experiments/device_isolation.py "$out/results" "$2" || echo "isolation: exit $?"; shift 2 ;;
     general) # fpa explain --device cuda on whole Models beyond the seed ops, CUDA solutions, and seed 000
              python3 experiments/device_explain_general.py "$out/results" "$2" || echo "general: exit $?"; shift 2 ;;
+    triage) # fpa triage --device cuda on 21 load_inline pairs: verdicts, pairs/hour, build vs explain, GPU idle
+            python3 experiments/device_triage.py "$out/results" "$2" 2>&1 | tail -40 || echo "triage: exit $?"; shift 2 ;;
     fuzz) # fpa fuzz --device cuda on load_inline candidates, through their Models' constructors
           python3 experiments/device_fuzz.py "$out/results" "$2" || echo "fuzz: exit $?"; shift 2 ;;
     tf32probe) # which rounding cuDNN's TF32 convolutions use, per conv shape (the engine's tie rules)

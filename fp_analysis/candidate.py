@@ -33,7 +33,7 @@ from .errors import Fate, FpaError, InternalError, Side, UserCodeError
 from .usercode import UserFile, call_id, seed_all
 from .worker import ChildProcess, child_setup, report_event
 
-__all__ = ["CandidateProcess", "serve"]
+__all__ = ["CandidateProcess", "prepare_job", "serve"]
 
 # Seconds the candidate process may take to start (import torch): ours, not the user's, so not --timeout.
 _START_S = 600.0
@@ -188,6 +188,12 @@ class CandidateProcess:
                 fate=fate,
                 details={**context, "status": code},
             ) from None
+
+
+def prepare_job(solution: str, *, timeout: float, folder: str) -> dict:
+    """The worker's half of ``jobs.prepare_file``: import the solution in its process, under the timeout."""
+    with CandidateProcess(solution, folder, timeout) as candidate:
+        return {"notes": candidate.loaded()}
 
 
 def _context(where: str | None, detail: str | None, replay: str | None) -> dict:

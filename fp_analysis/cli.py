@@ -537,7 +537,11 @@ def triage(
     path: Annotated[str, typer.Argument(help="a folder of problems (problem.py + solutions) or a .csv/.json manifest")],
     device: Device = "cpu",
     workers: Annotated[
-        int | None, typer.Option(help="pairs explained at once (default: a CPU job per 2 cores, 1 GPU)")
+        int | None, typer.Option(help="pairs explained at once (default: a CPU job per 2 cores; one per GPU)")
+    ] = None,
+    builders: Annotated[
+        int | None,
+        typer.Option(help="GPU only: solutions whose extensions are built ahead at once (default: cores/2, at most 8)"),
     ] = None,
     reference_mode: Annotated[
         str | None, typer.Option(help="CPU only: emulate the reference's operand precision: fp32, tf32, bf16 or fp16")
@@ -566,8 +570,8 @@ def triage(
             progress.update(task, completed=state["done"], description=f"triage: {escape(counts)}")
 
         result = triage_pairs(
-            pairs, device=device, workers=workers, timeout=timeout, trials=trials, seed=seed, atol=atol, rtol=rtol,
-            reference_mode=reference_mode, rerun=rerun, store=not no_store, on_progress=show,
+            pairs, device=device, workers=workers, builders=builders, timeout=timeout, trials=trials, seed=seed,
+            atol=atol, rtol=rtol, reference_mode=reference_mode, rerun=rerun, store=not no_store, on_progress=show,
         )  # fmt: skip
     for line in result["not_stored"]:
         _err.print(f"[yellow]warning:[/] not stored (a rerun will explain it again): {escape(line)}")
@@ -594,6 +598,15 @@ def triage(
         _out.print(f"[bold]false passes at atol={atol}, rtol={rtol}:[/] " + escape(", ".join(summary["false_passes"])))
     for problem, need in summary["needed_atol_by_problem"].items():
         _out.print(f"{escape(problem)}: its explained pairs need atol ≈ {need:.3g}")
+    timing = result["timing"]
+    if timing["pairs"]:
+        built = f", {timing['build_s']:.0f} s building {timing['built_ahead']} ahead" if timing["built_ahead"] else ""
+        _out.print(
+            f"{timing['pairs']} pairs in {timing['wall_s']:.0f} s ({timing['pairs_per_hour']:.0f} pairs/hour) on "
+            f"{timing['slots']} {timing['device']} slot(s): {timing['explain_s']:.0f} s explaining{built}; the slots "
+            f"idle {100 * timing['slot_idle_share']:.0f} % of the time",
+            highlight=False,
+        )
 
 
 def _num(value) -> str:

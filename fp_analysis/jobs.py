@@ -28,7 +28,7 @@ from .options import (
 from .verdict import Explanation
 from .worker import DEFAULT_TIMEOUT_S, run_job
 
-__all__ = ["default_max_examples", "explain_files", "fuzz_files", "parse_replay", "replay_files"]
+__all__ = ["default_max_examples", "explain_files", "fuzz_files", "parse_replay", "prepare_file", "replay_files"]
 
 
 def explain_files(
@@ -44,9 +44,10 @@ def explain_files(
     samples: int = 4000,
     timeout: float = DEFAULT_TIMEOUT_S,
     on_event=None,
+    env: dict[str, str] | None = None,
 ) -> Explanation:
     """The explanation of KernelBench's check on the two files (``fp_analysis.explain``); ``worker`` holds the
-    time spent and what each side's process printed."""
+    time spent and what each side's process printed. ``env``: variables for the job's processes only."""
     options = {
         **_pair(problem, solution),
         "device": check_device(device).value,
@@ -57,10 +58,19 @@ def explain_files(
         "rtol": check_tolerance("rtol", rtol),
         "samples": check_count("samples", samples),
     }
-    result = run_job("explain", options, timeout=check_seconds("timeout", timeout), on_event=on_event)
+    result = run_job("explain", options, timeout=check_seconds("timeout", timeout), on_event=on_event, env=env)
     explanation = Explanation.from_dict(result.value)
     explanation.worker = result.worker_record()
     return explanation
+
+
+def prepare_file(solution, *, timeout: float = DEFAULT_TIMEOUT_S, env: dict[str, str] | None = None) -> dict:
+    """Import the solution file in a candidate process of its own and nothing more: what its import builds
+    (``load_inline`` extensions, into ``env``'s ``TORCH_EXTENSIONS_DIR``) is then built for the job that uses it.
+    Returns {"notes", "seconds" (the job's wall time), "import_seconds"}; raises as ``explain_files``."""
+    options = {"solution": check_file("solution", solution)}
+    result = run_job("prepare", options, timeout=check_seconds("timeout", timeout), env=env)
+    return {**result.value, "seconds": result.seconds, "import_seconds": result.user_seconds}
 
 
 def default_max_examples() -> int:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
-import functools
 import hashlib
 import json
 import os
@@ -27,8 +26,8 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from .errors import ExitCode, FpaError, OutOfScopeError, ParameterError, UserCodeError
-from .jobs import explain_files
+from .errors import ExitCode, Fate, FpaError, InternalError, OutOfScopeError, ParameterError, UserCodeError
+from .jobs import explain_files, prepare_file
 from .options import (
     check_count,
     check_device,
@@ -47,7 +46,10 @@ FALSE_PASS_VERDICTS = ("bug", "parameter_mismatch", "nonfinite")
 # what the engine models (exit 2, naming what), the files are not a KernelBench pair (exit 2: no ModelNew, say),
 # a failure of ours (exit 4).
 USER_CODE_FAILED, OUT_OF_SCOPE, USAGE_ERROR, INTERNAL_ERROR = (
-    "user_code_failed", "out_of_scope", "usage_error", "internal_error"
+    "user_code_failed",
+    "out_of_scope",
+    "usage_error",
+    "internal_error",
 )
 _PROBLEM_FILE = "problem.py"
 _NOT_SOLUTIONS = ("setup.py", "conftest.py")
@@ -173,13 +175,18 @@ def _key(pair: Pair, options: dict, known: dict) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
-def _explain_row(pair: Pair, options: dict, timeout: float) -> dict:
-    """The pair's row: its verdict and numbers, or how its job ended without one."""
+def _explain_row(pair: Pair, options: dict, timeout: float, env: dict[str, str], built: dict | None) -> dict:
+    """The pair's row: its verdict and numbers, or how its job ended without one. ``built``: what building the
+    solution ahead gave (``_build_ahead``), None where it was not built ahead; a build that failed other than by
+    the timeout is the row (the job would import the same file the same way), a timed-out one is run again."""
     start = time.perf_counter()
     row = {"verdict": None, "explained": None, "check_passed": None, "max_abs": None, "candidate_vs_fp64": None,
-           "reference_vs_fp64": None, "needed_atol": None, "error": None}  # fmt: skip
+           "reference_vs_fp64": None, "needed_atol": None, "error": None,
+           "build_seconds": None if built is None else built["seconds"]}  # fmt: skip
     try:
-        explanation = explain_files(pair.problem, pair.solution, timeout=timeout, **options)
+        if built is not None and built.get("error") is not None and built["error"].fate is not Fate.TIMED_OUT:
+            raise built["error"]
+        explanation = explain_files(pair.problem, pair.solution, timeout=timeout, env=env, **options)
         mismatch = explanation.mismatch
         row.update(
             verdict=explanation.verdict,
@@ -195,12 +202,38 @@ def _explain_row(pair: Pair, options: dict, timeout: float) -> dict:
         row.update(verdict=USER_CODE_FAILED, exit_code=int(error.exit_code), error=str(error).splitlines()[0])
     except OutOfScopeError as error:
         row.update(verdict=OUT_OF_SCOPE, exit_code=int(error.exit_code), error=str(error).splitlines()[0])
+    except InternalError as error:
+        row.update(verdict=INTERNAL_ERROR, exit_code=int(error.exit_code), error=str(error).splitlines()[0])
     except FpaError as error:
         row.update(verdict=USAGE_ERROR, exit_code=int(error.exit_code), error=str(error).splitlines()[0])
     except Exception as error:  # one pair's internal failure is its row, never the end of the run
         row.update(verdict=INTERNAL_ERROR, exit_code=int(ExitCode.INTERNAL), error=f"{type(error).__name__}: {error}")
     row["seconds"] = time.perf_counter() - start
     return row
+
+
+def _needs_build(solution: pathlib.Path) -> bool:
+    """Whether the solution's import may build a torch extension (``load_inline``, ``load``, ``cpp_extension``):
+    such pairs are built ahead on the CPU cores. A plain-PyTorch solution is not imported twice."""
+    try:
+        text = solution.read_text(errors="replace")
+    except OSError:
+        return False
+    return "load_inline" in text or "cpp_extension" in text
+
+
+def _build_ahead(pair: Pair, timeout: float, env: dict[str, str]) -> dict:
+    """Import the pair's solution alone (``jobs.prepare_file``), so that its extensions are built into the pair's
+    extensions folder before a GPU's worker takes it; {"seconds", "error": the UserCodeError or FpaError or None}."""
+    start = time.perf_counter()
+    error = None
+    try:
+        prepare_file(pair.solution, timeout=timeout, env=env)
+    except InternalError:
+        pass  # ours, not the solution's: the explain job meets it again and its row says so
+    except FpaError as failure:
+        error = failure
+    return {"seconds": time.perf_counter() - start, "error": error}
 
 
 def _identity(pair: Pair, key: str) -> dict:
@@ -229,6 +262,7 @@ def triage(
     *,
     device: str = "cpu",
     workers: int | None = None,
+    builders: int | None = None,
     timeout: float,
     trials: int = 5,
     seed: int = 42,
@@ -241,11 +275,21 @@ def triage(
     on_progress: Callable[[dict], None] | None = None,
 ) -> dict:
     """Explain every pair (see the module docstring); returns {"pairs": rows in ``pairs`` order, "summary": …,
-    "ran": n, "reused": n}. ``on_progress`` gets {"done", "total", "verdicts", "pair"} after each pair."""
+    "ran": n, "reused": n, "timing": …}. ``on_progress`` gets {"done", "total", "verdicts", "pair"} after each
+    pair.
+
+    On a GPU host each job slot is pinned to one GPU (``CUDA_VISIBLE_DEVICES``; ``workers`` defaults to one slot
+    per visible GPU), and the solutions that build extensions are imported ahead by ``builders`` jobs on the CPU
+    cores (default half the cores, at most 8), each pair with its own ``TORCH_EXTENSIONS_DIR``, so that a GPU's
+    job finds the extension built. ``timing``: wall seconds, pairs per hour, seconds spent building ahead and
+    explaining, and the share of the slots' time no job held them (``slot_idle_share``).
+    """
     if not pairs:
         raise ParameterError("Got no pairs to triage.")
     device = _resolved_device(device)
-    workers = check_count("workers", workers if workers is not None else _default_workers(device))
+    slots = _slot_environments(device)
+    workers = check_count("workers", workers if workers is not None else _default_workers(device, len(slots)))
+    builders = check_count("builders", builders if builders is not None else _default_builders(device))
     timeout = check_seconds("timeout", timeout)
     options = {
         "device": device,
@@ -267,9 +311,26 @@ def triage(
     verdicts = Counter(row["verdict"] for row in done.values())
     metadata, not_stored = None, []
     todo = [pair for pair in pairs if pair.id not in done]
-    run = functools.partial(_explain_row, options=options, timeout=timeout)
-    with _threads_per_job(workers), terminate_as_interrupt():
-        for pair, result in _as_finished(todo, workers, run):
+    started = time.perf_counter()
+    with (
+        tempfile.TemporaryDirectory(prefix="fpa-triage-extensions-") as extensions,
+        _threads_per_job(workers),
+        terminate_as_interrupt(),
+    ):
+
+        def environment(pair: Pair, slot: int | None) -> dict[str, str]:
+            # each pair's extensions apart: two solutions may name their extension alike, and a builder and a GPU
+            # job must find the same folder
+            env = {"TORCH_EXTENSIONS_DIR": str(pathlib.Path(extensions) / keys[pair.id])}
+            return {**env, **(slots[slot % len(slots)] if slot is not None else _builder_environment(slots))}
+
+        def build(pair: Pair) -> dict:
+            return _build_ahead(pair, timeout, environment(pair, None))
+
+        def run(pair: Pair, built: dict | None, slot: int) -> dict:
+            return _explain_row(pair, options, timeout, environment(pair, slot), built)
+
+        for pair, result in _as_finished(todo, workers, run, build if device == "cuda" else None, builders):
             row = {**_identity(pair, keys[pair.id]), **result}
             if store:
                 from .store import append_run, run_metadata
@@ -284,9 +345,30 @@ def triage(
             verdicts[row["verdict"]] += 1
             if on_progress:
                 on_progress({"done": len(done), "total": len(pairs), "verdicts": dict(verdicts), "pair": pair.id})
+    wall = time.perf_counter() - started
     ordered = [done[pair.id] for pair in pairs]
+    ran_rows = [done[pair.id] for pair in todo]
     return {"pairs": ordered, "summary": summarize(ordered, atol, rtol), "ran": len(todo), "reused": reused,
-            "not_stored": not_stored}  # fmt: skip
+            "not_stored": not_stored, "timing": _timing(ran_rows, wall, workers, builders, device)}  # fmt: skip
+
+
+def _timing(rows: list[dict], wall: float, workers: int, builders: int, device: str) -> dict:
+    """How the run spent its time: the pairs run per hour of wall time, the seconds of building ahead and of
+    explaining (summed over jobs), and the share of the slots' wall time no explain job held them."""
+    explaining = sum(row["seconds"] for row in rows)
+    building = sum(row["build_seconds"] or 0.0 for row in rows)
+    return {
+        "device": device,
+        "wall_s": wall,
+        "pairs": len(rows),
+        "pairs_per_hour": 3600.0 * len(rows) / wall if rows and wall > 0 else None,
+        "slots": workers,
+        "builders": builders if device == "cuda" else 0,
+        "built_ahead": sum(row["build_seconds"] is not None for row in rows),
+        "build_s": building,
+        "explain_s": explaining,
+        "slot_idle_share": max(0.0, 1.0 - explaining / (wall * workers)) if rows and wall > 0 else None,
+    }
 
 
 def _require_writable(directory) -> None:
@@ -307,26 +389,57 @@ def _require_writable(directory) -> None:
         ) from None
 
 
-def _as_finished(todo: list[Pair], workers: int, run: Callable[[Pair], dict]):
-    """(pair, ``run(pair)``) for each pair of ``todo`` as it finishes, ``workers`` at a time.
+def _as_finished(
+    todo: list[Pair],
+    workers: int,
+    run: Callable[[Pair, dict | None, int], dict],
+    build: Callable[[Pair], dict] | None = None,
+    builders: int = 0,
+):
+    """(pair, ``run(pair, built, slot)``) for each pair of ``todo`` as it finishes, ``workers`` at a time, each
+    worker on its own ``slot`` (0 … workers-1: its GPU). With ``build``, ``builders`` threads first run
+    ``build(pair)`` on the pairs whose solution builds an extension (``_needs_build``), in order, and such a pair
+    is run once built (``built`` is what ``build`` gave; None for the others); the other pairs are run at once,
+    so the slots work while the builders do.
 
     Daemon threads, not a ThreadPoolExecutor: an interrupted triage (Ctrl-C, SIGTERM) must end at once, not wait
     for the jobs under way (an executor's threads are joined at exit); the jobs' processes end with this one
     (each watches its parent, ``fp_analysis.worker``), and what was stored stays stored."""
-    tasks, finished = queue.SimpleQueue(), queue.SimpleQueue()
-    for pair in todo:
-        tasks.put(pair)
+    ready, finished, to_build = queue.SimpleQueue(), queue.SimpleQueue(), queue.SimpleQueue()
+    lock, taken = threading.Lock(), [0]
 
-    def work():
+    def start(target, count: int):
+        for index in range(count):
+            threading.Thread(target=target, args=(index,), name="fpa-triage", daemon=True).start()
+
+    building = 0
+    for pair in todo:
+        if build is not None and _needs_build(pair.solution):
+            to_build.put(pair)
+            building += 1
+        else:
+            ready.put((pair, None))
+
+    def builder(_index):
         while True:
             try:
-                pair = tasks.get_nowait()
+                pair = to_build.get_nowait()
             except queue.Empty:
                 return
-            finished.put((pair, run(pair)))
+            ready.put((pair, build(pair)))
 
-    for _ in range(min(workers, len(todo))):
-        threading.Thread(target=work, name="fpa-triage", daemon=True).start()
+    start(builder, min(builders, building))
+
+    def worker(slot):
+        while True:
+            with lock:
+                if taken[0] == len(todo):
+                    return
+                taken[0] += 1
+            pair, built = ready.get()
+            finished.put((pair, run(pair, built, slot)))
+
+    start(worker, min(workers, len(todo)))
     for _ in todo:
         yield finished.get()
 
@@ -346,12 +459,41 @@ def _resolved_device(device: str) -> str:
     return "cpu"
 
 
-def _default_workers(device: str) -> int:
-    """On a CPU a job per two cores (each job runs two processes); on a GPU one job (per-GPU workers are not
-    built yet)."""
+def _slot_environments(device: str) -> list[dict[str, str]]:
+    """The variables of each job slot: on a GPU host one slot per visible GPU, ``CUDA_VISIBLE_DEVICES`` naming it
+    (the ids the user made visible, where they did), and ``TORCH_CUDA_ARCH_LIST`` set to the GPUs' architectures
+    unless the user set it (so that a builder, which sees no GPU of its own, builds what the job will load)."""
+    if device == "cpu":
+        return [{}]
+    import torch
+
+    count = torch.cuda.device_count()
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = [v.strip() for v in visible.split(",") if v.strip()][:count] if visible else [str(i) for i in range(count)]
+    extra = {}
+    if "TORCH_CUDA_ARCH_LIST" not in os.environ:
+        archs = sorted({torch.cuda.get_device_capability(i) for i in range(count)})
+        # with PTX, as torch's own default for the GPUs it sees
+        extra["TORCH_CUDA_ARCH_LIST"] = ";".join(f"{major}.{minor}" for major, minor in archs) + "+PTX"
+    return [{"CUDA_VISIBLE_DEVICES": gpu, **extra} for gpu in ids]
+
+
+def _builder_environment(slots: list[dict[str, str]]) -> dict[str, str]:
+    """A builder's variables: the slots' architecture list and every GPU visible (a solution's import may ask
+    for one), none pinned."""
+    return {k: v for k, v in slots[0].items() if k != "CUDA_VISIBLE_DEVICES"}
+
+
+def _default_workers(device: str, gpus: int) -> int:
+    """On a CPU a job per two cores (each job runs two processes); on a GPU host one job per GPU."""
     if device == "cpu":
         return max(1, (os.cpu_count() or 2) // 2)
-    return 1
+    return max(1, gpus)
+
+
+def _default_builders(device: str) -> int:
+    """Jobs building extensions ahead on a GPU host: half the cores (nvcc is one process per build), at most 8."""
+    return max(1, min(8, (os.cpu_count() or 2) // 2)) if device == "cuda" else 1
 
 
 @contextlib.contextmanager

@@ -88,6 +88,7 @@ JOBS = {
     "explain": ("fp_analysis.explain", "explain_job"),
     "fuzz": ("fp_analysis.fuzz", "fuzz_job"),
     "replay": ("fp_analysis.fuzz", "replay_job"),
+    "prepare": ("fp_analysis.candidate", "prepare_job"),
 }
 
 # Jobs whose processes (the worker and the candidate it starts) run torch on one thread: a fuzz example is
@@ -287,6 +288,7 @@ def run_job(
     *,
     timeout: float = DEFAULT_TIMEOUT_S,
     on_event: Callable[[dict], None] | None = None,
+    env: dict[str, str] | None = None,
 ) -> JobResult:
     """Run ``JOBS[job](**kwargs, timeout=timeout)`` in a worker process and return its result; raise what stopped it.
 
@@ -294,6 +296,7 @@ def run_job(
     "detail": ...}``, ``"leave"``, ``"progress"``), for a progress display. Raises ``UserCodeError`` (its
     ``details["worker"]`` holds the time spent and the captured output), ``FpaError`` for a usage error the
     job found, ``InternalError`` otherwise. SIGTERM and SIGHUP end the job as Ctrl-C does, children included.
+    ``env``: variables set for the job's processes only (``fpa triage``'s GPU per job and extensions folder).
     """
     if job not in JOBS:
         raise ParameterError(f"Got job={job!r}, but the only valid jobs are {', '.join(map(repr, JOBS))}.")
@@ -301,7 +304,7 @@ def run_job(
         folder = pathlib.Path(folder)
         (folder / "job.json").write_text(records.dumps({"job": job, "kwargs": {**kwargs, "timeout": timeout}}))
         threads = {"OMP_NUM_THREADS": "1"} if job in _ONE_THREAD_JOBS and "OMP_NUM_THREADS" not in os.environ else {}
-        watch = _Watch(folder, timeout, on_event, env=threads)
+        watch = _Watch(folder, timeout, on_event, env={**threads, **(env or {})})
         watch.run()
         return watch.outcome()
 

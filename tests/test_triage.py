@@ -203,3 +203,35 @@ def test_a_stored_pair_is_reused_only_for_the_same_files_options_and_helpers(run
     assert triage([pair], trials=1, **{**options, "timeout": 6})["ran"] == 1  # nor another timeout
     (pair.solution.parent / "_conv.py").write_text((pair.solution.parent / "_conv.py").read_text() + "\n# edited\n")
     assert triage([pair], trials=1, **options)["ran"] == 1  # nor an edited helper module beside the solution
+
+
+def test_pairs_built_ahead_are_run_once_built_and_the_others_as_they_come(tmp_path):
+    """The GPU pipeline's order: builders take the pairs that build, in order; every pair is run exactly once, on a
+    slot below ``workers``, with what its build gave; a pair that builds nothing does not wait for the builds."""
+    import threading
+
+    from fp_analysis.triage import _as_finished
+
+    pairs = []
+    for i in range(12):  # the even ones build an extension
+        (tmp_path / f"s{i}.py").write_text("from torch.utils.cpp_extension import load_inline\n" if i % 2 == 0 else "")
+        pairs.append(Pair(f"p{i}", tmp_path / "p.py", tmp_path / f"s{i}.py"))
+    release = threading.Event()
+
+    def build(pair):
+        assert int(pair.id[1:]) % 2 == 0
+        release.wait(10)
+        return {"built": pair.id}
+
+    def run(pair, built, slot):
+        return {"built": built, "slot": slot}
+
+    results = _as_finished(pairs, 3, run, build, builders=2)
+    first = [next(results) for _ in range(6)]  # the six that build nothing, while every build waits
+    assert {p.id for p, _ in first} == {f"p{i}" for i in range(1, 12, 2)}
+    release.set()
+    rest = list(results)
+    assert sorted(p.id for p, _ in first + rest) == sorted(p.id for p in pairs)
+    for pair, result in first + rest:
+        assert result["slot"] in (0, 1, 2)
+        assert result["built"] == (None if int(pair.id[1:]) % 2 else {"built": pair.id})
