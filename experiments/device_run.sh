@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
     general) # fpa explain --device cuda on whole Models beyond the seed ops, CUDA solutions, and seed 000
              python3 experiments/device_explain_general.py "$out/results" "$2" || echo "general: exit $?"; shift 2 ;;
     triage) # fpa triage --device cuda on 21 load_inline pairs: verdicts, pairs/hour, build vs explain, GPU idle
-            python3 experiments/device_triage.py "$out/results" "$2" 2>&1 | tail -40 || echo "triage: exit $?"; shift 2 ;;
+            python3 experiments/device_triage.py "$out/results" "$2" ${TRIAGE_BUILDERS:-} 2>&1 | tail -70 || echo "triage: exit $?"; shift 2 ;;
     fuzz) # fpa fuzz --device cuda on load_inline candidates, through their Models' constructors
           python3 experiments/device_fuzz.py "$out/results" "$2" || echo "fuzz: exit $?"; shift 2 ;;
     tf32probe) # which rounding cuDNN's TF32 convolutions use, per conv shape (the engine's tie rules)

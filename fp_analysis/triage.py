@@ -38,7 +38,7 @@ from .options import (
 )
 from .worker import terminate_as_interrupt
 
-__all__ = ["FALSE_PASS_VERDICTS", "Pair", "discover", "summarize", "triage"]
+__all__ = ["FALSE_PASS_VERDICTS", "Pair", "discover", "matches_expected", "summarize", "triage"]
 
 # Verdicts that mean the candidate is wrong: a pair with one of them whose KernelBench check passed is a false pass.
 FALSE_PASS_VERDICTS = ("bug", "parameter_mismatch", "nonfinite")
@@ -57,7 +57,8 @@ _NOT_SOLUTIONS = ("setup.py", "conftest.py")
 
 @dataclasses.dataclass(frozen=True)
 class Pair:
-    """One problem file and one solution file to explain; ``expected`` an optional label (a verdict) to compare."""
+    """One problem file and one solution file to explain; ``expected`` an optional label to compare: a verdict, or
+    several any of which is right, separated by ``|`` (``identical|accumulation_order``)."""
 
     id: str
     problem: pathlib.Path
@@ -509,6 +510,11 @@ def _threads_per_job(workers: int):
         os.environ.pop("OMP_NUM_THREADS", None)
 
 
+def matches_expected(row: dict) -> bool:
+    """Whether a row's verdict is its expected label, or one of the ``|``-separated verdicts it names."""
+    return row["verdict"] in str(row["expected"]).split("|")
+
+
 def summarize(rows: list[dict], atol: float, rtol: float) -> dict:
     """Verdict counts, verdicts per problem, the false passes (the check passed at atol/rtol, the verdict says the
     candidate is wrong), the atol each problem's explained pairs need, and how many expected labels matched."""
@@ -528,5 +534,5 @@ def summarize(rows: list[dict], atol: float, rtol: float) -> dict:
         ],
         "needed_atol_by_problem": needed,
         "tolerance_used": {"atol": atol, "rtol": rtol},
-        "expected_matched": [sum(row["expected"] == row["verdict"] for row in labelled), len(labelled)],
+        "expected_matched": [sum(matches_expected(row) for row in labelled), len(labelled)],
     }
