@@ -552,6 +552,9 @@ def triage(
     rtol: float = 1e-4,
     timeout: Timeout = DEFAULT_TIMEOUT_S,
     rerun: Annotated[bool, typer.Option("--rerun", help="explain every pair again, even those already stored")] = False,
+    report: Annotated[
+        str | None, typer.Option(help="also write a self-contained HTML report with figures to this .html file")
+    ] = None,
     as_json: AsJson = False,
     no_store: NoStore = False,
 ) -> None:
@@ -561,6 +564,10 @@ def triage(
     from .triage import triage as triage_pairs
 
     pairs = discover(path)
+    if report is not None:
+        from .triage_report import check_report_path
+
+        check_report_path(report)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=_err, disable=as_json, transient=True) as progress:
         task = progress.add_task(f"triage: {len(pairs)} pairs", total=len(pairs))
@@ -575,6 +582,11 @@ def triage(
         )  # fmt: skip
     for line in result["not_stored"]:
         _err.print(f"[yellow]warning:[/] not stored (a rerun will explain it again): {escape(line)}")
+    if report is not None:
+        from .triage_report import write_report
+
+        written = write_report(result, report, title=f"fpa triage {path}")
+        _err.print(f"report: {escape(str(written))}", highlight=False)
     if as_json:
         print(records.dumps(result))
         return

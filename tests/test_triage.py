@@ -238,3 +238,28 @@ def test_pairs_built_ahead_are_run_once_built_and_the_others_as_they_come(tmp_pa
     for pair, result in first + rest:
         assert result["slot"] in (0, 1, 2)
         assert result["built"] == (None if int(pair.id[1:]) % 2 else {"built": pair.id})
+
+
+def test_the_html_report_is_one_page_with_its_figures_and_escapes_what_the_files_named(tmp_path):
+    pytest.importorskip("seaborn")
+    from fp_analysis.triage_report import write_report
+
+    rows = []
+    for i, (verdict, passed, error) in enumerate([("bug", True, None), ("reference_tf32", False, None),
+                                                  ("accumulation_order", True, None), ("user_code_failed", None,
+                                                   "ModelNew.forward raised <b>RuntimeError</b>")]):  # fmt: skip
+        rows.append({"pair_id": f"level1/p{i % 2}/<script>alert({i})</script>",
+                     "problem": f"/r/level1/p{i % 2}/problem.py",
+                     "verdict": verdict, "check_passed": passed, "explained": verdict != "bug" and passed is not None,
+                     "max_abs": 1e-3 * (i + 1), "candidate_vs_fp64": 10.0 ** -(i + 2) if passed is not None else None,
+                     "needed_atol": 2e-4 * (i + 1), "seconds": 1.0, "error": error, "expected": None})  # fmt: skip
+    timing = {"device": "cpu", "wall_s": 4.0, "pairs": 4, "pairs_per_hour": 3600.0, "slots": 1, "builders": 0,
+              "built_ahead": 0, "build_s": 0.0, "explain_s": 4.0, "slot_idle_share": 0.0}  # fmt: skip
+    result = {"pairs": rows, "summary": summarize(rows, 1e-4, 1e-4), "ran": 4, "reused": 0, "timing": timing}
+    page = write_report(result, tmp_path / "triage.html", title="fpa triage <runs>").read_text()
+    assert page.count("data:image/png;base64,") == 3  # verdicts, errors vs fp64, tolerance needed
+    assert "<script>" not in page and "&lt;script&gt;alert(0)&lt;/script&gt;" in page
+    assert "&lt;b&gt;RuntimeError&lt;/b&gt;" in page and "False passes: the check passed" in page
+    for bad, message in ((tmp_path / "triage.txt", "HTML page"), (tmp_path / "missing" / "t.html", "does not exist")):
+        with pytest.raises(ParameterError, match=message):
+            write_report(result, bad, title="t")
