@@ -555,6 +555,10 @@ def triage(
     report: Annotated[
         str | None, typer.Option(help="also write a self-contained HTML report with figures to this .html file")
     ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(help="run the pairs as tasks on a Ray cluster: auto, local, ray://HOST:PORT (needs [cluster])"),
+    ] = None,
     as_json: AsJson = False,
     no_store: NoStore = False,
 ) -> None:
@@ -579,6 +583,7 @@ def triage(
         result = triage_pairs(
             pairs, device=device, workers=workers, builders=builders, timeout=timeout, trials=trials, seed=seed,
             atol=atol, rtol=rtol, reference_mode=reference_mode, rerun=rerun, store=not no_store, on_progress=show,
+            ray=ray,
         )  # fmt: skip
     for line in result["not_stored"]:
         _err.print(f"[yellow]warning:[/] not stored (a rerun will explain it again): {escape(line)}")

@@ -24,7 +24,7 @@ travelling with it as ``SCM_RIGHTS``):
 * the server forks and answers on the status socket with the child's pid; when it reaps the child it
   sends the raw wait status there and closes it. So any thread, or process, holding the status socket can
   wait for the child (``ForkedProcess``, whose ``pid/poll/wait/kill/returncode`` are ``Popen``'s);
-* a worker is given a connection of its own (``spawn(..., serve_forks=True)``), through which it asks for
+* a worker is given a connection of its own (``ChildSpec.serve_forks``), through which it asks for
   its candidate process; a process started any other way has none and starts its children with
   ``subprocess`` (``ChildProcess`` falls back to it whenever ``spawn`` returns None).
 
@@ -36,6 +36,7 @@ when that process ends (it watches a pipe whose write end only its starter holds
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import importlib
 import json
@@ -50,7 +51,17 @@ import time
 import traceback
 from collections.abc import Sequence
 
-__all__ = ["TARGETS", "ForkServer", "ForkedProcess", "child_started", "describe", "serve", "spawn", "target_command"]
+__all__ = [
+    "TARGETS",
+    "ChildSpec",
+    "ForkServer",
+    "ForkedProcess",
+    "child_started",
+    "describe",
+    "serve",
+    "spawn",
+    "target_command",
+]
 
 # What a child can be asked to run: name → (module, function). The function takes the child's arguments
 # as strings, like a ``python -c`` child's ``sys.argv[1:]``.
@@ -101,6 +112,21 @@ def target_command(target: str) -> str:
         "import sys; sys.path[:] = [p for p in sys.path if p]; "
         f"from {module} import {function}; {function}(*sys.argv[1:])"
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class ChildSpec:
+    """A child to start: ``TARGETS[target](*args)``, its stdout and stderr descriptors, the descriptors passed on
+    at their numbers, its whole environment; ``serve_forks``: it gets a connection of its own to the server,
+    its number in ``FPA_FORK_SERVER_FD``, to ask for children in turn."""
+
+    target: str
+    args: Sequence[str]
+    stdout: int
+    stderr: int
+    pass_fds: Sequence[int]
+    env: dict[str, str]
+    serve_forks: bool = False
 
 
 class ForkServerError(RuntimeError):
@@ -189,31 +215,17 @@ class ForkServer:
             raise
         return server
 
-    def spawn(
-        self,
-        target: str,
-        args: Sequence[str],
-        *,
-        stdout: int,
-        stderr: int,
-        pass_fds: Sequence[int],
-        env: dict[str, str],
-        serve_forks: bool = False,
-    ) -> ForkedProcess:
-        """Fork a child running ``TARGETS[target](*args)``; see the module docstring for what it gets.
-
-        ``serve_forks``: the child gets a connection of its own to this server, its number in the
-        ``FPA_FORK_SERVER_FD`` variable, to ask for children in turn.
-        """
+    def spawn(self, child: ChildSpec) -> ForkedProcess:
+        """Fork ``child``; see the module docstring for what it gets."""
         status, status_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        own = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) if serve_forks else None
+        own = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) if child.serve_forks else None
         try:
-            passed = list(pass_fds)
+            passed, env = list(child.pass_fds), child.env
             if own is not None:
                 passed.append(own[1].fileno())
                 env = {**env, _CONNECTION_ENV: str(own[1].fileno())}
-            request = {"target": target, "args": list(args), "env": env, "cwd": os.getcwd(), "fds": passed}
-            fds = [stdout, stderr, status_theirs.fileno(), *passed]
+            request = {"target": child.target, "args": list(child.args), "env": env, "cwd": os.getcwd(), "fds": passed}
+            fds = [child.stdout, child.stderr, status_theirs.fileno(), *passed]
             if own is not None:
                 request["connection"] = len(fds)
                 fds.append(own[0].fileno())
@@ -270,40 +282,29 @@ def child_started() -> None:
             _server_key = "inherited"
 
 
-def spawn(
-    target: str,
-    args: Sequence[str],
-    *,
-    stdout: int,
-    stderr: int,
-    pass_fds: Sequence[int],
-    env: dict[str, str],
-    serve_forks: bool = False,
-) -> ForkedProcess | None:
-    """Start ``target`` through this process's fork server (started on first use); None where there is
-    none (``FPA_FORK_SERVER=0``, a process given no connection, a server that cannot start): then the
-    caller starts a fresh interpreter itself."""
+def spawn(child: ChildSpec) -> ForkedProcess | None:
+    """Start ``child`` through this process's fork server (started on first use); None where there is none
+    (``FPA_FORK_SERVER=0``, a process given no connection, a server that cannot start): then the caller starts
+    a fresh interpreter itself."""
     global _server, _server_key, _failed_key
-    if env.get(_DISABLE_ENV) == "0":
+    if child.env.get(_DISABLE_ENV) == "0":
         return None
     with _state_lock:
         if _may_start:
-            key = tuple(env.get(name) for name in _IMPORT_TIME_ENV)
+            key = tuple(child.env.get(name) for name in _IMPORT_TIME_ENV)
             if _server is not None and _server_key != key:
                 _server.close()
                 _server = None
             if _server is None and key != _failed_key:
                 try:
-                    _server, _server_key = ForkServer.start(env), key
+                    _server, _server_key = ForkServer.start(child.env), key
                 except (ForkServerError, OSError):
                     _failed_key = key
         server = _server
     if server is None:
         return None
     try:
-        return server.spawn(
-            target, args, stdout=stdout, stderr=stderr, pass_fds=pass_fds, env=env, serve_forks=serve_forks
-        )
+        return server.spawn(child)
     except ForkServerError:
         with _state_lock:
             if _server is server:

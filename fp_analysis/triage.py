@@ -38,7 +38,7 @@ from .options import (
 )
 from .worker import terminate_as_interrupt
 
-__all__ = ["FALSE_PASS_VERDICTS", "Pair", "discover", "matches_expected", "summarize", "triage"]
+__all__ = ["FALSE_PASS_VERDICTS", "Pair", "discover", "internal_error_row", "matches_expected", "summarize", "triage"]
 
 # Verdicts that mean the candidate is wrong: a pair with one of them whose KernelBench check passed is a false pass.
 FALSE_PASS_VERDICTS = ("bug", "parameter_mismatch", "nonfinite")
@@ -181,9 +181,7 @@ def _explain_row(pair: Pair, options: dict, timeout: float, env: dict[str, str],
     solution ahead gave (``_build_ahead``), None where it was not built ahead; a build that failed other than by
     the timeout is the row (the job would import the same file the same way), a timed-out one is run again."""
     start = time.perf_counter()
-    row = {"verdict": None, "explained": None, "check_passed": None, "max_abs": None, "candidate_vs_fp64": None,
-           "reference_vs_fp64": None, "needed_atol": None, "error": None,
-           "build_seconds": None if built is None else built["seconds"]}  # fmt: skip
+    row = {**_blank_row(), "build_seconds": None if built is None else built["seconds"]}
     try:
         if built is not None and built.get("error") is not None and built["error"].fate is not Fate.TIMED_OUT:
             raise built["error"]
@@ -211,6 +209,18 @@ def _explain_row(pair: Pair, options: dict, timeout: float, env: dict[str, str],
         row.update(verdict=INTERNAL_ERROR, exit_code=int(ExitCode.INTERNAL), error=f"{type(error).__name__}: {error}")
     row["seconds"] = time.perf_counter() - start
     return row
+
+
+def _blank_row() -> dict:
+    """Every field of a pair's row, unset: a row has them all, however its job ended (they are the store's columns)."""
+    return {"verdict": None, "explained": None, "exit_code": None, "check_passed": None, "max_abs": None,
+            "candidate_vs_fp64": None, "reference_vs_fp64": None, "needed_atol": None, "error": None,
+            "build_seconds": None, "seconds": 0.0}  # fmt: skip
+
+
+def internal_error_row(message: str) -> dict:
+    """The row of a pair whose job failed on our side (not the user's code's): ``internal_error``, exit 4."""
+    return {**_blank_row(), "verdict": INTERNAL_ERROR, "exit_code": int(ExitCode.INTERNAL), "error": message}
 
 
 def _needs_build(solution: pathlib.Path) -> bool:
@@ -274,6 +284,7 @@ def triage(
     store: bool = True,
     store_dir: str | os.PathLike | None = None,
     on_progress: Callable[[dict], None] | None = None,
+    ray: str | None = None,
 ) -> dict:
     """Explain every pair (see the module docstring); returns {"pairs": rows in ``pairs`` order, "summary": …,
     "ran": n, "reused": n, "timing": …}. ``on_progress`` gets {"done", "total", "verdicts", "pair"} after each
@@ -284,26 +295,46 @@ def triage(
     cores (default half the cores, at most 8), each pair with its own ``TORCH_EXTENSIONS_DIR``, so that a GPU's
     job finds the extension built. ``timing``: wall seconds, pairs per hour, seconds spent building ahead and
     explaining, and the share of the slots' time no job held them (``slot_idle_share``).
+
+    ``ray``: run each pair as a task on the Ray cluster at that address instead (``fp_analysis.triage_ray``);
+    the device is then resolved against the cluster's resources.
     """
     if not pairs:
         raise ParameterError("Got no pairs to triage.")
-    device = _resolved_device(device)
-    slots = _slot_environments(device)
-    workers = check_count("workers", workers if workers is not None else _default_workers(device, len(slots)))
-    builders = check_count("builders", builders if builders is not None else _default_builders(device))
+    if ray is not None and (workers is not None or builders is not None):
+        raise ParameterError("--workers and --builders size the local pool: with --ray the cluster's resources decide.")
     timeout = check_seconds("timeout", timeout)
     options = {
-        "device": device,
+        "device": check_device(device).value,
         "trials": check_count("trials", trials),
         "seed": check_seed("seed", seed),
         "atol": check_tolerance("atol", atol),
         "rtol": check_tolerance("rtol", rtol),
         "reference_mode": None if reference_mode is None else check_reference_mode(reference_mode),
     }  # checked here, so that a bad option is one usage error and not every pair's
-    known: dict = {}
-    keys = {pair.id: _key(pair, {**options, "timeout": timeout}, known) for pair in pairs}
     if store:
         _require_writable(store_dir)
+    with contextlib.ExitStack() as stack:
+        if ray is not None:
+            from . import triage_ray
+
+            cluster = stack.enter_context(triage_ray.cluster(ray))
+            device = options["device"] = triage_ray.cluster_device(cluster, options["device"])
+            workers, builders, slots = triage_ray.cluster_slots(cluster, device), 0, [{}]
+        else:
+            device = options["device"] = _resolved_device(options["device"])
+            slots = _slot_environments(device)
+            workers = check_count("workers", workers if workers is not None else _default_workers(device, len(slots)))
+            builders = check_count("builders", builders if builders is not None else _default_builders(device))
+        return _triage(pairs, options, timeout, workers, builders, slots, rerun, store, store_dir, on_progress,
+                       cluster if ray is not None else None)  # fmt: skip
+
+
+def _triage(pairs, options, timeout, workers, builders, slots, rerun, store, store_dir, on_progress, cluster) -> dict:
+    """``triage`` once its options are checked and its device, slots and (Ray) cluster are known."""
+    device, seed, atol, rtol = options["device"], options["seed"], options["atol"], options["rtol"]
+    known: dict = {}
+    keys = {pair.id: _key(pair, {**options, "timeout": timeout}, known) for pair in pairs}
     rows = {} if rerun or not store else _stored(store_dir, set(keys.values()))
     done = {
         pair.id: {**rows[keys[pair.id]], **_identity(pair, keys[pair.id])} for pair in pairs if keys[pair.id] in rows
@@ -331,7 +362,13 @@ def triage(
         def run(pair: Pair, built: dict | None, slot: int) -> dict:
             return _explain_row(pair, options, timeout, environment(pair, slot), built)
 
-        for pair, result in _as_finished(todo, workers, run, build if device == "cuda" else None, builders):
+        if cluster is not None:
+            from .triage_ray import as_finished
+
+            finishing = as_finished(cluster, todo, options, timeout, _tool_version())
+        else:
+            finishing = _as_finished(todo, workers, run, build if device == "cuda" else None, builders)
+        for pair, result in finishing:
             row = {**_identity(pair, keys[pair.id]), **result}
             if store:
                 from .store import append_run, run_metadata

@@ -210,10 +210,8 @@ class ChildProcess:
         try:
             with open(folder / f"{name}.stdout", "wb") as out, open(folder / f"{name}.stderr", "wb") as err:
                 fds = (alive_read, *pass_fds)
-                streams = {"stdout": out.fileno(), "stderr": err.fileno()}
-                self.proc = forkserver.spawn(
-                    target, args, **streams, pass_fds=fds, env=env, serve_forks=serve_forks
-                ) or subprocess.Popen(
+                spec = forkserver.ChildSpec(target, args, out.fileno(), err.fileno(), fds, env, serve_forks)
+                self.proc = forkserver.spawn(spec) or subprocess.Popen(
                     [sys.executable, "-c", forkserver.target_command(target), *args],
                     stdin=subprocess.DEVNULL,
                     stdout=out,

@@ -263,3 +263,36 @@ def test_the_html_report_is_one_page_with_its_figures_and_escapes_what_the_files
     for bad, message in ((tmp_path / "triage.txt", "HTML page"), (tmp_path / "missing" / "t.html", "does not exist")):
         with pytest.raises(ParameterError, match=message):
             write_report(result, bad, title="t")
+
+
+def test_a_triage_on_a_local_ray_instance_gives_the_local_pools_verdicts(runs):
+    """``--ray local``: each pair a Ray task (its files shipped as contents, explained on the node in its own
+    processes); the same verdicts as the local pool, the hang and the raise each only their own row."""
+    pytest.importorskip("ray")
+    result = triage(discover(runs), device="cpu", timeout=4, trials=1, store=False, ray="local")
+    assert {row["pair_id"]: row["verdict"] for row in result["pairs"]} == EXPECTED
+    rows = {row["pair_id"]: row for row in result["pairs"]}
+    assert "raised ValueError" in rows["level1/usercode/raises/solution"]["error"]
+    assert rows["level1/conv/off_by_one/solution"]["solution"] == str(runs / "level1/conv/off_by_one/solution.py")
+    assert result["timing"]["slots"] >= 1 and result["ran"] == 6
+
+
+@pytest.mark.slow
+def test_the_thirty_eight_pairs_on_a_local_ray_instance_get_their_verdicts(tmp_path):
+    """The corpus of ``test_thirty_eight_pairs_get_their_verdicts_and_a_killed_triage_resumes`` through Ray."""
+    pytest.importorskip("ray")
+    expected = write_corpus(tmp_path / "runs")
+    result = triage(discover(tmp_path / "runs"), device="cpu", timeout=4, trials=1, store=False, ray="local")
+    wrong = {
+        r["pair_id"]: (r["verdict"], r["error"]) for r in result["pairs"] if r["verdict"] not in expected[r["pair_id"]]
+    }
+    assert not wrong and result["summary"]["false_passes"] == [FALSE_PASS]
+
+
+def test_ray_options_are_checked_before_anything_runs(runs, monkeypatch):
+    pairs = discover(runs)
+    with pytest.raises(ParameterError, match="--workers and --builders size the local pool"):
+        triage(pairs, timeout=5, store=False, ray="local", workers=2)
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+    with pytest.raises(ParameterError, match=r'pip install "fp_analysis\[cluster\]"'):
+        triage(pairs, timeout=5, store=False, ray="auto")
