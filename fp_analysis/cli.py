@@ -587,14 +587,22 @@ def triage(
         )  # fmt: skip
     for line in result["not_stored"]:
         _err.print(f"[yellow]warning:[/] not stored (a rerun will explain it again): {escape(line)}")
-    if report is not None:
-        from .triage_report import write_report
-
-        written = write_report(result, report, title=f"fpa triage {path}")
-        _err.print(f"report: {escape(str(written))}", highlight=False)
     if as_json:
         print(records.dumps(result))
-        return
+    else:
+        _print_triage(result, path, atol, rtol)
+    if report is not None:  # after the results are out: a report that fails costs only itself
+        from .triage_report import write_report
+
+        try:
+            written = write_report(result, report, title=f"fpa triage {path}")
+            _err.print(f"report: {escape(str(written))}", highlight=False)
+        except Exception as error:  # e.g. the disk filled during the run
+            _err.print(f"[yellow]warning:[/] the report was not written: {escape(str(error))}")
+
+
+def _print_triage(result: dict, path: str, atol: float, rtol: float) -> None:
+    """The text output of ``fpa triage``: the pairs' table, their errors, the summary, the time spent."""
     summary = result["summary"]
     table = Table(title=f"fpa triage {path}: {summary['pairs']} pairs ({result['ran']} run, {result['reused']} stored)")
     for col in ("pair", "verdict", "check", "max |diff|", "candidate vs fp64", "needed atol", "s"):

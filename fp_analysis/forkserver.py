@@ -13,7 +13,16 @@ forked child then makes itself look like the ``python -c`` child it replaces (``
 own, the requester's environment, current folder and ``sys.argv``, the requester's file descriptors at the
 same numbers (as ``subprocess.Popen(pass_fds=...)`` gives them) and no other, the signal dispositions of a
 fresh interpreter, numpy's global generator reseeded (Python's ``random`` reseeds itself after a fork), and
-``OMP_NUM_THREADS`` applied (the OpenMP runtime read it when the server imported torch, not per child).
+``OMP_NUM_THREADS`` applied (the server is started without it, and each child sets its own thread count). Two
+differences remain, by design: every child shares the server's string-hash seed (a fresh interpreter draws
+its own unless ``PYTHONHASHSEED`` is set), and a child leaves with ``os._exit`` once its target returns or
+raises, so ``atexit`` handlers the user's code registered do not run (the worker leaves that way anyway).
+
+The server must survive whatever a job's code sends it: a request it cannot read (not JSON, a pipe where a
+socket belongs, a target not in ``TARGETS``) is dropped with its descriptors, and a fork that fails is a
+request not answered. If the server dies anyway, the children it started keep running, but their ends are
+lost (``ForkedProcess.lost``): ``worker.ChildProcess`` reports that as an internal error, and the next request
+starts a new server.
 
 The protocol, over ``AF_UNIX``/``SOCK_SEQPACKET`` socket pairs (one message per request, file descriptors
 travelling with it as ``SCM_RIGHTS``):
@@ -41,9 +50,11 @@ import fcntl
 import importlib
 import json
 import os
+import pathlib
 import select
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -94,6 +105,8 @@ _CONNECTION_ENV = "FPA_FORK_SERVER_FD"  # a worker's own connection to the serve
 _START_S = 600.0  # seconds the server may take to import _PRELOAD (ours, not the user's code)
 _MAX_MESSAGE = 1 << 20
 _MAX_FDS = 64
+
+_threads = 1  # in the server: torch's thread count for a process whose environment does not set one
 
 _SERVER_COMMAND = (
     "import sys; sys.path[:] = [p for p in sys.path if p]; "
@@ -166,6 +179,17 @@ class ForkedProcess:
             self._read()
         return self.returncode
 
+    def gone(self) -> bool:
+        """Whether a lost child has ended all the same (how, nobody can say): no process, or a zombie left to
+        whoever adopted it. A child whose server still lives is never ``gone``: ``poll`` says when it ends."""
+        if not self.lost:
+            return False
+        try:
+            state = pathlib.Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return True
+        return state in ("Z", "X")
+
     def kill(self) -> None:
         if self.poll() is None and not self.lost:  # a reaped pid may already belong to another process
             with contextlib.suppress(ProcessLookupError):
@@ -192,7 +216,8 @@ class ForkServer:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                env={**env, "PYTHONUNBUFFERED": "1"},  # the children's sys.stdout/stderr are the server's
+                # the children's sys.stdout/stderr are the server's; OMP_NUM_THREADS is each child's (``_become``)
+                env={**{k: v for k, v in env.items() if k != "OMP_NUM_THREADS"}, "PYTHONUNBUFFERED": "1"},
                 pass_fds=(theirs.fileno(), alive_read),
                 start_new_session=True,  # Ctrl-C in a terminal is for the supervisor, which ends the jobs
             )
@@ -266,6 +291,9 @@ _state_lock = threading.Lock()
 _server: ForkServer | None = None
 _server_key: tuple | None = None
 _failed_key: tuple | None = None  # a key under which the server failed to start: not tried again
+# Servers replaced after the import-time environment changed: kept (not closed) while this process lives, since
+# children they started may still run, and only their server can say how those end.
+_retired: list[ForkServer] = []
 _may_start = True  # False in the processes the jobs run in: they use the connection they were given
 
 
@@ -293,7 +321,7 @@ def spawn(child: ChildSpec) -> ForkedProcess | None:
         if _may_start:
             key = tuple(child.env.get(name) for name in _IMPORT_TIME_ENV)
             if _server is not None and _server_key != key:
-                _server.close()
+                _retired.append(_server)
                 _server = None
             if _server is None and key != _failed_key:
                 try:
@@ -309,6 +337,8 @@ def spawn(child: ChildSpec) -> ForkedProcess | None:
         with _state_lock:
             if _server is server:
                 _server = None
+        with contextlib.suppress(OSError):
+            server.close()
         return None
 
 
@@ -317,10 +347,12 @@ def spawn(child: ChildSpec) -> ForkedProcess | None:
 
 def serve(connection_fd: int, alive_fd: int) -> None:
     """The server's life: preload, say ready, then fork on request and report what its children became."""
+    global _threads
     connection = socket.socket(fileno=connection_fd)
     try:
         for module in _PRELOAD:
             importlib.import_module(module)
+        _threads = sys.modules["torch"].get_num_threads()
     except BaseException as error:  # the requester falls back to fresh interpreters; it should know why
         with contextlib.suppress(OSError):
             connection.send(json.dumps({"error": f"{type(error).__name__}: {error}"}).encode())
@@ -353,7 +385,10 @@ def serve(connection_fd: int, alive_fd: int) -> None:
                     os.close(fd)
                 continue
             keep = (connection, *clients, *statuses.values())
-            started = _start(message, fds, keep)
+            try:
+                started = _start(message, fds, keep)
+            except Exception:  # a last guard: one request never ends the server that every job needs
+                started = None
             if started is not None:
                 pid, status, new_client = started
                 statuses[pid] = status
@@ -394,19 +429,35 @@ def _start(message: bytes, fds: list[int], sockets) -> tuple[int, socket.socket,
         connection_index = request.get("connection")
         if len(fds) != 3 + len(targets) + (connection_index is not None) or any(fd < 3 for fd in targets):
             raise ValueError("descriptors do not match the request")
-    except (ValueError, KeyError, TypeError, AttributeError):
+        sockets_sent = [fds[2]] + ([fds[-1]] if connection_index is not None else [])
+        if not all(stat.S_ISSOCK(os.fstat(fd).st_mode) for fd in sockets_sent):
+            raise ValueError("a status or connection descriptor that is not a socket")
+    except Exception:  # anything (a pipe where a socket belongs, JSON nested too deep): dropped, never fatal
         for fd in fds:
-            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.close(fd)
         return None
     stdout, stderr, status_fd, *passed = fds
     new_client = socket.socket(fileno=passed.pop()) if connection_index is not None else None
     status = socket.socket(fileno=status_fd)
-    pid = os.fork()
+    fds = [stdout, stderr, *passed]  # the sockets own the other two
+    try:
+        pid = os.fork()
+    except OSError:  # no memory or too many processes: the requester learns it as a server that did not answer
+        for fd in fds:
+            os.close(fd)
+        status.close()
+        if new_client is not None:
+            new_client.close()
+        return None
     if pid == 0:
-        for sock in (*sockets, status, *([new_client] if new_client else [])):
-            sock.detach()  # their numbers are about to be reused: a socket object must not close them later
-        _become(module, function, args, env, cwd, stdout, stderr, list(zip(passed, targets, strict=True)))
-    for fd in (stdout, stderr, *passed):
+        try:
+            for sock in (*sockets, status, *([new_client] if new_client else [])):
+                sock.detach()  # their numbers are about to be reused: a socket object must not close them later
+            _become(module, function, args, env, cwd, stdout, stderr, list(zip(passed, targets, strict=True)))
+        finally:
+            os._exit(1)  # whatever happens in the child, it never returns into the server's loop
+    for fd in fds:
         os.close(fd)
     with contextlib.suppress(OSError):
         status.send(str(pid).encode())
@@ -440,12 +491,18 @@ def _become(module: str, function: str, args, env, cwd, stdout, stderr, passed) 
         if "numpy" in sys.modules:  # forked children would otherwise share the server's global stream
             sys.modules["numpy"].random.seed()
         threads = env.get("OMP_NUM_THREADS", "")
-        if threads.isdigit() and int(threads) > 0:
-            sys.modules["torch"].set_num_threads(int(threads))
+        # OpenMP read OMP_NUM_THREADS once, when the server (started without it) imported torch: each child
+        # sets its own count, or torch's default for a process without the variable
+        sys.modules["torch"].set_num_threads(int(threads) if threads.isdigit() and int(threads) > 0 else _threads)
         code = 0
         getattr(importlib.import_module(module), function)(*args)
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    except SystemExit as exit_:  # as the interpreter ends on it: an int is the status, anything else printed
+        if exit_.code is None or isinstance(exit_.code, int):
+            code = (exit_.code or 0) & 0xFF
+        else:
+            with contextlib.suppress(Exception):
+                print(exit_.code, file=sys.stderr)
+            code = 1
     except BaseException:
         with contextlib.suppress(Exception):
             traceback.print_exc()

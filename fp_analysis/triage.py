@@ -7,7 +7,8 @@ the run. Jobs run ``workers`` at a time; each finished pair is appended to the r
 of its own (``command="triage"``), so a triage killed midway loses only the pairs under way: the next one reuses
 every stored pair whose files (by SHA-256), check options, device and fp_analysis version are the same.
 
-This module imports no torch: the process that supervises the jobs stays light.
+The process that supervises the jobs imports torch only on a GPU triage, to count the GPUs and read their
+architectures (which initialises CUDA here: harmless, the jobs' processes come from a fork server that never does).
 """
 
 from __future__ import annotations
@@ -150,16 +151,25 @@ def _sha256(path: pathlib.Path) -> str:
         raise ParameterError(f"Cannot read {str(path)!r}: {error.strerror}.") from None
 
 
+# The files beside a problem or solution that it may read: helper modules, and sources an extension builds from.
+SOURCE_SUFFIXES = (".py", ".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp")
+
+
+def sources_beside(folder: pathlib.Path) -> list[pathlib.Path]:
+    """The regular files of ``folder`` with a ``SOURCE_SUFFIXES`` suffix, in name order."""
+    return [p for p in sorted(folder.iterdir()) if p.suffix.lower() in SOURCE_SUFFIXES and p.is_file()]
+
+
 def _folder_sources(folder: pathlib.Path, known: dict) -> list[str]:
-    """The hashes of the .py files beside a problem or solution: the helper modules it may import (conservative:
+    """The hashes of the source files beside a problem or solution: the helper modules it may import (conservative:
     where solutions lie beside their problem, editing one runs that folder's pairs again). ``known`` keeps each
     folder's answer for one triage: a problem folder is hashed once, not once per solution."""
     if folder not in known:
-        known[folder] = [f"{p.name}:{_sha256(p)}" for p in sorted(folder.glob("*.py")) if p.is_file()]
+        known[folder] = [f"{p.name}:{_sha256(p)}" for p in sources_beside(folder)]
     return known[folder]
 
 
-def _tool_version() -> str:
+def tool_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -171,19 +181,22 @@ def _tool_version() -> str:
 def _key(pair: Pair, options: dict, known: dict) -> str:
     """What makes a stored row this pair's: both files' contents and their folders' other .py files (helpers),
     the check's options (the timeout and the resolved device among them), the tool's version."""
-    parts = [_sha256(pair.problem), _sha256(pair.solution), json.dumps(options, sort_keys=True), _tool_version()]
+    parts = [_sha256(pair.problem), _sha256(pair.solution), json.dumps(options, sort_keys=True), tool_version()]
     parts += _folder_sources(pair.problem.parent, known) + _folder_sources(pair.solution.parent, known)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
-def _explain_row(pair: Pair, options: dict, timeout: float, env: dict[str, str], built: dict | None) -> dict:
-    """The pair's row: its verdict and numbers, or how its job ended without one. ``built``: what building the
-    solution ahead gave (``_build_ahead``), None where it was not built ahead; a build that failed other than by
-    the timeout is the row (the job would import the same file the same way), a timed-out one is run again."""
+def explain_row(pair: Pair, options: dict, timeout: float, env: dict[str, str], built: dict | None) -> dict:
+    """The pair's row (a local slot's or a Ray task's work): its verdict and numbers, or how its job ended without
+    one. ``built``: what building the solution ahead gave (``_build_ahead``), None where it was not built ahead.
+    A solution whose import raised there (a compile error, say) has that as its row: the job would import the
+    same file the same way. Any other failure of the build (a timeout under parallel builds, a kill by the OOM
+    killer, a usage error) is left to the job, which meets it again or not, the problem's errors first as on a
+    CPU."""
     start = time.perf_counter()
     row = {**_blank_row(), "build_seconds": None if built is None else built["seconds"]}
     try:
-        if built is not None and built.get("error") is not None and built["error"].fate is not Fate.TIMED_OUT:
+        if built is not None and getattr(built.get("error"), "fate", None) is Fate.RAISED:
             raise built["error"]
         explanation = explain_files(pair.problem, pair.solution, timeout=timeout, env=env, **options)
         mismatch = explanation.mismatch
@@ -255,7 +268,7 @@ def _identity(pair: Pair, key: str) -> dict:
 
 
 def _stored(directory, keys: set[str]) -> dict[str, dict]:
-    """The newest stored triage row of each pair key in ``keys``."""
+    """The newest stored triage row of each pair key in ``keys`` (internal errors left out: they are run again)."""
     from .store import read_store
 
     table = read_store(directory, command="triage")
@@ -263,7 +276,8 @@ def _stored(directory, keys: set[str]) -> dict[str, dict]:
         return {}
     found = {}
     for row in table.to_pylist():  # time order: a later row replaces an earlier one
-        if row.get("pair_key") in keys:
+        # an internal error says nothing of the pair (a node that died, a full disk): run it again
+        if row.get("pair_key") in keys and row.get("verdict") != INTERNAL_ERROR:
             found[row["pair_key"]] = {k: v for k, v in row.items() if not k.startswith("meta_")}
     return found
 
@@ -345,7 +359,9 @@ def _triage(pairs, options, timeout, workers, builders, slots, rerun, store, sto
     todo = [pair for pair in pairs if pair.id not in done]
     started = time.perf_counter()
     with (
-        tempfile.TemporaryDirectory(prefix="fpa-triage-extensions-") as extensions,
+        contextlib.ExitStack() as stack,
+        # jobs in daemon threads may still write there when Ctrl-C ends the run: no cleanup error in its place
+        tempfile.TemporaryDirectory(prefix="fpa-triage-extensions-", ignore_cleanup_errors=True) as extensions,
         _threads_per_job(workers),
         terminate_as_interrupt(),
     ):
@@ -354,20 +370,23 @@ def _triage(pairs, options, timeout, workers, builders, slots, rerun, store, sto
             # each pair's extensions apart: two solutions may name their extension alike, and a builder and a GPU
             # job must find the same folder
             env = {"TORCH_EXTENSIONS_DIR": str(pathlib.Path(extensions) / keys[pair.id])}
-            return {**env, **(slots[slot % len(slots)] if slot is not None else _builder_environment(slots))}
+            if slot is None:  # a builder: a GPU of its own too (a solution's import may use one), spread by pair
+                slot = int(keys[pair.id][:8], 16)
+            return {**env, **slots[slot % len(slots)]}
 
         def build(pair: Pair) -> dict:
             return _build_ahead(pair, timeout, environment(pair, None))
 
         def run(pair: Pair, built: dict | None, slot: int) -> dict:
-            return _explain_row(pair, options, timeout, environment(pair, slot), built)
+            return explain_row(pair, options, timeout, environment(pair, slot), built)
 
         if cluster is not None:
             from .triage_ray import as_finished
 
-            finishing = as_finished(cluster, todo, options, timeout, _tool_version())
+            finishing = as_finished(cluster, todo, options, timeout, tool_version())
         else:
             finishing = _as_finished(todo, workers, run, build if device == "cuda" else None, builders)
+        stack.enter_context(contextlib.closing(finishing))  # on Ctrl-C, Ray's pending tasks cancelled first
         for pair, result in finishing:
             row = {**_identity(pair, keys[pair.id]), **result}
             if store:
@@ -464,7 +483,13 @@ def _as_finished(
                 pair = to_build.get_nowait()
             except queue.Empty:
                 return
-            ready.put((pair, build(pair)))
+            built = None  # a build that failed on our side: the job builds for itself
+            try:
+                built = build(pair)
+            except Exception:
+                pass
+            finally:  # every pair reaches a worker, or the triage would wait for it for ever
+                ready.put((pair, built))
 
     start(builder, min(builders, building))
 
@@ -475,7 +500,11 @@ def _as_finished(
                     return
                 taken[0] += 1
             pair, built = ready.get()
-            finished.put((pair, run(pair, built, slot)))
+            try:
+                row = run(pair, built, slot)
+            except Exception as error:  # ours (a full disk under the job's folder): that pair's row, not a hang
+                row = internal_error_row(f"{type(error).__name__}: {error}")
+            finished.put((pair, row))
 
     start(worker, min(workers, len(todo)))
     for _ in todo:
@@ -500,7 +529,7 @@ def _resolved_device(device: str) -> str:
 def _slot_environments(device: str) -> list[dict[str, str]]:
     """The variables of each job slot: on a GPU host one slot per visible GPU, ``CUDA_VISIBLE_DEVICES`` naming it
     (the ids the user made visible, where they did), and ``TORCH_CUDA_ARCH_LIST`` set to the GPUs' architectures
-    unless the user set it (so that a builder, which sees no GPU of its own, builds what the job will load)."""
+    unless the user set it (so that a builder builds what the job will load whichever GPU it sees)."""
     if device == "cpu":
         return [{}]
     import torch
@@ -514,12 +543,6 @@ def _slot_environments(device: str) -> list[dict[str, str]]:
         # with PTX, as torch's own default for the GPUs it sees
         extra["TORCH_CUDA_ARCH_LIST"] = ";".join(f"{major}.{minor}" for major, minor in archs) + "+PTX"
     return [{"CUDA_VISIBLE_DEVICES": gpu, **extra} for gpu in ids]
-
-
-def _builder_environment(slots: list[dict[str, str]]) -> dict[str, str]:
-    """A builder's variables: the slots' architecture list and every GPU visible (a solution's import may ask
-    for one), none pinned."""
-    return {k: v for k, v in slots[0].items() if k != "CUDA_VISIBLE_DEVICES"}
 
 
 def _default_workers(device: str, gpus: int) -> int:

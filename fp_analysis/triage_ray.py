@@ -1,9 +1,9 @@
 """``fpa triage --ray ADDRESS``: triage's jobs as Ray tasks, for more pairs than one machine explains in time.
 
-Each pair is one task, and a task does what a local slot does (``triage._explain_row``): the pair's job in its
+Each pair is one task, and a task does what a local slot does (``triage.explain_row``): the pair's job in its
 own worker and candidate processes, on the node that runs the task, each call into the user's code under the
 timeout, so a crash or hang is that pair's row there too. What travels is the pair's files' contents (the
-problem, the solution and the other .py files beside each: their helper modules), so the nodes need
+problem, the solution and the other source files beside each: helper modules, extension sources), so the nodes need
 fp_analysis installed (the same version: a task on a node with another version gives an ``internal_error`` row
 saying so) but no shared filesystem; the files are written to a temporary folder on the node, and the row's
 paths and messages name the original files.
@@ -73,15 +73,17 @@ def cluster_slots(ray, device: str) -> int:
 
 
 def _payload(pair, version: str) -> dict:
-    """What a task needs of a pair: its id, the two files' names and every .py file beside each (contents)."""
+    """What a task needs of a pair: its id, the two files' names and every source file beside each (contents:
+    ``triage.sources_beside``, the files the pair's key hashes)."""
+    from .triage import sources_beside
+
     folders = {"problem": pair.problem.parent, "solution": pair.solution.parent}
     files = {}
     for label, folder in folders.items():
         if label == "solution" and folder == folders["problem"]:
             continue
-        for path in sorted(folder.glob("*.py")):
-            if path.is_file():
-                files[f"{label}/{path.name}"] = path.read_bytes()
+        for path in sources_beside(folder):
+            files[f"{label}/{path.name}"] = path.read_bytes()
     same = folders["solution"] == folders["problem"]
     return {
         "id": pair.id,
@@ -95,11 +97,11 @@ def _payload(pair, version: str) -> dict:
 
 def remote_row(payload: dict, options: dict, timeout: float) -> dict:
     """A task's work, on the node: write the pair's files, explain it as a local slot would, name the originals."""
-    from .triage import Pair, _explain_row, _tool_version, internal_error_row
+    from .triage import Pair, explain_row, internal_error_row, tool_version
 
-    if payload["version"] != _tool_version():
+    if payload["version"] != tool_version():
         return internal_error_row(
-            f"this Ray node has fp_analysis {_tool_version()}, the triage {payload['version']}: install the same "
+            f"this Ray node has fp_analysis {tool_version()}, the triage {payload['version']}: install the same "
             "version on every node"
         )
     with tempfile.TemporaryDirectory(prefix="fpa-ray-pair-") as folder:
@@ -108,7 +110,8 @@ def remote_row(payload: dict, options: dict, timeout: float) -> dict:
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_bytes(data)
         pair = Pair(payload["id"], root / payload["problem"], root / payload["solution"])
-        row = _explain_row(pair, options, timeout, env={}, built=None)
+        # the pair's own extensions folder: tasks on one node may build extensions of the same name at once
+        row = explain_row(pair, options, timeout, env={"TORCH_EXTENSIONS_DIR": str(root / "extensions")}, built=None)
     if row.get("error"):
         for label, original in payload["folders"].items():
             row["error"] = row["error"].replace(str(root / label), original)

@@ -40,18 +40,7 @@ img { max-width: 100%; margin: 0.5em 0; }
 
 def write_report(result: dict, path: str | pathlib.Path, *, title: str) -> pathlib.Path:
     """Write ``result`` (what ``fp_analysis.triage.triage`` returned) as one HTML page at ``path``; its path."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        import pandas as pd
-        import seaborn as sns
-    except ImportError as error:
-        raise ParameterError(
-            f"--report draws its figures with seaborn, matplotlib and pandas ({error.name} is missing): "
-            "pip install 'fp_analysis[notebooks]'"
-        ) from None
+    plt, pd, sns = _plotting()
     path = check_report_path(path)
     rows = pd.DataFrame(result["pairs"])
     rows["problem_name"] = [_problem_name(p) for p in rows["problem"]]
@@ -79,7 +68,9 @@ def write_report(result: dict, path: str | pathlib.Path, *, title: str) -> pathl
 
 
 def check_report_path(path: str | pathlib.Path) -> pathlib.Path:
-    """The report's path, refused at once (before any pair runs) unless it ends in .html in a folder that exists."""
+    """The report's path, refused at once (before any pair runs) unless it ends in .html in a folder that exists
+    and the libraries that draw the figures are installed."""
+    _plotting()
     path = pathlib.Path(path)
     if path.suffix.lower() not in (".html", ".htm"):
         raise ParameterError(f"Got --report {str(path)!r}, but the report is an HTML page: give a path ending in .html")
@@ -88,10 +79,28 @@ def check_report_path(path: str | pathlib.Path) -> pathlib.Path:
     return path
 
 
+def _plotting():
+    """pyplot (drawing off screen), pandas and seaborn; a ParameterError naming the install without them."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        import pandas as pd
+        import seaborn as sns
+    except ImportError as error:
+        raise ParameterError(
+            f"--report draws its figures with seaborn, matplotlib and pandas ({error.name} is missing): "
+            "pip install 'fp_analysis[notebooks]'"
+        ) from None
+    return plt, pd, sns
+
+
 def _problem_name(problem: str) -> str:
     """A problem's short name: its folder (problem files are all called problem.py in KernelBench runs)."""
     p = pathlib.PurePath(problem)
-    return p.parent.name if p.name == "problem.py" and p.parent.name else p.stem
+    name = p.parent.name if p.name == "problem.py" and p.parent.name else p.stem
+    return name.replace("$", r"\$")  # matplotlib reads text between dollars as mathematics
 
 
 def _png(figure, plt) -> str:

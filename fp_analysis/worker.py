@@ -241,6 +241,12 @@ class ChildProcess:
         with contextlib.suppress(OSError):
             os.close(self._alive)
 
+    def has_ended(self) -> bool:
+        """Whether the child has ended; one whose fork server died first, once it is gone (``ForkedProcess.gone``)."""
+        if self.proc.poll() is not None:
+            return True
+        return isinstance(self.proc, forkserver.ForkedProcess) and self.proc.gone()
+
     def ending(self) -> tuple[Fate, str, int | None]:
         """How the child ended: (fate, 'exited with status 3' / 'was killed by SIGSEGV', return code)."""
         code = self.proc.wait()
@@ -376,7 +382,6 @@ class _Watch:
     def _follow(self, read_end: int) -> None:
         pending = b""
         open_pipe = True
-        proc = self.child.proc
         while True:
             wait = 0.5
             deadline = self._deadline()
@@ -397,7 +402,7 @@ class _Watch:
                         self._event(line)
             else:
                 time.sleep(wait)
-            if proc.poll() is not None and not (open_pipe and select.select([read_end], [], [], 0)[0]):
+            if self.child.has_ended() and not (open_pipe and select.select([read_end], [], [], 0)[0]):
                 return
 
     def _event(self, line: bytes) -> None:

@@ -17,6 +17,7 @@ import pytest
 from fp_analysis import forkserver
 from fp_analysis.errors import Fate, InternalError
 from fp_analysis.forkserver import ForkedProcess
+from fp_analysis.jobs import explain_files
 from fp_analysis.worker import ChildProcess
 
 
@@ -87,8 +88,14 @@ def test_a_request_that_is_not_ours_does_not_stop_the_server(tmp_path):
     server = forkserver._server
     assert server is not None
     junk_read, junk_write = os.pipe()
-    for message in (b"not json", json.dumps({"target": "os.system", "args": []}).encode()):
-        socket.send_fds(server._connection, [message], [junk_read, junk_write])
+    a_request = {"target": "describe", "args": [], "env": {}, "cwd": "/", "fds": []}
+    for message in (
+        b"not json",
+        b"[" * 200_000,  # nested too deep for the JSON reader: RecursionError
+        json.dumps({"target": "os.system", "args": []}).encode(),
+        json.dumps(a_request).encode(),  # with a pipe where the status socket belongs
+    ):
+        socket.send_fds(server._connection, [message], [junk_read, junk_write, junk_read])
     os.close(junk_read)
     os.close(junk_write)
     child, seen = _describe(tmp_path, "after")
@@ -110,3 +117,22 @@ def test_a_server_that_died_is_replaced_and_a_child_it_leaves_says_its_end_is_un
     child, seen_again = _describe(tmp_path, "new_server")
     assert seen is not None and seen_again is not None
     assert isinstance(child.proc, ForkedProcess) and forkserver._server is not server
+
+
+def test_a_job_whose_code_kills_the_fork_server_still_ends(tmp_path):
+    """The problem's import kills its parent, the fork server: the worker's end is then lost, but the job ends
+    with its result (not waiting for an end nobody will report), and the candidate is started fresh."""
+    cases = pathlib.Path(__file__).parent / "usercode_cases"
+    problem = tmp_path / "problem.py"
+    problem.write_text(
+        "import os, pathlib, signal\n"
+        "if b'forkserver' in pathlib.Path(f'/proc/{os.getppid()}/cmdline').read_bytes():  # never the test itself\n"
+        "    os.kill(os.getppid(), signal.SIGKILL)\n" + (cases / "problem_relu.py").read_text()
+    )
+    for name in ("relu_same.py", "_conv.py"):
+        (tmp_path / name).write_text((cases / name).read_text())
+    _describe(tmp_path, "start_a_server")
+    server = forkserver._server
+    explanation = explain_files(problem, tmp_path / "relu_same.py", device="cpu", trials=1, timeout=60)
+    assert explanation.verdict == "identical"
+    assert server._process.wait(10) == -9  # it was the server that died
