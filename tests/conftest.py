@@ -31,3 +31,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_gpu)
         if "slow" in item.keywords and not run_slow:
             item.add_marker(skip_slow)
+    # The longest tests first: xdist hands tests out in this order, and a 30 s test started last keeps one core
+    # busy after the other has finished (CI has two).
+    items.sort(key=lambda item: "long" not in item.keywords)

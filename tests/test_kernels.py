@@ -91,6 +91,7 @@ def _compile_and_check(tmp_path, monkeypatch, builds: list) -> None:
         assert path.stat().st_size > 1000 and path.read_bytes()[:4] == b"\x7fELF"  # a cubin is an ELF image
 
 
+@pytest.mark.long
 @pytest.mark.skipif(find_nvcc() is None, reason="no CUDA compiler (nvcc) on this machine: the build check is skipped")
 def test_each_branch_of_each_kernel_compiles_for_sm90(tmp_path, monkeypatch):
     """Every value of every define (and each flag set) of every variant kernel, compiled at least once: the

@@ -19,6 +19,7 @@ def test_the_notebooks_exist():
     assert {p.stem for p in NOTEBOOKS} >= {"accumulation_orders", "tf32_mismatch", "epilogue", "whole_model"}
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_executes_and_shows_a_figure(path, tmp_path, monkeypatch):
     monkeypatch.setenv("FPA_STORE", str(tmp_path / "store"))

@@ -141,6 +141,7 @@ def test_bad_options_stop_before_any_pair_runs(runs):
         triage([Pair("x", runs / "missing.py", runs / "missing.py")], device="cpu", timeout=5)
 
 
+@pytest.mark.long
 def test_thirty_eight_pairs_get_their_verdicts_and_a_killed_triage_resumes(tmp_path):
     """``fpa triage`` on tests/triage_corpus.py's folder, killed (SIGKILL, workers and all) after a few pairs are
     stored; the next triage runs only the others, and every pair gets its verdict: identical, TF32, fp64 sums,
@@ -265,16 +266,20 @@ def test_the_html_report_is_one_page_with_its_figures_and_escapes_what_the_files
             write_report(result, bad, title="t")
 
 
+@pytest.mark.long
 def test_a_triage_on_a_local_ray_instance_gives_the_local_pools_verdicts(runs):
     """``--ray local``: each pair a Ray task (its files shipped as contents, explained on the node in its own
-    processes); the same verdicts as the local pool, the hang and the raise each only their own row."""
+    processes); the verdicts ``EXPECTED`` holds for the local pool, the hang and the raise each only their own row
+    (arithmetic, a bug, a raise and a hang: the whole corpus through Ray is the slow test below)."""
     pytest.importorskip("ray")
-    result = triage(discover(runs), device="cpu", timeout=4, trials=1, store=False, ray="local")
-    assert {row["pair_id"]: row["verdict"] for row in result["pairs"]} == EXPECTED
+    pairs = [p for p in discover(runs) if p.id.split("/")[2] in ("other_order", "off_by_one", "raises", "hangs")]
+    result = triage(pairs, device="cpu", timeout=3, trials=1, store=False, ray="local")
+    assert {row["pair_id"]: row["verdict"] for row in result["pairs"]} == {p.id: EXPECTED[p.id] for p in pairs}
     rows = {row["pair_id"]: row for row in result["pairs"]}
     assert "raised ValueError" in rows["level1/usercode/raises/solution"]["error"]
+    assert "did not return within 3 s" in rows["level1/usercode/hangs/solution"]["error"]
     assert rows["level1/conv/off_by_one/solution"]["solution"] == str(runs / "level1/conv/off_by_one/solution.py")
-    assert result["timing"]["slots"] >= 1 and result["ran"] == 6
+    assert result["timing"]["slots"] >= 1 and result["ran"] == 4
 
 
 @pytest.mark.slow
