@@ -145,13 +145,15 @@ def _print_user_code_error(error: UserCodeError, as_json: bool) -> None:
         _print_worker(worker, _err)
 
 
-def _store(command: str, rows: list[dict], flags: dict, seed: int | None, device: str, skip: bool) -> None:
+def _store(
+    command: str, rows: list[dict], flags: dict, seed: int | None, device: str, skip: bool, versions: dict | None = None
+) -> None:
     if skip or not rows:
         return
     from .store import append_run, run_metadata
 
     try:
-        append_run(rows, run_metadata(command, flags, seed, device))
+        append_run(rows, run_metadata(command, flags, seed, device, versions))
     except (OSError, FpaError) as error:  # a full disk must not cost the user the result already printed
         _err.print(f"[yellow]warning:[/] the run was not stored: {error}")
 
@@ -352,6 +354,7 @@ def explain(
         seed,
         result.context.get("device", device),
         no_store,
+        (result.worker or {}).get("versions"),
     )
     if as_json:
         print(records.dumps(data))

@@ -6,9 +6,10 @@ fresh interpreter pays ``import torch`` and our job modules: about 2.5 s of CPU 
 five seconds a job, most of a small job's time. Forked from a process that has imported them, a child
 starts in milliseconds in the same state a fresh interpreter would reach.
 
-That holds because the server does nothing else: it never runs user code, never runs a torch operation
-(so no OpenMP thread pool exists to be lost in the fork) and never touches CUDA (a process that has
-initialised the CUDA driver cannot fork a child that uses it; the children initialise it themselves). Each
+That holds because the server does nothing else: it never runs user code, runs torch only in a warm-up of its
+own on one thread (``_warm_up``: no OpenMP thread pool exists to be lost in the fork) and never touches CUDA
+(a process that has initialised the CUDA driver cannot fork a child that uses it; the children initialise it
+themselves). Each
 forked child then makes itself look like the ``python -c`` child it replaces (``_become``): a session of its
 own, the requester's environment, current folder and ``sys.argv``, the requester's file descriptors at the
 same numbers (as ``subprocess.Popen(pass_fds=...)`` gives them) and no other, the signal dispositions of a
@@ -82,9 +83,12 @@ TARGETS = {
     "describe": ("fp_analysis.forkserver", "describe"),
 }
 
-# What the server imports before it forks anything: what the two targets import first (torch, numpy) and
-# the job modules a worker imports to run its job.
-_PRELOAD = ("torch", "numpy", "fp_analysis.candidate", "fp_analysis.explain", "fp_analysis.fuzz")
+# What the server imports before it forks anything: what the targets import first (torch, numpy, the candidate
+# process's module) and what every explanation computes with (``_warm_up``).
+_PRELOAD = ("torch", "numpy", "fp_analysis.candidate", "fp_analysis.explain")
+# Modules a request may ask the server to import before it forks (``ChildSpec.preload``): a job's module, so that
+# the first job of a kind pays its import in the server and every later one starts with it.
+_MAY_PRELOAD = frozenset({"fp_analysis.explain", "fp_analysis.fuzz", "fp_analysis.candidate"})
 
 # Environment variables read when those modules are imported (so a child forked from a server started
 # under other values would not match a fresh interpreter): a change starts a new server. Variables read
@@ -140,6 +144,7 @@ class ChildSpec:
     pass_fds: Sequence[int]
     env: dict[str, str]
     serve_forks: bool = False
+    preload: tuple[str, ...] = ()  # modules the child will import: the server imports them first, once
 
 
 class ForkServerError(RuntimeError):
@@ -249,7 +254,8 @@ class ForkServer:
             if own is not None:
                 passed.append(own[1].fileno())
                 env = {**env, _CONNECTION_ENV: str(own[1].fileno())}
-            request = {"target": child.target, "args": list(child.args), "env": env, "cwd": os.getcwd(), "fds": passed}
+            request = {"target": child.target, "args": list(child.args), "env": env, "cwd": os.getcwd(), "fds": passed,
+                       "preload": list(child.preload)}  # fmt: skip
             fds = [child.stdout, child.stderr, status_theirs.fileno(), *passed]
             if own is not None:
                 request["connection"] = len(fds)
@@ -353,6 +359,7 @@ def serve(connection_fd: int, alive_fd: int) -> None:
         for module in _PRELOAD:
             importlib.import_module(module)
         _threads = sys.modules["torch"].get_num_threads()
+        _warm_up()
     except BaseException as error:  # the requester falls back to fresh interpreters; it should know why
         with contextlib.suppress(OSError):
             connection.send(json.dumps({"error": f"{type(error).__name__}: {error}"}).encode())
@@ -397,6 +404,32 @@ def serve(connection_fd: int, alive_fd: int) -> None:
         _reap(statuses)  # a child that ended between the select and now
 
 
+def _warm_up() -> None:
+    """Run once, in the server, what every explanation of a conv runs first, so that each forked job starts warm:
+    numba's twins (loading them from numba's cache takes ~0.6 s a process), torch's first convolution.
+
+    On one torch thread, so that no OpenMP pool exists when the server forks (each child sets its own thread
+    count, ``_become``); inside ``fork_rng`` so that torch's default generator is where a fresh interpreter's is;
+    our own fixed code, never the user's. numba's compiler works in the forked children after this (checked:
+    children compile new functions).
+    """
+    import numpy as np
+    import torch
+
+    from .arith import add32
+    from .ops.conv import gather_terms, sample_output_indices, spec_of_module
+    from .orders import AccumulationSpec, accumulate
+
+    torch.set_num_threads(1)
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        module = torch.nn.Conv2d(2, 3, 3)
+        x = torch.rand(1, 2, 6, 6)
+        y = module(x)
+        index = sample_output_indices(tuple(y.shape), 8, 0)
+        terms = gather_terms(spec_of_module(module), x, module.weight.detach(), module.bias.detach(), index)
+        np.asarray(add32(accumulate(terms.w, terms.x, AccumulationSpec(), terms.bias), terms.bias))
+
+
 def _reap(statuses: dict[int, socket.socket]) -> None:
     """Collect every ended child and send its wait status to whoever holds its status socket."""
     while True:
@@ -427,6 +460,9 @@ def _start(message: bytes, fds: list[int], sockets) -> tuple[int, socket.socket,
         cwd = str(request["cwd"])
         targets = [int(fd) for fd in request["fds"]]
         connection_index = request.get("connection")
+        for name in request.get("preload", ()):
+            if name in _MAY_PRELOAD and name not in sys.modules:
+                importlib.import_module(name)
         if len(fds) != 3 + len(targets) + (connection_index is not None) or any(fd < 3 for fd in targets):
             raise ValueError("descriptors do not match the request")
         sockets_sent = [fds[2]] + ([fds[-1]] if connection_index is not None else [])

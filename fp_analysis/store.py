@@ -57,7 +57,15 @@ import pyarrow.parquet as pq
 
 from .errors import FpaError, ParameterError
 
-__all__ = ["UnreadableRunWarning", "append_run", "clean_temporaries", "read_store", "run_metadata", "store_dir"]
+__all__ = [
+    "UnreadableRunWarning",
+    "append_run",
+    "clean_temporaries",
+    "read_store",
+    "run_metadata",
+    "store_dir",
+    "torch_backend_versions",
+]
 
 # Prefix of metadata columns; rows may not use it, so a row key can never shadow run metadata.
 _META_PREFIX = "meta_"
@@ -106,8 +114,13 @@ def store_dir() -> pathlib.Path:
     return path
 
 
-def run_metadata(command: str, flags: dict, seed: int | None, device: str) -> dict[str, Any]:
-    """Return the metadata of one run: ids, time, invocation, environment and versions (flat, JSON-able)."""
+def run_metadata(
+    command: str, flags: dict, seed: int | None, device: str, torch_versions: dict | None = None
+) -> dict[str, Any]:
+    """Return the metadata of one run: ids, time, invocation, environment and versions (flat, JSON-able).
+
+    ``torch_versions``: torch's CUDA and cuDNN versions as a job's worker reported them
+    (``worker.JobResult.versions``); without them they are read here, importing torch."""
     if not isinstance(command, str) or not command:
         raise ParameterError(f"Got command={command!r}, but command must be a non-empty string (e.g. 'report').")
     if not isinstance(flags, dict):
@@ -126,7 +139,7 @@ def run_metadata(command: str, flags: dict, seed: int | None, device: str) -> di
     }
     for dist in _VERSIONED:
         meta[f"{dist}_version"] = _dist_version(dist)
-    meta.update(_torch_backend_versions())
+    meta.update(torch_versions if torch_versions else torch_backend_versions())
     meta["python_version"] = platform.python_version()
     meta["platform"] = platform.platform()
     meta["git_commit"] = _git_commit()
@@ -370,7 +383,7 @@ def _dist_version(dist: str) -> str | None:
         return None
 
 
-def _torch_backend_versions() -> dict[str, Any]:
+def torch_backend_versions() -> dict[str, Any]:
     """Return torch's CUDA and cuDNN versions (None where torch, CUDA or cuDNN is absent); never raise."""
     out: dict[str, Any] = {"torch_cuda_version": None, "cudnn_version": None}
     try:

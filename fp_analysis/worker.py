@@ -166,13 +166,17 @@ class JobResult:
     output: dict[str, CapturedOutput]  # per side: "problem" (the worker) and "solution" (the candidate process)
     seconds: float  # wall time of the worker, start to exit
     user_seconds: float  # of which inside calls into the user's code
+    # torch's CUDA and cuDNN versions as the worker saw them, for the results store: the supervisor need not
+    # import torch (2 s on a small machine) to record them
+    versions: dict = dataclasses.field(default_factory=dict)
 
     def worker_record(self) -> dict:
-        """The ``worker`` block of ``--json``: time spent and what each side's process printed."""
+        """The ``worker`` block of ``--json``: time spent, what each side's process printed, torch's versions."""
         return {
             "seconds": self.seconds,
             "user_code_seconds": self.user_seconds,
             **{side: output.to_dict() for side, output in self.output.items()},
+            "versions": self.versions,
         }
 
 
@@ -187,7 +191,8 @@ class ChildProcess:
     to wait for) and started as a fresh interpreter otherwise; the two are the same to the child and to
     this class. It is ended with its group (``kill``) on ``close``, and by itself when this process dies
     (``child_setup``'s watch on the pipe whose write end only this process holds). ``serve_forks``: the
-    child may ask the fork server for children of its own (a worker, for its candidate process).
+    child may ask the fork server for children of its own (a worker, for its candidate process); ``preload``:
+    modules it will import, which the fork server imports first (once for all the jobs of a kind).
     """
 
     def __init__(
@@ -199,6 +204,7 @@ class ChildProcess:
         pass_fds: Sequence[int] = (),
         env: dict[str, str] | None = None,
         serve_forks: bool = False,
+        preload: Sequence[str] = (),
     ):
         self.folder, self.name = folder, name
         alive_read, self._alive = os.pipe()
@@ -210,7 +216,9 @@ class ChildProcess:
         try:
             with open(folder / f"{name}.stdout", "wb") as out, open(folder / f"{name}.stderr", "wb") as err:
                 fds = (alive_read, *pass_fds)
-                spec = forkserver.ChildSpec(target, args, out.fileno(), err.fileno(), fds, env, serve_forks)
+                spec = forkserver.ChildSpec(
+                    target, args, out.fileno(), err.fileno(), fds, env, serve_forks, tuple(preload)
+                )
                 self.proc = forkserver.spawn(spec) or subprocess.Popen(
                     [sys.executable, "-c", forkserver.target_command(target), *args],
                     stdin=subprocess.DEVNULL,
@@ -308,7 +316,7 @@ def run_job(
         folder = pathlib.Path(folder)
         (folder / "job.json").write_text(records.dumps({"job": job, "kwargs": {**kwargs, "timeout": timeout}}))
         threads = {"OMP_NUM_THREADS": "1"} if job in _ONE_THREAD_JOBS and "OMP_NUM_THREADS" not in os.environ else {}
-        watch = _Watch(folder, timeout, on_event, env={**threads, **(env or {})})
+        watch = _Watch(folder, timeout, on_event, env={**threads, **(env or {})}, module=JOBS[job][0])
         watch.run()
         return watch.outcome()
 
@@ -334,8 +342,10 @@ def terminate_as_interrupt():
 class _Watch:
     """The worker from start to exit: its events, its deadlines, its fate."""
 
-    def __init__(self, folder: pathlib.Path, timeout: float, on_event, env: dict[str, str] | None = None):
-        self.folder, self.timeout, self.on_event = folder, timeout, on_event
+    def __init__(
+        self, folder: pathlib.Path, timeout: float, on_event, env: dict[str, str] | None = None, module: str = ""
+    ):
+        self.folder, self.timeout, self.on_event, self.module = folder, timeout, on_event, module
         self.env = dict(env or {})
         self.calls: dict[int, dict] = {}  # the user calls under way, by id (the two sides' may overlap)
         self.last_call: dict | None = None
@@ -355,6 +365,7 @@ class _Watch:
                 pass_fds=(write_end,),
                 env={**self.env, _CHANNEL_ENV: str(write_end)},
                 serve_forks=True,
+                preload=(self.module,) if self.module else (),
             )
         finally:
             os.close(write_end)
@@ -438,7 +449,7 @@ class _Watch:
         if result_path.exists():
             record = json.loads(result_path.read_text())
             if "value" in record:
-                return dataclasses.replace(result, value=record["value"])
+                return dataclasses.replace(result, value=record["value"], versions=record.get("versions", {}))
             raise _error_from_record(record["error"], worker)
         fate, how, code = self.child.ending()
         if self.calls:
@@ -510,7 +521,9 @@ def child_main(folder: str) -> None:
     try:
         module, function = JOBS[job["job"]]
         value = getattr(importlib.import_module(module), function)(**job["kwargs"], folder=str(folder))
-        record = {"value": value}
+        from .store import torch_backend_versions
+
+        record = {"value": value, "versions": torch_backend_versions()}
     except UserCodeError as error:
         record = {"error": {"kind": "user_code", **error.to_dict()}}
     except InternalError as error:

@@ -83,6 +83,30 @@ def test_the_command_line_starts_without_torch():
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
 
 
+def test_fpa_explain_stores_its_run_without_importing_torch_in_the_supervisor(tmp_path):
+    """The whole `fpa explain` in the supervising process, storing included: torch's versions for the store come
+    from the worker (importing torch here cost 2 s of a small pair's 4 on CI's machine)."""
+    import os
+    import subprocess
+    import sys
+
+    cases = ROOT / "tests" / "kernelbench_cases"
+    code = (
+        "import sys\nfrom fp_analysis.cli import app\n"
+        f"args = ['explain', '--problem', {str(cases / 'conv_problem.py')!r}, '--solution', "
+        f"{str(cases / 'conv_other_order.py')!r}, '--trials', '1', '--json']\n"
+        "try:\n    app(args)\nexcept SystemExit:\n    pass\n"
+        "print('torch imported:', 'torch' in sys.modules, file=sys.stderr)\n"
+    )
+    env = {**os.environ, "FPA_STORE": str(tmp_path / "store")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert "torch imported: False" in done.stderr, done.stderr[-2000:]
+    from fp_analysis.store import read_store
+
+    (row,) = read_store(tmp_path / "store", command="explain").to_pylist()
+    assert row["meta_torch_version"] and "meta_cudnn_version" in row
+
+
 def _enum_members_without_a_docstring(path: pathlib.Path) -> list[str]:
     """``Class.MEMBER`` for each member of an Enum class in ``path`` that no string literal follows."""
     import ast
