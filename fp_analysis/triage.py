@@ -7,8 +7,9 @@ the run. Jobs run ``workers`` at a time; each finished pair is appended to the r
 of its own (``command="triage"``), so a triage killed midway loses only the pairs under way: the next one reuses
 every stored pair whose files (by SHA-256), check options, device and fp_analysis version are the same.
 
-The process that supervises the jobs imports torch only on a GPU triage, to count the GPUs and read their
-architectures (which initialises CUDA here: harmless, the jobs' processes come from a fork server that never does).
+The process that supervises the jobs imports torch once per triage: to record torch's versions with the stored
+rows, and on a GPU triage to count the GPUs and read their architectures (which initialises CUDA here: harmless,
+the jobs' processes come from a fork server that never does).
 """
 
 from __future__ import annotations
