@@ -560,7 +560,7 @@ def triage(
     ] = None,
     ray: Annotated[
         str | None,
-        typer.Option(help="run the pairs as tasks on a Ray cluster: auto, local, ray://HOST:PORT (needs [cluster])"),
+        typer.Option(help="run the pairs as Ray tasks: auto, local, ray://HOST:PORT, HOST:PORT (the cluster extra)"),
     ] = None,
     as_json: AsJson = False,
     no_store: NoStore = False,
@@ -590,6 +590,8 @@ def triage(
         )  # fmt: skip
     for line in result["not_stored"]:
         _err.print(f"[yellow]warning:[/] not stored (a rerun will explain it again): {escape(line)}")
+    for line in result["unreadable"]:
+        _err.print(f"[yellow]warning:[/] a stored file was skipped: {escape(line)}")
     if as_json:
         print(records.dumps(result))
     else:
@@ -606,14 +608,23 @@ def triage(
 
 def _print_triage(result: dict, path: str, atol: float, rtol: float) -> None:
     """The text output of ``fpa triage``: the pairs' table, their errors, the summary, the time spent."""
+    from .triage import matches_expected
+
     summary = result["summary"]
     table = Table(title=f"fpa triage {path}: {summary['pairs']} pairs ({result['ran']} run, {result['reused']} stored)")
-    for col in ("pair", "verdict", "check", "max |diff|", "candidate vs fp64", "needed atol", "s"):
-        table.add_column(col, justify="left" if col in ("pair", "verdict") else "right")
+    labelled = any(row.get("expected") for row in result["pairs"])
+    columns = ("pair", "verdict", *(("expected",) if labelled else ()), "check", "max |diff|", "candidate vs fp64",
+               "needed atol", "s")  # fmt: skip
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("pair", "verdict", "expected") else "right")
     for row in result["pairs"]:
         check = "-" if row.get("check_passed") is None else ("pass" if row["check_passed"] else "fail")
+        expected = []
+        if labelled:
+            mark = "" if not row.get("expected") or matches_expected(row) else " ✗"
+            expected = [escape(str(row.get("expected") or "")) + mark]
         table.add_row(
-            escape(row["pair_id"]), escape(str(row["verdict"])), check, _num(row.get("max_abs")),
+            escape(row["pair_id"]), escape(str(row["verdict"])), *expected, check, _num(row.get("max_abs")),
             _num(row.get("candidate_vs_fp64")), _num(row.get("needed_atol") if row.get("explained") else None),
             f"{row.get('seconds') or 0:.1f}",
         )  # fmt: skip
@@ -622,6 +633,9 @@ def _print_triage(result: dict, path: str, atol: float, rtol: float) -> None:
         if row.get("error"):
             _out.print(f"{escape(row['pair_id'])}: {escape(row['error'])}", highlight=False)
     _out.print("verdicts: " + ", ".join(f"{v} {n}" for v, n in sorted(summary["verdicts"].items())))
+    matched, labelled_count = summary["expected_matched"]
+    if labelled_count:
+        _out.print(f"expected labels: {matched} of {labelled_count} matched", highlight=False)
     if summary["false_passes"]:
         _out.print(f"[bold]false passes at atol={atol}, rtol={rtol}:[/] " + escape(", ".join(summary["false_passes"])))
     for problem, need in summary["needed_atol_by_problem"].items():

@@ -37,8 +37,9 @@ __all__ = [
 PRESET_KERNEL_OPS = {"dilated_conv2d": "conv2d", "conv3d_kk1": "conv3d_kk1", "conv_gelu": "conv_gelu"}
 PRESET_NAMES = tuple(PRESET_KERNEL_OPS)
 
-# The largest seed ``torch.manual_seed`` takes (it stores an unsigned 64-bit integer).
-SEED_MAX = 2**64 - 1
+# The largest seed that means a seed of its own: ``torch.manual_seed`` takes 64 bits, but torch's CPU generator
+# (mt19937) keeps 32 of them, so 2^32 would draw what 0 draws (found by a bad-input hunt: same results).
+SEED_MAX = 2**32 - 1
 
 
 class PrecisionMode(str, Enum):
@@ -104,14 +105,21 @@ def check_count(name: str, value, minimum: int = 1, maximum: int | None = None) 
 
 
 def check_seed(name: str, value) -> int:
-    """``value`` as a seed torch and numpy both take: an int in [0, 2^64 − 1]."""
+    """``value`` as a seed torch and numpy both take, each seed its own draws: an int in [0, 2^32 − 1]."""
     return check_count(name, value, minimum=0, maximum=SEED_MAX)
 
 
+# The longest timeout taken: a week. Far longer overflows the clocks that wait for it (threading's
+# TIMEOUT_MAX is ~9.2e9 s), and no call into the user's code should need more.
+SECONDS_MAX = 7 * 24 * 3600.0
+
+
 def check_seconds(name: str, value) -> float:
-    """``value`` as a finite number of seconds > 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
-        raise ParameterError(f"Got {name}={value!r}, but {name} must be a finite number of seconds > 0.")
+    """``value`` as a number of seconds in (0, SECONDS_MAX] (a week)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value <= SECONDS_MAX):
+        raise ParameterError(
+            f"Got {name}={value!r}, but {name} must be a number of seconds > 0 and at most {SECONDS_MAX:g} (a week)."
+        )
     return float(value)
 
 

@@ -85,6 +85,8 @@ def discover(path: str | os.PathLike) -> list[Pair]:
         raise ParameterError(f"Got PATH={str(path)!r}, which is neither a folder nor a manifest file (.csv, .json).")
     pairs = []
     for problem in sorted(root.rglob(_PROBLEM_FILE)):
+        if not problem.is_file():  # a folder or a dangling link of that name is no problem file
+            continue
         folder = problem.parent
         nested = {p.parent for p in folder.rglob(_PROBLEM_FILE)} - {folder}  # problems below this one are theirs
         for solution in sorted(folder.rglob("*.py")):
@@ -115,8 +117,9 @@ def _from_manifest(path: pathlib.Path) -> list[Pair]:
                 rows = rows.get("pairs") if isinstance(rows, dict) else rows
             else:
                 rows = list(csv.DictReader(handle))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, csv.Error) as error:
-        raise ParameterError(f"Got manifest {str(path)!r}, which cannot be read: {error}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, csv.Error, RecursionError) as error:
+        reason = "it is nested too deep" if isinstance(error, RecursionError) else error
+        raise ParameterError(f"Got manifest {str(path)!r}, which cannot be read: {reason}") from None
     if not isinstance(rows, list) or not rows:
         raise ParameterError(f"Got manifest {str(path)!r}, but it lists no pairs (rows of problem, solution).")
     pairs = []
@@ -124,9 +127,15 @@ def _from_manifest(path: pathlib.Path) -> list[Pair]:
         if not isinstance(row, dict) or not row.get("problem") or not row.get("solution"):
             raise ParameterError(f"Manifest {str(path)!r}, row {number}: give problem and solution, got {row!r}.")
         problem, solution = (path.parent / str(row[k]) for k in ("problem", "solution"))
+        for key, file in (("problem", problem), ("solution", solution)):
+            if not file.is_file():
+                what = "does not exist" if not file.exists() else "is not a regular file"
+                raise ParameterError(f"Manifest {str(path)!r}, row {number}: {key} {str(file)!r} {what}.")
         given = row.get("id")
         pair_id = str(given) if given not in (None, "") else _default_id(solution, path.parent)
         expected = row.get("expected")
+        if isinstance(expected, list):  # JSON: several right verdicts
+            expected = "|".join(map(str, expected))
         pairs.append(Pair(pair_id, problem, solution, None if expected in (None, "") else str(expected)))
     ids = Counter(p.id for p in pairs)
     if twice := [i for i, n in ids.items() if n > 1]:
@@ -143,6 +152,11 @@ def _default_id(solution: pathlib.Path, folder: pathlib.Path) -> str:
         return str(solution.with_suffix(""))
 
 
+def solution_folders(pairs: list[Pair]) -> frozenset:
+    """The folders holding the pairs' solutions: not helpers of a problem whose folder holds them."""
+    return frozenset(pair.solution.parent for pair in pairs)
+
+
 def _sha256(path: pathlib.Path) -> str:
     if not path.is_file():  # a FIFO would block the read for ever, a folder fails it
         raise ParameterError(f"Cannot read {str(path)!r}: it is not a regular file.")
@@ -152,21 +166,38 @@ def _sha256(path: pathlib.Path) -> str:
         raise ParameterError(f"Cannot read {str(path)!r}: {error.strerror}.") from None
 
 
-# The files beside a problem or solution that it may read: helper modules, and sources an extension builds from.
+# The files a problem or solution may read besides itself: helper modules, and sources an extension builds from.
 SOURCE_SUFFIXES = (".py", ".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp")
+_SOURCE_DEPTH = 4  # subfolder levels searched for them
 
 
-def sources_beside(folder: pathlib.Path) -> list[pathlib.Path]:
-    """The regular files of ``folder`` with a ``SOURCE_SUFFIXES`` suffix, in name order."""
-    return [p for p in sorted(folder.iterdir()) if p.suffix.lower() in SOURCE_SUFFIXES and p.is_file()]
+def sources_of(folder: pathlib.Path, skip: frozenset = frozenset(), depth: int = _SOURCE_DEPTH) -> list[pathlib.Path]:
+    """The source files (``SOURCE_SUFFIXES``) a problem or solution in ``folder`` may read: those in it and in its
+    subfolders (a ``pkg/helper.py`` it imports), except hidden folders, ``__pycache__``, folded links (a loop),
+    other problems' folders and the folders in ``skip`` (the other pairs' solution folders: a problem folder's
+    samples are not its helpers). In path order."""
+    found = []
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return found
+    for path in entries:
+        if path.name.startswith(".") or path.name == "__pycache__":
+            continue
+        if path.is_dir():
+            if depth > 0 and not path.is_symlink() and path not in skip and not (path / _PROBLEM_FILE).exists():
+                found += sources_of(path, skip, depth - 1)
+        elif path.suffix.lower() in SOURCE_SUFFIXES and path.is_file():
+            found.append(path)
+    return found
 
 
-def _folder_sources(folder: pathlib.Path, known: dict) -> list[str]:
-    """The hashes of the source files beside a problem or solution: the helper modules it may import (conservative:
+def _folder_sources(folder: pathlib.Path, known: dict, skip: frozenset) -> list[str]:
+    """The hashes of the source files a problem or solution in ``folder`` may read (``sources_of``; conservative:
     where solutions lie beside their problem, editing one runs that folder's pairs again). ``known`` keeps each
     folder's answer for one triage: a problem folder is hashed once, not once per solution."""
     if folder not in known:
-        known[folder] = [f"{p.name}:{_sha256(p)}" for p in sources_beside(folder)]
+        known[folder] = [f"{p.relative_to(folder)}:{_sha256(p)}" for p in sources_of(folder, skip)]
     return known[folder]
 
 
@@ -179,11 +210,11 @@ def tool_version() -> str:
         return "unknown"
 
 
-def _key(pair: Pair, options: dict, known: dict) -> str:
+def _key(pair: Pair, options: dict, known: dict, skip: frozenset) -> str:
     """What makes a stored row this pair's: both files' contents and their folders' other .py files (helpers),
     the check's options (the timeout and the resolved device among them), the tool's version."""
     parts = [_sha256(pair.problem), _sha256(pair.solution), json.dumps(options, sort_keys=True), tool_version()]
-    parts += _folder_sources(pair.problem.parent, known) + _folder_sources(pair.solution.parent, known)
+    parts += _folder_sources(pair.problem.parent, known, skip) + _folder_sources(pair.solution.parent, known, skip)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
@@ -268,11 +299,17 @@ def _identity(pair: Pair, key: str) -> dict:
             "expected": pair.expected, "pair_key": key}  # fmt: skip
 
 
-def _stored(directory, keys: set[str]) -> dict[str, dict]:
-    """The newest stored triage row of each pair key in ``keys`` (internal errors left out: they are run again)."""
+def _stored(directory, keys: set[str], unreadable: list[str]) -> dict[str, dict]:
+    """The newest stored triage row of each pair key in ``keys`` (internal errors left out: they are run again).
+    Store files that cannot be read are skipped and named in ``unreadable`` (for the user, not as raw warnings)."""
+    import warnings
+
     from .store import read_store
 
-    table = read_store(directory, command="triage")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = read_store(directory, command="triage")
+    unreadable += [str(w.message) for w in caught]
     if table.num_rows == 0 or "pair_key" not in table.column_names:
         return {}
     found = {}
@@ -349,8 +386,10 @@ def _triage(pairs, options, timeout, workers, builders, slots, rerun, store, sto
     """``triage`` once its options are checked and its device, slots and (Ray) cluster are known."""
     device, seed, atol, rtol = options["device"], options["seed"], options["atol"], options["rtol"]
     known: dict = {}
-    keys = {pair.id: _key(pair, {**options, "timeout": timeout}, known) for pair in pairs}
-    rows = {} if rerun or not store else _stored(store_dir, set(keys.values()))
+    skip = solution_folders(pairs)
+    keys = {pair.id: _key(pair, {**options, "timeout": timeout}, known, skip) for pair in pairs}
+    unreadable: list[str] = []
+    rows = {} if rerun or not store else _stored(store_dir, set(keys.values()), unreadable)
     done = {
         pair.id: {**rows[keys[pair.id]], **_identity(pair, keys[pair.id])} for pair in pairs if keys[pair.id] in rows
     }
@@ -384,7 +423,7 @@ def _triage(pairs, options, timeout, workers, builders, slots, rerun, store, sto
         if cluster is not None:
             from .triage_ray import as_finished
 
-            finishing = as_finished(cluster, todo, options, timeout, tool_version())
+            finishing = as_finished(cluster, todo, options, timeout, tool_version(), skip)
         else:
             finishing = _as_finished(todo, workers, run, build if device == "cuda" else None, builders)
         stack.enter_context(contextlib.closing(finishing))  # on Ctrl-C, Ray's pending tasks cancelled first
@@ -407,7 +446,8 @@ def _triage(pairs, options, timeout, workers, builders, slots, rerun, store, sto
     ordered = [done[pair.id] for pair in pairs]
     ran_rows = [done[pair.id] for pair in todo]
     return {"pairs": ordered, "summary": summarize(ordered, atol, rtol), "ran": len(todo), "reused": reused,
-            "not_stored": not_stored, "timing": _timing(ran_rows, wall, workers, builders, device)}  # fmt: skip
+            "not_stored": not_stored, "unreadable": unreadable,
+            "timing": _timing(ran_rows, wall, workers, builders, device)}  # fmt: skip
 
 
 def _timing(rows: list[dict], wall: float, workers: int, builders: int, device: str) -> dict:
@@ -433,16 +473,17 @@ def _require_writable(directory) -> None:
     """The store must take the rows as they come (it is what a resumed triage reads): refuse at once if not."""
     from .store import store_dir
 
-    path = pathlib.Path(directory).expanduser() if directory is not None else None
+    path = None
     try:
+        path = pathlib.Path(directory).expanduser() if directory is not None else None
         path = path or store_dir()  # it creates the default folder: an OSError is the same refusal
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path, prefix=".probe-", suffix=".part"):
             pass
-    except OSError as error:
-        where = str(path or os.environ.get("FPA_STORE"))
+    except (OSError, RuntimeError) as error:  # RuntimeError: a ~user/ path whose user has no home
+        where, reason = str(path or os.environ.get("FPA_STORE")), getattr(error, "strerror", None) or error
         raise ParameterError(
-            f"The results store {where!r} cannot be written ({error.strerror or error}): set FPA_STORE to a folder "
+            f"The results store {where!r} cannot be written ({reason}): set FPA_STORE to a folder "
             "that can, or pass --no-store (then nothing is resumable)."
         ) from None
 

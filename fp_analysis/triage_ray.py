@@ -43,6 +43,7 @@ def cluster(address: str):
         ) from None
     if not isinstance(address, str) or not address.strip():
         raise ParameterError("Got an empty --ray: give auto, local, ray://HOST:PORT or HOST:PORT.")
+    _check_reachable(address)
     options = {"logging_level": logging.ERROR, "log_to_driver": False}
     if address == "local":
         options.update(address="local", include_dashboard=False)
@@ -51,11 +52,37 @@ def cluster(address: str):
     try:
         ray.init(**options)
     except Exception as error:  # Ray raises ConnectionError, RuntimeError, ValueError… for an address it cannot use
-        raise ParameterError(f"Got --ray {address!r}, but Ray cannot connect there: {error}") from None
+        hint = (
+            ' (ray:// addresses need Ray\'s client: pip install "ray[client]")' if "ray[client]" in str(error) else ""
+        )
+        raise ParameterError(f"Got --ray {address!r}, but Ray cannot connect there: {error}{hint}") from None
     try:
         yield ray
     finally:
         ray.shutdown()
+
+
+_CONNECT_S = 10.0  # seconds to reach a cluster's head before giving up (Ray itself retries for minutes)
+
+
+def _check_reachable(address: str) -> None:
+    """For HOST:PORT and ray://HOST:PORT: that something answers there within ``_CONNECT_S``, or a ParameterError.
+    Ray's own connection retries for minutes against an address nobody listens on."""
+    import socket
+
+    target = address.removeprefix("ray://")
+    if address in ("auto", "local") or ":" not in target:
+        return
+    host, _, port = target.rpartition(":")
+    if not port.isdigit():
+        raise ParameterError(f"Got --ray {address!r}, but its port {port!r} is not a number.")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_CONNECT_S).close()
+    except OSError as error:
+        raise ParameterError(
+            f"Got --ray {address!r}, but nothing answers there within {_CONNECT_S:g} s ({error}): is the cluster's "
+            "head running, and is this its address (ray status prints it)?"
+        ) from None
 
 
 def cluster_device(ray, device: str) -> str:
@@ -72,23 +99,27 @@ def cluster_slots(ray, device: str) -> int:
     return max(1, int(resources.get("GPU", 0)) if device == "cuda" else int(resources.get("CPU", 2)) // 2)
 
 
-def _payload(pair, version: str) -> dict:
-    """What a task needs of a pair: its id, the two files' names and every source file beside each (contents:
-    ``triage.sources_beside``, the files the pair's key hashes)."""
-    from .triage import sources_beside
+def _payload(pair, version: str, skip: frozenset) -> dict:
+    """What a task needs of a pair: its id, the two files, and every source file each may read (contents, by path
+    from its folder: ``triage.sources_of``, the files the pair's key hashes)."""
+    from .triage import sources_of
 
     folders = {"problem": pair.problem.parent, "solution": pair.solution.parent}
+    same = folders["solution"] == folders["problem"]
     files = {}
     for label, folder in folders.items():
-        if label == "solution" and folder == folders["problem"]:
+        if label == "solution" and same:
             continue
-        for path in sources_beside(folder):
-            files[f"{label}/{path.name}"] = path.read_bytes()
-    same = folders["solution"] == folders["problem"]
+        for path in sources_of(folder, skip):
+            files[f"{label}/{path.relative_to(folder)}"] = path.read_bytes()
+    problem = f"problem/{pair.problem.name}"
+    solution = f"{'problem' if same else 'solution'}/{pair.solution.name}"
+    files[problem] = pair.problem.read_bytes()  # whatever their names end in (a manifest may name problem.txt)
+    files[solution] = pair.solution.read_bytes()
     return {
         "id": pair.id,
-        "problem": f"problem/{pair.problem.name}",
-        "solution": f"{'problem' if same else 'solution'}/{pair.solution.name}",
+        "problem": problem,
+        "solution": solution,
         "folders": {label: str(folder) for label, folder in folders.items()},
         "files": files,
         "version": version,
@@ -118,12 +149,12 @@ def remote_row(payload: dict, options: dict, timeout: float) -> dict:
     return row
 
 
-def as_finished(ray, todo: list, options: dict, timeout: float, version: str):
+def as_finished(ray, todo: list, options: dict, timeout: float, version: str, skip: frozenset = frozenset()):
     """(pair, row) for each pair of ``todo`` as its task finishes, every task submitted at once (Ray queues them
     on the cluster's resources)."""
     resources = {"num_gpus": 1, "num_cpus": 1} if options["device"] == "cuda" else {"num_cpus": 2}
     task = ray.remote(max_retries=0, **resources)(remote_row)
-    pending = {task.remote(_payload(pair, version), options, timeout): pair for pair in todo}
+    pending = {task.remote(_payload(pair, version, skip), options, timeout): pair for pair in todo}
     try:
         while pending:
             (ready,), _ = ray.wait(list(pending), num_returns=1)

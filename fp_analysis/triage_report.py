@@ -71,11 +71,24 @@ def check_report_path(path: str | pathlib.Path) -> pathlib.Path:
     """The report's path, refused at once (before any pair runs) unless it ends in .html in a folder that exists
     and the libraries that draw the figures are installed."""
     _plotting()
+    if not str(path).strip():
+        raise ParameterError("Got an empty --report: give a path ending in .html.")
     path = pathlib.Path(path)
     if path.suffix.lower() not in (".html", ".htm"):
         raise ParameterError(f"Got --report {str(path)!r}, but the report is an HTML page: give a path ending in .html")
+    if path.is_dir():
+        raise ParameterError(f"Got --report {str(path)!r}, which is a folder: give a file path ending in .html.")
     if not path.parent.is_dir():
         raise ParameterError(f"Got --report {str(path)!r}, but its folder {str(path.parent)!r} does not exist.")
+    existed = path.exists()
+    try:  # the run may take hours: learn now that the page could not be written
+        with open(path, "a"):
+            pass
+    except OSError as error:
+        reason = error.strerror or error
+        raise ParameterError(f"Got --report {str(path)!r}, which cannot be written: {reason}.") from None
+    if not existed:
+        path.unlink()
     return path
 
 

@@ -73,8 +73,16 @@ def test_discover_reads_the_runs_layout_and_manifests(runs, tmp_path):
     (pair,) = discover(manifest)
     assert (pair.id, pair.expected, pair.solution) == ("one", "bug", runs / "level1/conv/off_by_one/solution.py")
     as_json = tmp_path / "pairs.json"
-    as_json.write_text(json.dumps({"pairs": [{"problem": "a.py", "solution": "b.py"}]}))
+    as_json.write_text(json.dumps({"pairs": [{"problem": "a.py", "solution": "b.py", "expected": ["bug", "nan"]}]}))
+    with pytest.raises(ParameterError, match=r"row 1: problem '.*a\.py' does not exist"):
+        discover(as_json)
+    (tmp_path / "a.py").write_text("")
+    (tmp_path / "b.py").write_text("")
     assert discover(as_json)[0].solution == tmp_path / "b.py"
+    assert discover(as_json)[0].expected == "bug|nan"  # a JSON list: any of these verdicts is right
+    (tmp_path / "deep.json").write_text("[" * 100_000)
+    with pytest.raises(ParameterError, match="nested too deep"):
+        discover(tmp_path / "deep.json")
     for text, name, message in (
         ("problem,solution\n", "empty.csv", "lists no pairs"),
         ('[{"problem": "a.py"}]', "half.json", "give problem and solution"),
@@ -91,13 +99,14 @@ def test_discover_reads_the_runs_layout_and_manifests(runs, tmp_path):
     (conv / "pkg.py").mkdir()
     os.mkfifo(conv / "pipe.py")
     (conv / "broken.py").symlink_to(tmp_path / "nowhere.py")
+    (runs / "level1" / "odd" / "problem.py").mkdir(parents=True)  # a folder of that name is no problem file
     (conv / ".ipynb_checkpoints").mkdir()
     shutil.copy(KERNELBENCH / "conv_bf16.py", conv / ".ipynb_checkpoints" / "bf16-checkpoint.py")
     shutil.copy(KERNELBENCH / "conv_bf16.py", conv / "setup.py")
     assert {p.id for p in discover(runs)} == set(EXPECTED)
     # A spreadsheet's byte-order mark, numbers where strings are expected.
     bom = tmp_path / "bom.CSV"
-    bom.write_bytes(b"\xef\xbb\xbfproblem,solution,id,expected\nruns/level1/conv/problem.py,x.py,0,3\n")
+    bom.write_bytes(b"\xef\xbb\xbfproblem,solution,id,expected\nruns/level1/conv/problem.py,b.py,0,3\n")
     (pair,) = discover(bom)
     assert (pair.id, pair.expected) == ("0", "3")
     with pytest.raises(ParameterError, match=r"no folder below it holds a problem\.py"):
@@ -129,7 +138,8 @@ def test_a_false_pass_is_a_passed_check_with_a_wrong_candidate():
 def test_bad_options_stop_before_any_pair_runs(runs):
     pairs = discover(runs)
     for kwargs, message in (({"trials": 0}, "trials"), ({"atol": -1.0}, "atol"), ({"workers": 0}, "workers"),
-                            ({"reference_mode": "fp8"}, "reference_mode"), ({"timeout": 0}, "timeout")):  # fmt: skip
+                            ({"reference_mode": "fp8"}, "reference_mode"), ({"timeout": 0}, "timeout"),
+                            ({"timeout": 1e10}, "at most"), ({"seed": 2**32}, "seed")):  # fmt: skip
         with pytest.raises(ParameterError, match=message):
             triage(pairs, device="cpu", **{"timeout": 5, **kwargs}, store=False)
     with pytest.raises(ParameterError, match="no pairs"):
@@ -261,7 +271,9 @@ def test_the_html_report_is_one_page_with_its_figures_and_escapes_what_the_files
     assert page.count("data:image/png;base64,") == 3  # verdicts, errors vs fp64, tolerance needed
     assert "<script>" not in page and "&lt;script&gt;alert(0)&lt;/script&gt;" in page
     assert "&lt;b&gt;RuntimeError&lt;/b&gt;" in page and "False passes: the check passed" in page
-    for bad, message in ((tmp_path / "triage.txt", "HTML page"), (tmp_path / "missing" / "t.html", "does not exist")):
+    (tmp_path / "a_folder.html").mkdir()
+    for bad, message in ((tmp_path / "triage.txt", "HTML page"), (tmp_path / "missing" / "t.html", "does not exist"),
+                         (tmp_path / "a_folder.html", "is a folder"), ("", "empty")):  # fmt: skip
         with pytest.raises(ParameterError, match=message):
             write_report(result, bad, title="t")
 
@@ -296,8 +308,34 @@ def test_the_thirty_eight_pairs_on_a_local_ray_instance_get_their_verdicts(tmp_p
 
 def test_ray_options_are_checked_before_anything_runs(runs, monkeypatch):
     pairs = discover(runs)
+    pytest.importorskip("ray")
+    start = time.monotonic()
+    with pytest.raises(ParameterError, match="nothing answers there"):  # Ray itself would retry for minutes
+        triage(pairs, timeout=5, store=False, ray="127.0.0.1:1")
+    assert time.monotonic() - start < 30
     with pytest.raises(ParameterError, match="--workers and --builders size the local pool"):
         triage(pairs, timeout=5, store=False, ray="local", workers=2)
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     with pytest.raises(ParameterError, match=r'pip install "fp_analysis\[cluster\]"'):
         triage(pairs, timeout=5, store=False, ray="auto")
+
+
+def test_a_pairs_key_holds_the_sources_it_may_read_and_not_the_other_samples(runs):
+    """A helper in a package below the solution (``pkg/helper.py``) is part of the pair: editing it runs the pair
+    again; the other samples below the problem's folder are not the problem's helpers."""
+    from fp_analysis.triage import _key, solution_folders, sources_of
+
+    pairs = discover(runs)
+    skip = solution_folders(pairs)
+    conv = runs / "level1" / "conv"
+    assert sources_of(conv, skip) == [conv / "problem.py"]  # the sample folders below it are not its helpers
+    pair = next(p for p in pairs if p.id.endswith("other_order/solution"))
+    other = next(p for p in pairs if p.id.endswith("off_by_one/solution"))
+    (pair.solution.parent / "pkg").mkdir()
+    helper = pair.solution.parent / "pkg" / "helper.py"
+    helper.write_text("SCALE = 1.0\n")
+    assert helper in sources_of(pair.solution.parent, skip)
+    before, other_before = _key(pair, {}, {}, skip), _key(other, {}, {}, skip)
+    helper.write_text("SCALE = 1.5\n")
+    assert _key(pair, {}, {}, skip) != before  # its helper changed: run it again
+    assert _key(other, {}, {}, skip) == other_before  # another sample's helper is not this pair's

@@ -151,7 +151,7 @@ def make_problem(
     """
     resolved = _resolve_preset(preset)
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
-        raise ParameterError(f"seed must be an integer in [0, 2^64 - 1], got {seed!r}")
+        raise ParameterError(f"seed must be an integer in [0, {SEED_MAX}], got {seed!r}")
     shape = resolve_input_shape(resolved, batch, input_shape)
     given = f"input_shape={list(shape)}" if input_shape is not None else f"batch={batch}"
     require({"fp32 input": 4 * math.prod(shape)}, given if batch or input_shape else f"preset {resolved.name}")
