@@ -15,7 +15,7 @@ import contextlib
 
 import torch
 
-__all__ = ["tf32", "tf32_settings"]
+__all__ = ["tf32", "tf32_settings", "versions"]
 
 
 def _knobs():
@@ -63,3 +63,11 @@ def tf32(conv: bool | None = None, matmul: bool | None = None):
         for name, _, set_ in _knobs():
             if saved[name] is not None:
                 set_(saved[name])
+
+
+def versions() -> dict:
+    """torch's CUDA and cuDNN versions (None where this build has none), as the results store records them."""
+    cudnn = None
+    with contextlib.suppress(Exception):
+        cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    return {"torch_cuda_version": torch.version.cuda, "cudnn_version": cudnn}

@@ -64,7 +64,6 @@ __all__ = [
     "read_store",
     "run_metadata",
     "store_dir",
-    "torch_backend_versions",
 ]
 
 # Prefix of metadata columns; rows may not use it, so a row key can never shadow run metadata.
@@ -120,7 +119,7 @@ def run_metadata(
     """Return the metadata of one run: ids, time, invocation, environment and versions (flat, JSON-able).
 
     ``torch_versions``: torch's CUDA and cuDNN versions as a job's worker reported them
-    (``worker.JobResult.versions``); without them they are read here, importing torch."""
+    (``worker.JobResult.versions``); without them they are read here (``backends.versions``), importing torch."""
     if not isinstance(command, str) or not command:
         raise ParameterError(f"Got command={command!r}, but command must be a non-empty string (e.g. 'report').")
     if not isinstance(flags, dict):
@@ -139,7 +138,11 @@ def run_metadata(
     }
     for dist in _VERSIONED:
         meta[f"{dist}_version"] = _dist_version(dist)
-    meta.update(torch_versions if torch_versions else torch_backend_versions())
+    if not torch_versions:
+        from .backends import versions as torch_backend_versions  # torch: only where no worker reported them
+
+        torch_versions = torch_backend_versions()
+    meta.update(torch_versions)
     meta["python_version"] = platform.python_version()
     meta["platform"] = platform.platform()
     meta["git_commit"] = _git_commit()
@@ -381,19 +384,6 @@ def _dist_version(dist: str) -> str | None:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
         return None
-
-
-def torch_backend_versions() -> dict[str, Any]:
-    """Return torch's CUDA and cuDNN versions (None where torch, CUDA or cuDNN is absent); never raise."""
-    out: dict[str, Any] = {"torch_cuda_version": None, "cudnn_version": None}
-    try:
-        import torch
-
-        out["torch_cuda_version"] = torch.version.cuda
-        out["cudnn_version"] = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
-    except Exception:
-        pass
-    return out
 
 
 def _git_commit() -> str | None:

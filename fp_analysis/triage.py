@@ -196,9 +196,9 @@ def _folder_sources(folder: pathlib.Path, known: dict, skip: frozenset) -> list[
     """The hashes of the source files a problem or solution in ``folder`` may read (``sources_of``; conservative:
     where solutions lie beside their problem, editing one runs that folder's pairs again). ``known`` keeps each
     folder's answer for one triage: a problem folder is hashed once, not once per solution."""
-    if folder not in known:
-        known[folder] = [f"{p.relative_to(folder)}:{_sha256(p)}" for p in sources_of(folder, skip)]
-    return known[folder]
+    if ("folder", folder) not in known:
+        known["folder", folder] = [f"{p.relative_to(folder)}:{_sha256(p)}" for p in sources_of(folder, skip)]
+    return known["folder", folder]
 
 
 def tool_version() -> str:
@@ -211,9 +211,14 @@ def tool_version() -> str:
 
 
 def _key(pair: Pair, options: dict, known: dict, skip: frozenset) -> str:
-    """What makes a stored row this pair's: both files' contents and their folders' other .py files (helpers),
-    the check's options (the timeout and the resolved device among them), the tool's version."""
-    parts = [_sha256(pair.problem), _sha256(pair.solution), json.dumps(options, sort_keys=True), tool_version()]
+    """What makes a stored row this pair's: both files' contents and the source files each may read
+    (``sources_of``), the check's options (the timeout and the resolved device among them), the tool's version.
+    ``known`` holds what this triage has hashed already."""
+    for path in (pair.problem, pair.solution):  # a problem shared by many solutions is read once per triage
+        if ("file", path) not in known:
+            known["file", path] = _sha256(path)
+    parts = [known["file", pair.problem], known["file", pair.solution], json.dumps(options, sort_keys=True),
+             tool_version()]  # fmt: skip
     parts += _folder_sources(pair.problem.parent, known, skip) + _folder_sources(pair.solution.parent, known, skip)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 

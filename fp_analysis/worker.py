@@ -521,9 +521,9 @@ def child_main(folder: str) -> None:
     try:
         module, function = JOBS[job["job"]]
         value = getattr(importlib.import_module(module), function)(**job["kwargs"], folder=str(folder))
-        from .store import torch_backend_versions
+        from .backends import versions  # torch is loaded here already; the store (pyarrow) is the supervisor's
 
-        record = {"value": value, "versions": torch_backend_versions()}
+        record = {"value": value, "versions": versions()}
     except UserCodeError as error:
         record = {"error": {"kind": "user_code", **error.to_dict()}}
     except InternalError as error:
