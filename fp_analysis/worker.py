@@ -255,6 +255,14 @@ class ChildProcess:
             return True
         return isinstance(self.proc, forkserver.ForkedProcess) and self.proc.gone()
 
+    def wait_ended(self, timeout: float) -> None:
+        """Return once the child has ended or after ``timeout`` seconds, whichever is first."""
+        if isinstance(self.proc, forkserver.ForkedProcess) and self.proc.lost:
+            time.sleep(timeout)  # nobody will report its end: ``has_ended`` looks at /proc instead
+            return
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout)
+
     def ending(self) -> tuple[Fate, str, int | None]:
         """How the child ended: (fate, 'exited with status 3' / 'was killed by SIGSEGV', return code)."""
         code = self.proc.wait()
@@ -412,7 +420,7 @@ class _Watch:
                     for line in lines:
                         self._event(line)
             else:
-                time.sleep(wait)
+                self.child.wait_ended(wait)  # the pipe closes as the child exits: no fixed sleep after it
             if self.child.has_ended() and not (open_pipe and select.select([read_end], [], [], 0)[0]):
                 return
 

@@ -7,10 +7,15 @@ import time
 
 import pytest
 
-nbformat = pytest.importorskip(
-    "nbformat", reason="the notebooks extra is not installed (pip install -e '.[notebooks]')"
-)
-nbclient = pytest.importorskip("nbclient")
+
+def _runner():
+    """nbformat and nbclient, imported by the tests that run notebooks (not at collection: nbformat's import takes
+    ~1.6 s, in every pytest-xdist worker)."""
+    nbformat = pytest.importorskip(
+        "nbformat", reason="the notebooks extra is not installed (pip install -e '.[notebooks]')"
+    )
+    return nbformat, pytest.importorskip("nbclient")
+
 
 NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
@@ -22,6 +27,7 @@ def test_the_notebooks_exist():
 @pytest.mark.long
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_executes_and_shows_a_figure(path, tmp_path, monkeypatch):
+    nbformat, nbclient = _runner()
     monkeypatch.setenv("FPA_STORE", str(tmp_path / "store"))
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     notebook = nbformat.read(path, as_version=4)
