@@ -13,6 +13,19 @@ settings.register_profile("thorough", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
 
+def pytest_configure(config):
+    """Compile our package once, before any test process starts: where PYTHONDONTWRITEBYTECODE is set (the
+    project's machines set it) no process writes .pyc files, so each of the hundreds the tests start (fpa, fork
+    servers, notebook kernels) would compile fp_analysis's modules again, ~0.9 s each on CI's cores."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:  # the controller, or a run without xdist
+        import compileall
+        import pathlib
+
+        root = pathlib.Path(__file__).resolve().parents[1]
+        for folder in ("fp_analysis", "kernels"):
+            compileall.compile_dir(root / folder, quiet=1)
+
+
 def pytest_collection_modifyitems(config, items):
     try:
         import torch
