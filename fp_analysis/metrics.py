@@ -121,18 +121,28 @@ def ulp(x: Any, fmt: str | FloatFormat = "fp32") -> np.ndarray:
 
     p and emin being the format's precision and smallest normal exponent. It is always an exact power
     of two. ``ulp(0)`` is the smallest subnormal 2^(emin - p + 1); on the subnormal range the
-    spacing is that same constant. e is read from ``np.frexp`` (|x| = m·2^k with 1/2 ≤ m < 1, so
+    spacing is that same constant. e is read from ``frexp`` (|x| = m·2^k with 1/2 ≤ m < 1, so
     e = k - 1), never from ``log2``, whose rounding misplaces values just below a power of two.
     x need not be a number of ``fmt`` (a float64 reference is measured in fp32 ULPs); above the
     format's largest finite number the formula is extrapolated (emax is not applied). Returns NaN
     where x is NaN or ±inf.
     """
-    f = get_format(fmt)
-    x = np.abs(np.asarray(x, dtype=np.float64))
-    _, k = np.frexp(x)
-    e = np.where(x == 0, f.emin, k.astype(np.int64) - 1)  # frexp(0) gives k=0, which is not e
-    result = np.where(np.isfinite(x), np.ldexp(1.0, np.maximum(e, f.emin) - f.precision + 1), np.nan)
+    result = _ulp_of(torch.from_numpy(np.array(x, dtype=np.float64)), get_format(fmt)).numpy()
     return result if result.ndim else result[()]  # a scalar in, a scalar out
+
+
+def _ulp_of(x: torch.Tensor, f: FloatFormat) -> torch.Tensor:
+    """``ulp`` of a float64 tensor, on its device (the formula and its source: ``ulp``'s docstring)."""
+    x = x.abs()
+    _, k = torch.frexp(x)
+    e = torch.where(x == 0, f.emin, k.to(torch.int64) - 1)  # frexp(0) gives k=0, which is not e
+    spacing = torch.exp2((torch.clamp(e, min=f.emin) - f.precision + 1).to(torch.float64))  # exact: a power of 2
+    return torch.where(torch.isfinite(x), spacing, torch.nan)
+
+
+# Elements compared per pass: float64 temporaries of 32 MB each, whatever the output's size (the full-size
+# seed-000 output has 134 M elements: its whole-array temporaries took 17 GB).
+_CHUNK = 1 << 22
 
 
 def error_stats(
@@ -146,9 +156,10 @@ def error_stats(
 ) -> ErrorStats:
     """Return the error statistics of ``actual`` against ``reference`` (same shape, no broadcasting).
 
-    Inputs are numpy arrays or torch tensors of a floating dtype, on any device; both are converted
-    to float64 numpy arrays on the CPU. Shapes must be equal: broadcasting is deliberately not
-    allowed, since a broadcast reference silently compares the wrong elements.
+    Inputs are numpy arrays or torch tensors of a floating dtype, on any device. Every element is
+    evaluated in float64, in passes of ``_CHUNK`` elements, on the inputs' GPU where both are on the same
+    one and on the CPU otherwise. Shapes must be equal: broadcasting is deliberately not allowed, since a
+    broadcast reference silently compares the wrong elements.
 
     Statistics over the finite pairs (both values finite), with d = |a - r| evaluated in float64:
 
@@ -161,10 +172,12 @@ def error_stats(
       near-zero references may pass a larger floor (e.g. ``rel_floor=atol``).
     - ``ulp_p50``, ``ulp_p99``, ``ulp_max``: quantiles of d / ulp_fmt(r), the error in units of the
       last place of the reference in format ``fmt`` (see ``ulp``: Muller et al. 2018, §2.6.1).
-      Quantiles interpolate linearly between order statistics (numpy's and torch's default method).
+      Quantiles interpolate linearly between order statistics (numpy's and torch's default method);
+      the order statistics are selected, not sorted for (the same values, in linear time).
     - ``bits_min``, ``bits_median``: correct bits -log2(relative error) (Higham 2002, §1.2: a relative
       error of 2^-k means about k correct significant bits), with the same guarded relative error,
-      clipped to [0, 53]; exact agreement counts as 53, float64's precision.
+      clipped to [0, 53]; exact agreement counts as 53, float64's precision. The bits decrease as the
+      relative error grows, so they are read off the relative error's order statistics.
     - ``worst_index`` (an ``np.unravel_index`` tuple), ``worst_actual``, ``worst_reference``: where
       the largest finite absolute error is, first occurrence in C order; ``worst_rel_index`` likewise
       for the relative error.
@@ -179,6 +192,9 @@ def error_stats(
       evaluates the test in fp32, which can differ from this exact evaluation at the boundary.
     - ``nonfinite``: NaN / inf counts and the positions where the non-finite pattern differs.
 
+    Memory: the inputs as given, three float64 values per finite pair (d, the relative error and the
+    ULP error, kept for the means and the order statistics) and one pass's temporaries.
+
     Raises ``ShapeError`` when the shapes differ, ``DtypeError`` for a non-floating input, and
     ``ParameterError`` when atol or rtol is negative or not finite, rel_floor is not a positive
     finite number, or fmt is not one of "fp64", "fp32", "tf32", "bf16", "fp16".
@@ -187,38 +203,29 @@ def error_stats(
     rtol = _check_tolerance("rtol", rtol)
     rel_floor = _check_rel_floor(rel_floor)
     f = get_format(fmt)
-    a = _to_float64("actual", actual)
-    r = _to_float64("reference", reference)
+    a = _as_tensor("actual", actual)
+    r = _as_tensor("reference", reference)
     if a.shape != r.shape:
         raise ShapeError(
             f"actual has shape {tuple(a.shape)} but reference has shape {tuple(r.shape)}; "
             "error_stats compares element by element and does not broadcast."
         )
-
-    shape = a.shape
-    count = int(a.size)
-    flat_a, flat_r = a.reshape(-1), r.reshape(-1)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        diff_all = np.abs(flat_a - flat_r)
-        close = (flat_a == flat_r) | (np.isfinite(diff_all) & (diff_all <= atol + rtol * np.abs(flat_r)))
-    fail_count = int(count - np.count_nonzero(close))
-
-    finite = np.isfinite(flat_a) & np.isfinite(flat_r)
-    finite_count = int(np.count_nonzero(finite))
-    nonfinite = _nonfinite_stats(flat_a, flat_r, shape)
-
+    shape = tuple(a.shape)
+    device = a.device if a.device == r.device else torch.device("cpu")
+    passes = _Passes(a.reshape(-1).to(device), r.reshape(-1).to(device), atol, rtol, rel_floor, f)
+    count = passes.count
     base = {
         "count": count,
-        "finite_count": finite_count,
-        "allclose_fail_count": fail_count,
-        "allclose_fail_fraction": fail_count / count if count else 0.0,
-        "nonfinite": nonfinite,
+        "finite_count": passes.finite,
+        "allclose_fail_count": passes.fails,
+        "allclose_fail_fraction": passes.fails / count if count else 0.0,
+        "nonfinite": passes.nonfinite(shape),
         "atol": atol,
         "rtol": rtol,
         "rel_floor": rel_floor,
         "fmt": f.name,
     }
-    if finite_count == 0:
+    if passes.finite == 0:
         undefined = dict.fromkeys(
             (
                 "max_abs",
@@ -239,32 +246,118 @@ def error_stats(
         )
         return ErrorStats(**base, **undefined)
 
-    positions = np.flatnonzero(finite)
-    fa, fr, d = flat_a[positions], flat_r[positions], diff_all[positions]
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        rel = d / np.maximum(np.abs(fr), rel_floor)
-        ulps = d / ulp(fr, f)  # division by a power of two: exact unless it overflows
-        bits = np.clip(-np.log2(rel), 0.0, _MAX_BITS)  # rel == 0 gives +inf, clipped to 53
-
-    worst = int(np.argmax(d))
-    worst_rel = int(np.argmax(rel))
+    d, rel, ulps = passes.kept()
+    n = passes.finite
+    mean_abs, rmse, mean_rel = _scaled_mean(d, 1), _scaled_mean(d, 2), _scaled_mean(rel, 1)
+    ulp_p50, ulp_p99 = _quantiles(ulps, (0.5, 0.99))
+    # bits = clip(-log2(rel)) falls as rel grows: the j-th smallest bits is the j-th largest rel's
+    pos, lo, hi = _neighbours(0.5, n)
+    bits_lo, bits_hi = _bits(_order_statistics(rel, [n - 1 - lo, n - 1 - hi]))
     return ErrorStats(
         **base,
-        max_abs=float(d[worst]),
-        mean_abs=_scaled_mean(d, 1),
-        rmse=_scaled_mean(d, 2),
-        max_rel=float(rel[worst_rel]),
-        mean_rel=_scaled_mean(rel, 1),
-        ulp_p50=_quantile(ulps, 0.5),
-        ulp_p99=_quantile(ulps, 0.99),
-        ulp_max=float(np.max(ulps)),
-        bits_min=float(np.min(bits)),
-        bits_median=_quantile(bits, 0.5),
-        worst_index=_unravel(positions[worst], shape),
-        worst_actual=float(fa[worst]),
-        worst_reference=float(fr[worst]),
-        worst_rel_index=_unravel(positions[worst_rel], shape),
+        max_abs=passes.worst_abs,
+        mean_abs=mean_abs,
+        rmse=rmse,
+        max_rel=passes.worst_rel,
+        mean_rel=mean_rel,
+        ulp_p50=ulp_p50,
+        ulp_p99=ulp_p99,
+        ulp_max=passes.ulp_max,
+        bits_min=_bits([passes.worst_rel])[0],
+        bits_median=_interpolate(bits_lo, bits_hi, pos, lo, hi),
+        worst_index=_unravel(passes.worst_abs_at, shape),
+        worst_actual=passes.worst_actual,
+        worst_reference=passes.worst_reference,
+        worst_rel_index=_unravel(passes.worst_rel_at, shape),
     )
+
+
+class _Passes:
+    """One walk over a flattened (actual, reference) pair, ``_CHUNK`` elements at a time in float64: the counts
+    over all elements (allclose failures, non-finite values), and for the finite pairs d, the relative and
+    the ULP error (kept whole, in the order of the elements, for the means and the order statistics) with
+    where each maximum first occurs. The definitions are ``error_stats``'s."""
+
+    def __init__(self, a: torch.Tensor, r: torch.Tensor, atol: float, rtol: float, rel_floor: float, f):
+        self.count = a.numel()
+        self._atol, self._rtol, self._rel_floor, self._format = atol, rtol, rel_floor, f
+        self.fails = self.finite = 0
+        self.nan_actual = self.nan_reference = self.inf_actual = self.inf_reference = self.mismatched = 0
+        self.examples: list[int] = []
+        self.worst_abs = self.worst_rel = self.ulp_max = -math.inf
+        self.worst_abs_at = self.worst_rel_at = 0
+        self.worst_actual = self.worst_reference = 0.0
+        self._kept = [torch.empty(self.count, dtype=torch.float64, device=a.device) for _ in range(3)]
+        for start in range(0, self.count, _CHUNK):
+            stop = start + _CHUNK
+            self._pass(a[start:stop].to(torch.float64), r[start:stop].to(torch.float64), start)
+
+    def _pass(self, ca: torch.Tensor, cr: torch.Tensor, start: int) -> None:
+        diff = (ca - cr).abs()
+        close = (ca == cr) | (torch.isfinite(diff) & (diff <= self._atol + self._rtol * cr.abs()))
+        self.fails += int(close.numel() - torch.count_nonzero(close))
+        finite = torch.isfinite(ca) & torch.isfinite(cr)
+        positions = None
+        if not bool(finite.all()):
+            self._count_nonfinite(ca, cr, start)
+            positions = torch.nonzero(finite).reshape(-1)
+            ca, cr, diff = ca[positions], cr[positions], diff[positions]
+        rel = diff / torch.clamp(cr.abs(), min=self._rel_floor)
+        ulps = diff / _ulp_of(cr, self._format)  # division by a power of two: exact unless it overflows
+        size = diff.numel()
+        if size == 0:
+            return
+        for kept, values in zip(self._kept, (diff, rel, ulps), strict=True):
+            kept[self.finite : self.finite + size] = values
+        self.finite += size
+        self.ulp_max = max(self.ulp_max, float(ulps.max()))
+
+        def at(i: int) -> int:  # the element's flat index in the whole array
+            return start + (int(positions[i]) if positions is not None else i)
+
+        i = int(torch.argmax(diff))  # the first of equal maxima (torch.argmax), as a later pass must beat it
+        if float(diff[i]) > self.worst_abs:
+            self.worst_abs, self.worst_abs_at = float(diff[i]), at(i)
+            self.worst_actual, self.worst_reference = float(ca[i]), float(cr[i])
+        i = int(torch.argmax(rel))
+        if float(rel[i]) > self.worst_rel:
+            self.worst_rel, self.worst_rel_at = float(rel[i]), at(i)
+
+    def _count_nonfinite(self, ca: torch.Tensor, cr: torch.Tensor, start: int) -> None:
+        """NaN / inf counts, and the positions whose class differs (0 finite, 1 NaN, 2 +inf, 3 -inf) where at
+        least one side is non-finite."""
+
+        def classify(x: torch.Tensor) -> torch.Tensor:
+            c = torch.zeros(x.shape, dtype=torch.int8, device=x.device)
+            c[torch.isnan(x)] = 1
+            c[torch.isposinf(x)] = 2
+            c[torch.isneginf(x)] = 3
+            return c
+
+        cls_a, cls_r = classify(ca), classify(cr)
+        self.nan_actual += int(torch.count_nonzero(cls_a == 1))
+        self.nan_reference += int(torch.count_nonzero(cls_r == 1))
+        self.inf_actual += int(torch.count_nonzero(cls_a >= 2))
+        self.inf_reference += int(torch.count_nonzero(cls_r >= 2))
+        mismatched = torch.nonzero(cls_a != cls_r).reshape(-1)
+        self.mismatched += mismatched.numel()
+        room = _MAX_NONFINITE_EXAMPLES - len(self.examples)
+        self.examples += [start + int(i) for i in mismatched[:room]]
+
+    def nonfinite(self, shape: tuple[int, ...]) -> NonfiniteStats:
+        return NonfiniteStats(
+            nan_actual=self.nan_actual,
+            nan_reference=self.nan_reference,
+            inf_actual=self.inf_actual,
+            inf_reference=self.inf_reference,
+            mismatched_nonfinite=self.mismatched,
+            examples=tuple(_unravel(i, shape) for i in self.examples),
+        )
+
+    def kept(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """d, the relative and the ULP errors of the finite pairs, in element order."""
+        d, rel, ulps = (kept[: self.finite] for kept in self._kept)
+        return d, rel, ulps
 
 
 def format_mismatch(stats: ErrorStats) -> str:
@@ -331,70 +424,75 @@ def _as_real(name: str, value: Any) -> float:
         raise ParameterError(f"Got {name}={value!r}, but {name} must be a real number.") from None
 
 
-def _to_float64(name: str, x: Any) -> np.ndarray:
+def _as_tensor(name: str, x: Any) -> torch.Tensor:
+    """``x`` as a tensor of a floating dtype, where it is (a numpy array is viewed, not copied, where torch can)."""
     if isinstance(x, torch.Tensor):
         if not x.is_floating_point():
             raise DtypeError(
                 f"{name} has dtype {x.dtype}, but error_stats accepts only real floating dtypes "
                 "(float16, bfloat16, float32, float64)."
             )
-        return x.detach().to(device="cpu", dtype=torch.float64).numpy()
+        return x.detach()
     arr = np.asarray(x)
     if arr.dtype.kind != "f":
         raise DtypeError(
             f"{name} has dtype {arr.dtype}, but error_stats accepts only real floating dtypes "
             "(float16, float32, float64)."
         )
-    return arr.astype(np.float64, copy=False)
+    if arr.dtype.itemsize > 8:  # long double: torch has none; float64 is what every statistic is evaluated in
+        arr = arr.astype(np.float64)
+    return torch.from_numpy(arr.astype(arr.dtype.newbyteorder("="), order="C", copy=False))
 
 
 # --- computation helpers -------------------------------------------------------------------------
 
 
-def _nonfinite_stats(a: np.ndarray, r: np.ndarray, shape: tuple[int, ...]) -> NonfiniteStats:
-    """Count NaN / inf in each array and find where their non-finite patterns differ."""
-
-    # Class per element: 0 finite, 1 NaN, 2 +inf, 3 -inf; a mismatch is a difference of class
-    # at a position where at least one side is non-finite.
-    def classify(x: np.ndarray) -> np.ndarray:
-        c = np.zeros(x.shape, dtype=np.int8)
-        c[np.isnan(x)] = 1
-        c[np.isposinf(x)] = 2
-        c[np.isneginf(x)] = 3
-        return c
-
-    ca, cr = classify(a), classify(r)
-    mismatched = np.flatnonzero(ca != cr)
-    return NonfiniteStats(
-        nan_actual=int(np.count_nonzero(ca == 1)),
-        nan_reference=int(np.count_nonzero(cr == 1)),
-        inf_actual=int(np.count_nonzero(ca >= 2)),
-        inf_reference=int(np.count_nonzero(cr >= 2)),
-        mismatched_nonfinite=int(mismatched.size),
-        examples=tuple(_unravel(i, shape) for i in mismatched[:_MAX_NONFINITE_EXAMPLES]),
-    )
-
-
-def _scaled_mean(x: np.ndarray, power: int) -> float:
-    """Return mean(x) (power 1) or sqrt(mean(x²)) (power 2) of x ≥ 0, scaled to avoid overflow."""
-    m = float(np.max(x))
+def _scaled_mean(x: torch.Tensor, power: int) -> float:
+    """Return mean(x) (power 1) or sqrt(mean(x²)) (power 2) of x ≥ 0, scaled to avoid overflow (numpy's
+    pairwise sum on the CPU, torch's on a GPU)."""
+    v = x.numpy() if x.device.type == "cpu" else x
+    m = float(v.max())
     if m == 0 or not math.isfinite(m):
         return m
-    return m * float(np.mean(x / m)) if power == 1 else m * math.sqrt(float(np.mean((x / m) ** 2)))
+    return m * float((v / m).mean()) if power == 1 else m * math.sqrt(float(((v / m) ** 2).mean()))
 
 
-def _quantile(x: np.ndarray, q: float) -> float:
-    """Return the q-quantile of x by linear interpolation (numpy's default), keeping inf as inf.
+def _neighbours(q: float, n: int) -> tuple[float, int, int]:
+    """(position, lower, upper) order statistics a q-quantile of n values interpolates between."""
+    pos = q * (n - 1)
+    return pos, math.floor(pos), math.ceil(pos)
 
-    ``np.quantile`` returns NaN when it interpolates next to an inf; here the upper neighbour being
-    inf gives inf.
-    """
-    s = np.sort(x)
-    pos = q * (s.size - 1)
-    lo, hi = math.floor(pos), math.ceil(pos)
-    if lo == hi or math.isinf(s[hi]):
-        return float(s[hi])
-    return float(s[lo] + (s[hi] - s[lo]) * (pos - lo))
+
+def _interpolate(low: float, high: float, pos: float, lo: int, hi: int) -> float:
+    """Linear interpolation between neighbouring order statistics (numpy's default quantile method),
+    keeping inf as inf: ``np.quantile`` returns NaN when it interpolates next to an inf."""
+    if lo == hi or math.isinf(high):
+        return high
+    return low + (high - low) * (pos - lo)
+
+
+def _order_statistics(x: torch.Tensor, ks: list[int]) -> list[float]:
+    """The k-th smallest values of x (0-based) for each k of ``ks``, selected in linear time on the CPU
+    (reordering x in place) and by a sort on a GPU."""
+    if x.device.type == "cpu":
+        v = x.numpy()
+        v.partition(sorted(set(ks)))
+        return [float(v[k]) for k in ks]
+    ordered = torch.sort(x).values
+    return [float(ordered[k]) for k in ks]
+
+
+def _quantiles(x: torch.Tensor, qs: tuple[float, ...]) -> list[float]:
+    """The q-quantiles of x (``_interpolate``'s method), x reordered on the CPU: read it before."""
+    where = [_neighbours(q, x.numel()) for q in qs]
+    values = _order_statistics(x, [k for _, lo, hi in where for k in (lo, hi)])
+    return [_interpolate(values[2 * i], values[2 * i + 1], *where[i]) for i in range(len(qs))]
+
+
+def _bits(rel: list[float]) -> list[float]:
+    """Correct bits of relative errors: -log2(rel) clipped to [0, 53] (``error_stats``)."""
+    with np.errstate(divide="ignore"):
+        return [float(b) for b in np.clip(-np.log2(np.asarray(rel, dtype=np.float64)), 0.0, _MAX_BITS)]
 
 
 def _unravel(flat_index: Any, shape: tuple[int, ...]) -> Index:

@@ -265,6 +265,49 @@ def test_finite_stats_unaffected_by_nonfinite(r, seed, junk):
     assert dirty.finite_count == clean.finite_count == r.size
 
 
+@given(
+    a=hnp.arrays(
+        np.float32, st.integers(1, 40), elements=st.floats(-8, 8, width=32) | st.sampled_from([NAN, INF, -INF])
+    ),
+    seed=st.integers(0, 2**16),
+    chunk=st.integers(1, 9),
+)
+def test_passes_of_any_size_give_the_whole_arrays_statistics_bitwise(a, seed, chunk):
+    """error_stats walks the arrays in passes of ``_CHUNK`` elements (17 GB of whole-array temporaries at the
+    seed-000 size before): any pass size gives the same record, maxima first occurrences included."""
+    import fp_analysis.metrics as metrics
+
+    rng = np.random.default_rng(seed)
+    r = np.where(rng.random(a.size) < 0.3, a, np.round(a + rng.standard_normal(a.size), 1)).astype(np.float32)
+    whole = error_stats(a, r).to_dict()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(metrics, "_CHUNK", chunk)
+        assert error_stats(a, r).to_dict() == whole
+
+
+@given(seed=st.integers(0, 2**16), n=st.integers(1, 300))
+def test_quantiles_are_numpys_over_the_finite_pairs(seed, n):
+    """The order statistics are selected, not sorted for, and the bits' median is read off the relative error's
+    order statistics reversed: both equal the linear quantile of the sorted arrays the docstring defines."""
+    rng = np.random.default_rng(seed)
+    r = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 3, n)).astype(np.float32)
+    a = (r + rng.standard_normal(n).astype(np.float32) * np.float32(1e-3) * (rng.random(n) < 0.7)).astype(np.float32)
+    s = error_stats(a, r)
+    d = np.abs(a.astype(np.float64) - r.astype(np.float64))
+    rel = d / np.maximum(np.abs(r.astype(np.float64)), FP32.smallest_normal)
+    with np.errstate(divide="ignore"):
+        bits = np.clip(-np.log2(rel), 0, 53)
+
+    def quantile(x, q):  # linear between the sorted neighbours, as the docstring says
+        x, pos = np.sort(x), q * (x.size - 1)
+        lo, hi = math.floor(pos), math.ceil(pos)
+        return x[hi] if lo == hi else x[lo] + (x[hi] - x[lo]) * (pos - lo)
+
+    assert s.ulp_p50 == quantile(d / ulp(r), 0.5) and s.ulp_p99 == quantile(d / ulp(r), 0.99)
+    assert s.bits_median == quantile(bits, 0.5) and s.bits_min == bits.min()
+    assert s.ulp_p99 == pytest.approx(np.quantile(d / ulp(r), 0.99), rel=1e-14)  # numpy's own lerp, to rounding
+
+
 # --- errors at the boundary -----------------------------------------------------------------------
 
 
