@@ -192,8 +192,11 @@ def error_stats(
       evaluates the test in fp32, which can differ from this exact evaluation at the boundary.
     - ``nonfinite``: NaN / inf counts and the positions where the non-finite pattern differs.
 
-    Memory: the inputs as given, three float64 values per finite pair (d, the relative error and the
-    ULP error, kept for the means and the order statistics) and one pass's temporaries.
+    ``mean_abs`` and ``rmse`` are summed per pass (each scaled by its largest d) and the passes' sums added
+    exactly (``math.fsum``): equal to a whole-array mean to within float64 rounding, not bitwise.
+
+    Memory: the inputs as given, two float64 values per finite pair (the relative and the ULP error,
+    kept for ``mean_rel`` and the order statistics) and one pass's temporaries.
 
     Raises ``ShapeError`` when the shapes differ, ``DtypeError`` for a non-floating input, and
     ``ParameterError`` when atol or rtol is negative or not finite, rel_floor is not a positive
@@ -246,9 +249,10 @@ def error_stats(
         )
         return ErrorStats(**base, **undefined)
 
-    d, rel, ulps = passes.kept()
+    rel, ulps = passes.kept()
     n = passes.finite
-    mean_abs, rmse, mean_rel = _scaled_mean(d, 1), _scaled_mean(d, 2), _scaled_mean(rel, 1)
+    mean_abs, rmse = passes.mean_abs(), passes.rmse()
+    mean_rel = _scaled_mean(rel, 1)
     ulp_p50, ulp_p99 = _quantiles(ulps, (0.5, 0.99))
     # bits = clip(-log2(rel)) falls as rel grows: the j-th smallest bits is the j-th largest rel's
     pos, lo, hi = _neighbours(0.5, n)
@@ -287,7 +291,8 @@ class _Passes:
         self.worst_abs = self.worst_rel = self.ulp_max = -math.inf
         self.worst_abs_at = self.worst_rel_at = 0
         self.worst_actual = self.worst_reference = 0.0
-        self._kept = [torch.empty(self.count, dtype=torch.float64, device=a.device) for _ in range(3)]
+        self._kept = [torch.empty(self.count, dtype=torch.float64, device=a.device) for _ in range(2)]
+        self._sums: list[tuple[float, float, float]] = []  # per pass: max d, Σ d/max, Σ (d/max)²
         for start in range(0, self.count, _CHUNK):
             stop = start + _CHUNK
             self._pass(a[start:stop].to(torch.float64), r[start:stop].to(torch.float64), start)
@@ -307,8 +312,9 @@ class _Passes:
         size = diff.numel()
         if size == 0:
             return
-        for kept, values in zip(self._kept, (diff, rel, ulps), strict=True):
+        for kept, values in zip(self._kept, (rel, ulps), strict=True):
             kept[self.finite : self.finite + size] = values
+        self._sums.append(_scaled_sums(diff))
         self.finite += size
         self.ulp_max = max(self.ulp_max, float(ulps.max()))
 
@@ -354,10 +360,24 @@ class _Passes:
             examples=tuple(_unravel(i, shape) for i in self.examples),
         )
 
-    def kept(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """d, the relative and the ULP errors of the finite pairs, in element order."""
-        d, rel, ulps = (kept[: self.finite] for kept in self._kept)
-        return d, rel, ulps
+    def kept(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The relative and the ULP errors of the finite pairs, in element order."""
+        rel, ulps = (kept[: self.finite] for kept in self._kept)
+        return rel, ulps
+
+    def mean_abs(self) -> float:
+        """mean(d), from the passes' sums scaled by the largest d (no overflow where d does not overflow)."""
+        top = self.worst_abs
+        if top == 0 or not math.isfinite(top):
+            return top
+        return top * math.fsum(m / top * s for m, s, _ in self._sums) / self.finite
+
+    def rmse(self) -> float:
+        """sqrt(mean(d²)), scaled likewise."""
+        top = self.worst_abs
+        if top == 0 or not math.isfinite(top):
+            return top
+        return top * math.sqrt(math.fsum((m / top) ** 2 * s2 for m, _, s2 in self._sums) / self.finite)
 
 
 def format_mismatch(stats: ErrorStats) -> str:
@@ -455,6 +475,15 @@ def _scaled_mean(x: torch.Tensor, power: int) -> float:
     if m == 0 or not math.isfinite(m):
         return m
     return m * float((v / m).mean()) if power == 1 else m * math.sqrt(float(((v / m) ** 2).mean()))
+
+
+def _scaled_sums(d: torch.Tensor) -> tuple[float, float, float]:
+    """(m, Σ d/m, Σ (d/m)²) of one pass's d ≥ 0, m its largest (1 where all are 0 or m is not finite)."""
+    m = float(d.max())
+    if m == 0 or not math.isfinite(m):
+        return m, 0.0, 0.0
+    scaled = d / m
+    return m, float(scaled.sum()), float((scaled * scaled).sum())
 
 
 def _neighbours(q: float, n: int) -> tuple[float, int, int]:
