@@ -2,6 +2,7 @@
 # One call on the GPU machine: validate every kernel variant, then bench the ops; results under $OUT.
 #   bash experiments/device_run.sh <kernels-tree> [gputests] [slowtests] [memcheck] [validate] [bench OP...] [sass] [probe] [quick OP TEXT]
 #                                  [isolation COMMIT] [general COMMIT] [tf32probe COMMIT] [fuzz COMMIT] [triage COMMIT]
+#                                  [speed COMMIT BASELINE_DIR]
 # The tree id comes from this machine (`git rev-parse HEAD:kernels`): the device copy has no git HEAD.
 set -euo pipefail
 tree=$1; shift
@@ -33,6 +34,15 @@ while [ $# -gt 0 ]; do
              python3 experiments/device_explain_general.py "$out/results" "$2" || echo "general: exit $?"; shift 2 ;;
     triage) # fpa triage --device cuda on 21 load_inline pairs: verdicts, pairs/hour, build vs explain, GPU idle
             python3 experiments/device_triage.py "$out/results" "$2" ${TRIAGE_BUILDERS:-} 2>&1 | tail -70 || echo "triage: exit $?"; shift 2 ;;
+    speed) # the tool's own speed (issue 18): full-size seed 000 explain --device cuda, this tree beside a baseline
+           # checkout (carried: git archive REV | tar -x -C DIR; DIR/.commit names REV), then this tree profiled
+           python3 experiments/bench_speed.py --baseline-tree "$3" --baseline-name "$(cat "$3/.commit" 2>/dev/null)" \
+             --cases seed000_cuda --repeats 1 --commit "$2" --out "$out/results/speed_h200.json" 2>&1 | tail -8 \
+             || echo "speed: exit $?"
+           python3 experiments/profile_explain.py experiments/kernelbench_seed000/problem.py \
+             experiments/kernelbench_seed000/solution.py --device cuda --out "$out/results/profile_seed000_h200.txt" \
+             2>&1 | tail -25 || echo "profile: exit $?"
+           shift 3 ;;
     fuzz) # fpa fuzz --device cuda on load_inline candidates, through their Models' constructors
           python3 experiments/device_fuzz.py "$out/results" "$2" || echo "fuzz: exit $?"; shift 2 ;;
     tf32probe) # which rounding cuDNN's TF32 convolutions use, per conv shape (the engine's tie rules)
