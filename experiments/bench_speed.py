@@ -117,7 +117,10 @@ def _build_seed000_kernel(tree: pathlib.Path) -> float:
             "torch.rand(64, 32, 5, 9, device='cuda')); torch.cuda.synchronize()")  # fmt: skip
     start = time.perf_counter()
     path = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
-    subprocess.run([sys.executable, "-c", code], cwd=tree, env={**os.environ, "PYTHONPATH": path}, check=True)
+    done = subprocess.run([sys.executable, "-c", code], cwd=tree, env={**os.environ, "PYTHONPATH": path},
+                          capture_output=True, text=True)  # fmt: skip
+    if done.returncode:
+        raise SystemExit(f"{tree}: building the seed-000 kernel failed:\n{done.stderr[-3000:]}")
     return time.perf_counter() - start
 
 

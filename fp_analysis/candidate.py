@@ -9,13 +9,16 @@ problem and the analysis (``CandidateProcess``); the two talk over a socket pair
 * ``load``: import the solution file (and say which of torch's switches its import changed: ``notes``);
 * ``build``: seed torch as KernelBench does, then ``ModelNew(*args, **kwargs).to(device)``; the reply holds
   its parameters, for the parameter check;
-* ``forward``: run it on inputs (sent as CPU tensors, moved to the model's device) under ``torch.no_grad``;
-  the reply holds the output as a CPU tensor and the device it was made on.
+* ``forward``: run it on inputs (moved to the model's device) under ``torch.no_grad``; the reply holds the
+  output and the device it was made on. CUDA tensors cross as CUDA IPC handles, each side copying what it
+  receives into memory of its own (``fp_analysis.tensor_ipc``), other tensors as CPU tensors; where a handle
+  cannot be opened the worker sends the inputs again as CPU tensors, or asks for the output so (``resend``),
+  and keeps to CPU tensors for the rest of the job.
 
 Each request is a call into the user's code: the client times it (``timeout``; a request that does not
 return kills the candidate process with what it started), reports it to the worker's parent
 (``worker.report_event``), and turns the candidate's exception, exit, death or wrong output into a
-``UserCodeError`` of side ``solution``. Messages are pickled with the standard pickler; torch pickles a
+``UserCodeError`` of side ``solution``. Messages are pickled with the standard pickler; torch pickles a CPU
 tensor's storage as bytes.
 """
 
@@ -30,6 +33,7 @@ import traceback
 from multiprocessing.connection import Connection
 
 from .errors import Fate, FpaError, InternalError, Side, UserCodeError
+from .tensor_ipc import IpcUnavailable, SharedCuda, share
 from .usercode import UserFile, call_id, seed_all
 from .worker import ChildProcess, child_setup, report_event
 
@@ -64,6 +68,7 @@ class CandidateProcess:
         self.conn.send_bytes(pickle.dumps({"op": "load"}))  # read once the process has imported torch
         self.notes: list[str] | None = None
         self.import_error: UserCodeError | None = None  # the solution's import failed: every later call fails so
+        self.ipc = True  # CUDA tensors cross as IPC handles until one cannot be opened
 
     def __enter__(self) -> CandidateProcess:
         return self
@@ -113,13 +118,30 @@ class CandidateProcess:
         return self._receive(self._send(request, where, detail, replay))["parameters"]
 
     def forward(self, inputs: list, *, detail=None, replay=None):
-        """``ModelNew.forward(*inputs)``: (the output as a CPU tensor, the device it was made on)."""
+        """``ModelNew.forward(*inputs)``: (the output, the device it was made on). The output is on the GPU
+        where it crossed by CUDA IPC, on the CPU otherwise."""
         import torch
 
-        sent = [t.detach().cpu() if isinstance(t, torch.Tensor) else t for t in inputs]
+        kept = []  # the copies the candidate opens by handle: alive until it has answered
+
+        def as_sent(t):
+            if not isinstance(t, torch.Tensor):
+                return t
+            if self.ipc and t.is_cuda:
+                copy = t.detach().clone()  # the candidate's own: whatever its code does to it stays there
+                handle = share(copy)
+                if handle is not None:
+                    kept.append(copy)
+                    return handle
+            return t.detach().cpu()
+
         where = "ModelNew.forward"
-        request = {"op": "forward", "inputs": sent, **_context(where, detail, replay)}
+        request = {"op": "forward", "inputs": [as_sent(t) for t in inputs], "ipc": self.ipc}
+        request.update(_context(where, detail, replay))
         reply = self._receive(self._send(request, where, detail, replay))
+        if "ipc_unavailable" in reply:  # it opened none of them, and ran none of the user's code
+            self.ipc = False
+            return self.forward(inputs, detail=detail, replay=replay)
         if "returned" in reply:
             raise UserCodeError(
                 f"{where} returned {reply['returned']}",
@@ -128,7 +150,15 @@ class CandidateProcess:
                 fate=Fate.BAD_OUTPUT,
                 details=_context(None, detail, replay),
             )
-        return reply["output"], reply["device"]
+        output = reply["output"]
+        if isinstance(output, SharedCuda):
+            try:
+                output = output.open()
+            except IpcUnavailable:
+                self.ipc = False
+                resend = {"op": "resend", **_context(f"{where} (its output again, as bytes)", detail, replay)}
+                output = self._receive(self._send(resend, resend["where"], detail, replay))["output"]
+        return output, reply["device"]
 
     def _send(self, request: dict, where: str, detail=None, replay=None) -> dict:
         call = {"id": call_id(), "side": Side.SOLUTION.value, **_context(where, detail, replay)}
@@ -267,7 +297,11 @@ def _build(state: dict, request: dict) -> dict:
 
 def _forward(state: dict, request: dict) -> dict:
     torch = state["torch"]
-    inputs = [t.to(state["device"]) if isinstance(t, torch.Tensor) else t for t in request["inputs"]]
+    state["sent"] = None  # the worker has copied the last output it was sent by handle: it asks again only then
+    try:
+        inputs = [_received(t, state["device"], torch) for t in request["inputs"]]
+    except IpcUnavailable as error:
+        return {"ipc_unavailable": str(error)}
     context = {k: request[k] for k in ("detail", "replay") if k in request}
     with torch.no_grad():
         out = state["file"].call("ModelNew.forward", state["model"], *inputs, **context)
@@ -279,13 +313,33 @@ def _forward(state: dict, request: dict) -> dict:
     # user's code: send the plain tensor underneath (this still runs under the worker's timeout).
     try:
         with torch._C.DisableTorchFunctionSubclass():
-            plain = torch.Tensor.as_subclass(out.detach().to("cpu"), torch.Tensor)
+            plain = torch.Tensor.as_subclass(out.detach(), torch.Tensor)
+            handle = share(plain) if request.get("ipc") else None
+            if handle is None:
+                plain = plain.to("cpu")
     except Exception as error:
         return {"returned": f"a tensor that cannot be read ({type(error).__name__}: {error})"}
+    if handle is not None:
+        state["sent"] = plain  # alive until the worker has copied it (its next request)
+        return {"output": handle, "device": str(out.device)}
     return {"output": plain, "device": str(out.device)}
 
 
-_HANDLERS = {"load": _load, "build": _build, "forward": _forward}
+def _received(value, device, torch):
+    """An input as the solution gets it: a tensor (opened by handle, or as sent) on the model's device."""
+    if isinstance(value, SharedCuda):
+        value = value.open()
+    return value.to(device) if isinstance(value, torch.Tensor) else value
+
+
+def _resend(state: dict, request: dict) -> dict:
+    """The last output again, as a CPU tensor: the worker could not open its handle."""
+    if state.get("sent") is None:
+        raise RuntimeError("asked to send an output again, but none is kept")
+    return {"output": state["sent"].to("cpu"), "device": str(state["sent"].device)}
+
+
+_HANDLERS = {"load": _load, "build": _build, "forward": _forward, "resend": _resend}
 
 
 def _switches(torch) -> dict:

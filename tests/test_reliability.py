@@ -510,3 +510,63 @@ def test_ending_fpa_ends_its_workers(tmp_path):
     while any(map(alive, started)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not any(map(alive, started))
+
+
+_WRITES_ITS_INPUT = """
+import torch
+from torch import nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x.add_(1.0)  # a kernel that writes into its input
+        return x * 2.0
+"""
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_tensors_cross_and_each_process_keeps_its_own_copy(tmp_path, device):
+    """The inputs and the output cross between the processes (on a GPU as CUDA IPC handles, no copy through the
+    host: the output arrives on the GPU), the output is right, and what the solution wrote into its input stays
+    in its own process."""
+    import torch
+
+    from fp_analysis.candidate import CandidateProcess
+
+    solution = tmp_path / "solution.py"
+    solution.write_text(_WRITES_ITS_INPUT)
+    x = torch.rand(4, 1000, device=device)
+    before = x.clone()
+    with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
+        candidate.loaded()
+        candidate.build([], {}, 0, torch.device(device), where="ModelNew()")
+        out, made_on = candidate.forward([x])
+        again, _ = candidate.forward([x])
+        assert candidate.ipc
+    assert out.device.type == device and made_on.startswith(device)
+    assert torch.equal(x, before)  # the worker's inputs are as they were
+    assert torch.equal(out, (before + 1.0) * 2.0) and torch.equal(again, out)  # each call got a fresh copy
+
+
+@pytest.mark.gpu
+def test_where_an_ipc_handle_cannot_be_opened_the_tensors_travel_as_bytes(tmp_path, monkeypatch):
+    """A handle the solution's process cannot open (a platform without CUDA IPC) is answered before any user
+    code runs; the inputs are sent again as CPU tensors, and so is everything for the rest of the job."""
+    import torch
+
+    import fp_analysis.candidate as candidate_module
+    from fp_analysis.candidate import CandidateProcess
+    from fp_analysis.tensor_ipc import IpcUnavailable, SharedCuda
+
+    # a handle that pickles by name and fails to open in the other process, as a real one would there
+    monkeypatch.setattr(candidate_module, "share", lambda t: SharedCuda(IpcUnavailable, ("no IPC here",)))
+    solution = tmp_path / "solution.py"
+    solution.write_text(_WRITES_ITS_INPUT)
+    x = torch.rand(3, 7, device="cuda")
+    with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
+        candidate.loaded()
+        candidate.build([], {}, 0, torch.device("cuda"), where="ModelNew()")
+        out, made_on = candidate.forward([x])
+        assert not candidate.ipc
+    assert not out.is_cuda and made_on.startswith("cuda")
+    assert torch.equal(out.cuda(), (x + 1.0) * 2.0)  # the solution ran once, on the inputs sent as bytes
