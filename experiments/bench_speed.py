@@ -5,7 +5,8 @@ a change in the machine's load falls on both; each tree runs from its own checko
 packages (the baseline from a `git worktree` of ``--baseline REV``, or from ``--baseline-tree DIR``, a prepared
 checkout, where the machine has no history: the GPU machine). Both trees' packages are compiled to bytecode
 first (where PYTHONDONTWRITEBYTECODE is set, as on the project's machines, an uncompiled tree pays ~0.9 s of
-compiling per process). The cases (``--cases``, default ``help small_pair``):
+compiling per process), and numba's cache of each tree's twins is filled, as every run after a first finds it.
+The cases (``--cases``, default ``help small_pair``):
 
 - ``help``: `fpa --help`;
 - ``small_pair``: `fpa explain` on tests/kernelbench_cases (conv_problem.py, conv_other_order.py), on the CPU;
@@ -109,11 +110,18 @@ def _field(record: dict, dotted: str):
     return record
 
 
+def _warm_caches(tree: pathlib.Path) -> None:
+    """Fill numba's cache of the tree's twins (fp_analysis/__pycache__), as any run after the first finds it."""
+    path = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
+    code = "from fp_analysis.forkserver import _warm_up; _warm_up()"
+    subprocess.run([sys.executable, "-c", code], cwd=tree, env={**os.environ, "PYTHONPATH": path}, check=True)
+
+
 def _build_seed000_kernel(tree: pathlib.Path) -> float:
     """Build the seed-000 solution's kernel (fpa_kernels' direct conv) so that no timed run builds it."""
     code = ("import torch; from fpa_kernels import VariantSpec, run_variant; from fp_analysis.ops.conv import "
             "conv2d_spec; s = conv2d_spec(32, 64, (5, 9), padding=(2, 4), dilation=(2, 3), bias=False); "
-            "run_variant(VariantSpec('conv2d'), s, torch.rand(1, 32, 16, 16, device='cuda'), "
+            "run_variant(VariantSpec('conv2d'), s, torch.rand(1, 32, 64, 64, device='cuda'), "
             "torch.rand(64, 32, 5, 9, device='cuda')); torch.cuda.synchronize()")  # fmt: skip
     start = time.perf_counter()
     path = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
@@ -168,6 +176,7 @@ def main() -> int:
             for path in trees.values():
                 for package in ("fp_analysis", "kernels"):
                     compileall.compile_dir(path / package, quiet=1)
+                _warm_caches(path)
             builds = {}
             if "seed000_cuda" in options.cases:
                 builds = {tree: _build_seed000_kernel(path) for tree, path in trees.items()}

@@ -31,6 +31,7 @@ def main() -> int:
     parser.add_argument("--out", type=pathlib.Path, required=True)
     options = parser.parse_args()
     sys.path.insert(0, str(ROOT))
+    import fp_analysis.candidate as candidate
     import fp_analysis.explain as explain
 
     start = time.perf_counter()
@@ -41,6 +42,7 @@ def main() -> int:
         print(lines[-1], file=sys.stderr, flush=True)
 
     explain.report_event = report
+    candidate.report_event = report  # each call into the solution's process, and its own measure of it
     profile = cProfile.Profile()
     with tempfile.TemporaryDirectory(prefix="fpa-profile-") as folder:
         profile.enable()

@@ -73,26 +73,51 @@ def add_rn(a, b, flush):
     return a + b
 
 
-_KERNELS = {"fma": fma_rn, "mul": mul_rn, "add": add_rn}
+# One module-level function per (operation, flush): numba's cache tells functions apart by qualified name and
+# source line, so a closure made by a factory (one qualified name for all six) was compiled again in every process
+# and its cache index grew by an entry each time (hundreds of files in __pycache__).
+def _fma(a, b, c):
+    return fma_rn(a, b, c, False)
+
+
+def _fma_ftz(a, b, c):
+    return fma_rn(a, b, c, True)
+
+
+def _mul(a, b):
+    return mul_rn(a, b, False)
+
+
+def _mul_ftz(a, b):
+    return mul_rn(a, b, True)
+
+
+def _add(a, b):
+    return add_rn(a, b, False)
+
+
+def _add_ftz(a, b):
+    return add_rn(a, b, True)
+
+
+_ELEMENTWISE = {
+    ("fma", False): _fma,
+    ("fma", True): _fma_ftz,
+    ("mul", False): _mul,
+    ("mul", True): _mul_ftz,
+    ("add", False): _add,
+    ("add", True): _add_ftz,
+}
 
 
 @functools.cache
 def _ufunc(name: str, flush: bool):
-    """The numpy ufunc of ``_KERNELS[name]`` on float32, compiled (or loaded from numba's cache) on first use,
-    not at import: a process that never emulates arithmetic (the CLI, a worker whose user code fails)
+    """The numpy ufunc of ``_ELEMENTWISE[name, flush]`` on float32, compiled (or loaded from numba's cache) on
+    first use, not at import: a process that never emulates arithmetic (the CLI, a worker whose user code fails)
     does not pay for it."""
-    kernel = _KERNELS[name]
-    if name == "fma":
-
-        def elementwise(a, b, c):
-            return kernel(a, b, c, flush)
-
-        return vectorize(["float32(float32, float32, float32)"], cache=True)(elementwise)
-
-    def elementwise(a, b):
-        return kernel(a, b, flush)
-
-    return vectorize(["float32(float32, float32)"], cache=True)(elementwise)
+    arity = 3 if name == "fma" else 2
+    signature = "float32(" + ", ".join(["float32"] * arity) + ")"
+    return vectorize([signature], cache=True)(_ELEMENTWISE[name, flush])
 
 
 def _as_float32(value, name: str) -> np.ndarray:

@@ -13,6 +13,7 @@ import datetime as _dt
 import os
 import pathlib
 import sys
+import threading
 import traceback
 from typing import Annotated
 
@@ -145,9 +146,32 @@ def _print_user_code_error(error: UserCodeError, as_json: bool) -> None:
         _print_worker(worker, _err)
 
 
+_store_ready: threading.Thread | None = None
+
+
+def _prepare_store(skip: bool) -> None:
+    """Import and warm the results store in a thread while a job runs (``store.prepare``): the supervisor only
+    waits for its worker then. A failure here is left to the write itself to report."""
+    global _store_ready
+
+    def prepare():
+        try:
+            from .store import prepare
+
+            prepare()
+        except Exception:
+            pass
+
+    if not skip:
+        _store_ready = threading.Thread(target=prepare, name="fpa-store-prepare", daemon=True)
+        _store_ready.start()
+
+
 def _store(
     command: str, rows: list[dict], flags: dict, seed: int | None, device: str, skip: bool, versions: dict | None = None
 ) -> None:
+    if _store_ready is not None:
+        _store_ready.join()
     if skip or not rows:
         return
     from .store import append_run, run_metadata
@@ -314,6 +338,7 @@ def explain(
     """
     from .jobs import explain_files
 
+    _prepare_store(no_store)
     with _WorkerStatus(enabled=not as_json) as status:
         result = explain_files(
             problem,
