@@ -110,11 +110,10 @@ def _field(record: dict, dotted: str):
     return record
 
 
-def _warm_caches(tree: pathlib.Path) -> None:
-    """Fill numba's cache of the tree's twins (fp_analysis/__pycache__), as any run after the first finds it."""
-    path = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
-    code = "from fp_analysis.forkserver import _warm_up; _warm_up()"
-    subprocess.run([sys.executable, "-c", code], cwd=tree, env={**os.environ, "PYTHONPATH": path}, check=True)
+def _warm_caches(tree: pathlib.Path, scratch: str) -> None:
+    """One untimed explain of the small pair on the CPU in ``tree``: fills numba's cache of its twins
+    (fp_analysis/__pycache__), as any run after a first finds it."""
+    _run(tree, [*CASES["small_pair"], "--device", "cpu"], tempfile.mkdtemp(dir=scratch))
 
 
 def _build_seed000_kernel(tree: pathlib.Path) -> float:
@@ -176,7 +175,7 @@ def main() -> int:
             for path in trees.values():
                 for package in ("fp_analysis", "kernels"):
                     compileall.compile_dir(path / package, quiet=1)
-                _warm_caches(path)
+                _warm_caches(path, scratch)
             builds = {}
             if "seed000_cuda" in options.cases:
                 builds = {tree: _build_seed000_kernel(path) for tree, path in trees.items()}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import pathlib
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -175,26 +176,77 @@ def run_check(
     """
     reference, parameters = build_models(problem, candidate, device, seed)
     generator = torch.Generator().manual_seed(seed)
+    seeds = [int(torch.randint(0, 2**31 - 1, (1,), generator=generator).item()) for _ in range(trials)]
+
+    def draw(trial: int) -> list:  # as KernelBench draws a trial's inputs: its seed, then get_inputs()
+        with torch.no_grad():  # grad mode is per thread
+            seed_all(seeds[trial])
+            return trial_inputs(problem, device, f"trial {trial + 1} of {trials}")
+
     results, worst = [], None
+    upcoming = _Drawn(draw, 0)
     with torch.no_grad():
         for trial in range(trials):
             detail = f"trial {trial + 1} of {trials}"
-            trial_seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator).item())
-            seed_all(trial_seed)
-            inputs = trial_inputs(problem, device, detail)
+            inputs = upcoming.result()
             with emulated_reference(reference_mode):
                 ref_out = problem.call("Model.forward", reference, *inputs, detail=detail)
             check_output(ref_out, "Model.forward", Side.PROBLEM, detail=detail)
-            cand_out, made_on = candidate.forward(inputs, detail=detail)
+            # On a GPU the next trial's inputs are drawn while the solution runs (after this trial's reference,
+            # so the random streams are where KernelBench's sequence leaves them): get_inputs() of the full-size
+            # seed 000 is 0.4 s of CPU a trial that the worker would otherwise spend after each candidate call.
+            # On a CPU both would share the same cores, and the inputs the memory: drawn in turn there.
+            upcoming = _Drawn(draw, trial + 1) if trial + 1 < trials else None
+            if upcoming is not None and device.type == "cuda":
+                upcoming.start()
+            try:
+                cand_out, made_on = candidate.forward(inputs, detail=detail)
+            finally:
+                if upcoming is not None:
+                    upcoming.join()
             check_output(cand_out, "ModelNew.forward", Side.SOLUTION, like=ref_out, device=made_on, detail=detail)
             cand_out = cand_out.to(device)
             stats = error_stats(cand_out, ref_out, atol=atol, rtol=rtol)
             passed = bool(torch.allclose(cand_out, ref_out, atol=atol, rtol=rtol))
-            result = TrialResult(trial, trial_seed, passed, stats)
+            result = TrialResult(trial, seeds[trial], passed, stats)
             results.append(result)
             if worst is None or _severity(result) > _severity(worst):
-                worst = TrialResult(trial, trial_seed, passed, stats, inputs, ref_out, cand_out)
+                worst = TrialResult(trial, seeds[trial], passed, stats, inputs, ref_out, cand_out)
     return reference, parameters, results, worst
+
+
+class _Drawn:
+    """One trial's inputs, drawn by ``draw(trial)`` in a thread (``start``) or, where none was started, when
+    ``result`` is asked; ``result`` gives them, or raises what drawing them raised (get_inputs() failing)."""
+
+    def __init__(self, draw, trial: int):
+        self._draw, self._trial = draw, trial
+        self._thread = threading.Thread(target=self.run, name=f"fpa-inputs-{trial}", daemon=True)
+        self._value, self._error = None, None
+
+    def run(self) -> None:
+        try:
+            self._value = self._draw(self._trial)
+        except BaseException as error:  # kept for result(): raised where the sequential draw would raise it
+            self._error = error
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def join(self) -> None:
+        """Wait for the thread, if it was started."""
+        if self._thread.ident is not None:
+            self._thread.join()
+
+    def result(self) -> list:
+        """The inputs: drawn by the thread (joined), or here where it was never started."""
+        if self._thread.ident is None:
+            self.run()
+        else:
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def _severity(result: TrialResult) -> tuple:

@@ -108,6 +108,7 @@ _CHANNEL_ENV = "FPA_WORKER_FD"
 _PARENT_ENV = "FPA_PARENT_FD"
 _channel = None  # the worker's end of the event pipe; None outside a worker
 _owner_pid = None  # the worker's pid: a process the user's code forks must not speak for it
+_channel_lock = threading.Lock()  # run_check draws the next trial's inputs in a thread
 
 
 @dataclasses.dataclass(frozen=True)
@@ -511,7 +512,7 @@ def report_event(event: str, **fields) -> None:
     worker, and in any process the user's code forked from it."""
     if _channel is None or os.getpid() != _owner_pid:
         return
-    with contextlib.suppress(OSError, ValueError):
+    with _channel_lock, contextlib.suppress(OSError, ValueError):  # a thread may report while another does
         _channel.write(records.dumps({"event": event, **fields}, indent=None) + "\n")
         _channel.flush()
 

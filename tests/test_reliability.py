@@ -570,3 +570,74 @@ def test_where_an_ipc_handle_cannot_be_opened_the_tensors_travel_as_bytes(tmp_pa
         assert not candidate.ipc
     assert not out.is_cuda and made_on.startswith("cuda")
     assert torch.equal(out.cuda(), (x + 1.0) * 2.0)  # the solution ran once, on the inputs sent as bytes
+
+
+_COUNTED_INPUTS = """
+import torch
+from torch import nn
+
+CALLS = []
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2.0
+
+
+def get_inputs():
+    CALLS.append(1)
+    if len(CALLS) == {fail_at}:
+        raise RuntimeError("no more inputs")
+    return [torch.rand(4, 8)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+_DRIFTING = """
+from torch import nn
+
+
+class ModelNew(nn.Module):
+    calls = 0
+
+    def forward(self, x):
+        ModelNew.calls += 1  # further off on each call: the last trial is the worst
+        return x * 2.0 + 1e-3 * ModelNew.calls
+"""
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_each_trials_inputs_are_kernelbenchs_and_a_failing_draw_names_its_trial(tmp_path, device):
+    """On a GPU the next trial's inputs are drawn in a thread while the solution runs: each trial still gets the
+    inputs KernelBench's sequence gives (its seed, then get_inputs()), and get_inputs() failing on a later trial
+    is that trial's error, after the trials before it ran."""
+    import torch
+
+    from fp_analysis.candidate import CandidateProcess
+    from fp_analysis.errors import UserCodeError
+    from fp_analysis.kernelbench import load_problem, run_check
+    from fp_analysis.usercode import seed_all
+
+    problem = tmp_path / "problem.py"
+    problem.write_text(_COUNTED_INPUTS.replace("{fail_at}", "0"))
+    solution = tmp_path / "solution.py"
+    solution.write_text(_DRIFTING)
+    dev = torch.device(device)
+    with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
+        _, _, results, worst = run_check(load_problem(problem), candidate, dev, trials=3, seed=7)
+    generator = torch.Generator().manual_seed(7)
+    seeds = [int(torch.randint(0, 2**31 - 1, (1,), generator=generator).item()) for _ in range(3)]
+    assert [r.seed for r in results] == seeds
+    assert worst.trial == 2  # drawn in the thread on a GPU
+    seed_all(seeds[2])
+    assert torch.equal(worst.inputs[0].cpu(), torch.rand(4, 8))
+
+    failing = tmp_path / "failing.py"
+    failing.write_text(_COUNTED_INPUTS.replace("{fail_at}", "3"))
+    with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
+        with pytest.raises(UserCodeError, match=r"get_inputs\(\) raised RuntimeError") as raised:
+            run_check(load_problem(failing), candidate, dev, trials=3, seed=7)
+    assert raised.value.details.get("detail") == "trial 3 of 3"
