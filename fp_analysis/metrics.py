@@ -192,11 +192,11 @@ def error_stats(
       evaluates the test in fp32, which can differ from this exact evaluation at the boundary.
     - ``nonfinite``: NaN / inf counts and the positions where the non-finite pattern differs.
 
-    ``mean_abs`` and ``rmse`` are summed per pass (each scaled by its largest d) and the passes' sums added
-    exactly (``math.fsum``): equal to a whole-array mean to within float64 rounding, not bitwise.
+    The means are summed per pass (each scaled by its largest value) and the passes' sums added exactly
+    (``math.fsum``): equal to a whole-array mean to within float64 rounding, not bitwise.
 
-    Memory: the inputs as given, two float64 values per finite pair (the relative and the ULP error,
-    kept for ``mean_rel`` and the order statistics) and one pass's temporaries.
+    Memory: the inputs as given, two float64 values per finite pair (the relative and the ULP error, kept
+    for the order statistics) and one pass's temporaries.
 
     Raises ``ShapeError`` when the shapes differ, ``DtypeError`` for a non-floating input, and
     ``ParameterError`` when atol or rtol is negative or not finite, rel_floor is not a positive
@@ -251,8 +251,7 @@ def error_stats(
 
     rel, ulps = passes.kept()
     n = passes.finite
-    mean_abs, rmse = passes.mean_abs(), passes.rmse()
-    mean_rel = _scaled_mean(rel, 1)
+    mean_abs, rmse, mean_rel = passes.mean("abs"), passes.mean("abs", 2), passes.mean("rel")
     ulp_p50, ulp_p99 = _quantiles(ulps, (0.5, 0.99))
     # bits = clip(-log2(rel)) falls as rel grows: the j-th smallest bits is the j-th largest rel's
     pos, lo, hi = _neighbours(0.5, n)
@@ -292,7 +291,8 @@ class _Passes:
         self.worst_abs_at = self.worst_rel_at = 0
         self.worst_actual = self.worst_reference = 0.0
         self._kept = [torch.empty(self.count, dtype=torch.float64, device=a.device) for _ in range(2)]
-        self._sums: list[tuple[float, float, float]] = []  # per pass: max d, Σ d/max, Σ (d/max)²
+        # per pass, of d and of the relative error: (its largest value m, Σ x/m, Σ (x/m)²)
+        self._sums: dict[str, list[tuple[float, float, float]]] = {"abs": [], "rel": []}
         for start in range(0, self.count, _CHUNK):
             stop = start + _CHUNK
             self._pass(a[start:stop].to(torch.float64), r[start:stop].to(torch.float64), start)
@@ -314,7 +314,8 @@ class _Passes:
             return
         for kept, values in zip(self._kept, (rel, ulps), strict=True):
             kept[self.finite : self.finite + size] = values
-        self._sums.append(_scaled_sums(diff))
+        self._sums["abs"].append(_scaled_sums(diff))
+        self._sums["rel"].append(_scaled_sums(rel))
         self.finite += size
         self.ulp_max = max(self.ulp_max, float(ulps.max()))
 
@@ -365,19 +366,15 @@ class _Passes:
         rel, ulps = (kept[: self.finite] for kept in self._kept)
         return rel, ulps
 
-    def mean_abs(self) -> float:
-        """mean(d), from the passes' sums scaled by the largest d (no overflow where d does not overflow)."""
-        top = self.worst_abs
+    def mean(self, of: str, power: int = 1) -> float:
+        """mean(x) (power 1) or sqrt(mean(x²)) (power 2) of d (``of="abs"``) or the relative error ("rel"),
+        from the passes' sums rescaled to the largest value of all (no overflow where x does not overflow)."""
+        top = self.worst_abs if of == "abs" else self.worst_rel
         if top == 0 or not math.isfinite(top):
             return top
-        return top * math.fsum(m / top * s for m, s, _ in self._sums) / self.finite
-
-    def rmse(self) -> float:
-        """sqrt(mean(d²)), scaled likewise."""
-        top = self.worst_abs
-        if top == 0 or not math.isfinite(top):
-            return top
-        return top * math.sqrt(math.fsum((m / top) ** 2 * s2 for m, _, s2 in self._sums) / self.finite)
+        if power == 1:
+            return top * math.fsum(m / top * s for m, s, _ in self._sums[of]) / self.finite
+        return top * math.sqrt(math.fsum((m / top) ** 2 * s2 for m, _, s2 in self._sums[of]) / self.finite)
 
 
 def format_mismatch(stats: ErrorStats) -> str:
@@ -465,16 +462,6 @@ def _as_tensor(name: str, x: Any) -> torch.Tensor:
 
 
 # --- computation helpers -------------------------------------------------------------------------
-
-
-def _scaled_mean(x: torch.Tensor, power: int) -> float:
-    """Return mean(x) (power 1) or sqrt(mean(x²)) (power 2) of x ≥ 0, scaled to avoid overflow (numpy's
-    pairwise sum on the CPU, torch's on a GPU)."""
-    v = x.numpy() if x.device.type == "cpu" else x
-    m = float(v.max())
-    if m == 0 or not math.isfinite(m):
-        return m
-    return m * float((v / m).mean()) if power == 1 else m * math.sqrt(float(((v / m) ** 2).mean()))
 
 
 def _scaled_sums(d: torch.Tensor) -> tuple[float, float, float]:

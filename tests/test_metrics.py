@@ -276,7 +276,7 @@ def test_finite_stats_unaffected_by_nonfinite(r, seed, junk):
 def test_passes_of_any_size_give_the_whole_arrays_statistics_bitwise(a, seed, chunk):
     """error_stats walks the arrays in passes of ``_CHUNK`` elements (17 GB of whole-array temporaries at the
     seed-000 size before): any pass size gives the same record bitwise, maxima's first occurrences included, but
-    the two means of d, which are summed per pass."""
+    the means, which are summed per pass."""
     import fp_analysis.metrics as metrics
 
     rng = np.random.default_rng(seed)
@@ -285,7 +285,7 @@ def test_passes_of_any_size_give_the_whole_arrays_statistics_bitwise(a, seed, ch
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(metrics, "_CHUNK", chunk)
         passes = error_stats(a, r).to_dict()
-    for summed in ("mean_abs", "rmse"):  # summed per pass: to within rounding (None where nothing is finite)
+    for summed in ("mean_abs", "rmse", "mean_rel"):  # summed per pass: to within rounding (None: nothing finite)
         mean, expected = passes.pop(summed), whole.pop(summed)
         assert mean == expected if expected is None else mean == pytest.approx(expected, rel=1e-15, abs=0)
     assert passes == whole
