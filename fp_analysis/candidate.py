@@ -128,7 +128,7 @@ class CandidateProcess:
             if not isinstance(t, torch.Tensor):
                 return t
             if self.ipc and t.is_cuda:
-                copy = t.detach().clone()  # the candidate's own: whatever its code does to it stays there
+                copy = t.detach().resolve_neg().clone()  # the candidate's own: what its code does to it stays there
                 handle = share(copy)
                 if handle is not None:
                     kept.append(copy)
@@ -313,7 +313,7 @@ def _forward(state: dict, request: dict) -> dict:
     # user's code: send the plain tensor underneath (this still runs under the worker's timeout).
     try:
         with torch._C.DisableTorchFunctionSubclass():
-            plain = torch.Tensor.as_subclass(out.detach(), torch.Tensor)
+            plain = torch.Tensor.as_subclass(out.detach(), torch.Tensor).resolve_neg()  # e.g. z.conj().imag
             handle = share(plain) if request.get("ipc") else None
             if handle is None:
                 plain = plain.to("cpu")

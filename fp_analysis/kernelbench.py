@@ -197,7 +197,7 @@ def run_check(
             # seed 000 is 0.4 s of CPU a trial that the worker would otherwise spend after each candidate call.
             # On a CPU both would share the same cores, and the inputs the memory: drawn in turn there.
             upcoming = _Drawn(draw, trial + 1) if trial + 1 < trials else None
-            if upcoming is not None and device.type == "cuda":
+            if upcoming is not None and device.type == "cuda" and _thread_draws_alike():
                 upcoming.start()
             try:
                 cand_out, made_on = candidate.forward(inputs, detail=detail)
@@ -213,6 +213,16 @@ def run_check(
             if worst is None or _severity(result) > _severity(worst):
                 worst = TrialResult(trial, seeds[trial], passed, stats, inputs, ref_out, cand_out)
     return reference, parameters, results, worst
+
+
+def _thread_draws_alike() -> bool:
+    """Whether a new thread sees the torch state this one does where it is per thread: the default device
+    (``torch.set_default_device``) and the stacks of torch function and dispatch modes. A problem that set any
+    of them (at import, say) gets its inputs drawn in turn, as a thread would draw them elsewhere."""
+    stacks = [getattr(torch._C, name, None) for name in ("_len_torch_function_stack", "_len_torch_dispatch_stack")]
+    if any(stack is None for stack in stacks):
+        return False
+    return torch.get_default_device() == torch.device("cpu") and all(stack() == 0 for stack in stacks)
 
 
 class _Drawn:

@@ -14,6 +14,7 @@ not the arithmetic used to compare them. The mismatch message is built apart fro
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -373,7 +374,7 @@ class _Passes:
         if top == 0 or not math.isfinite(top):
             return top
         if power == 1:
-            return top * math.fsum(m / top * s for m, s, _ in self._sums[of]) / self.finite
+            return top * (math.fsum(m / top * s for m, s, _ in self._sums[of]) / self.finite)
         return top * math.sqrt(math.fsum((m / top) ** 2 * s2 for m, _, s2 in self._sums[of]) / self.finite)
 
 
@@ -458,7 +459,10 @@ def _as_tensor(name: str, x: Any) -> torch.Tensor:
         )
     if arr.dtype.itemsize > 8:  # long double: torch has none; float64 is what every statistic is evaluated in
         arr = arr.astype(np.float64)
-    return torch.from_numpy(arr.astype(arr.dtype.newbyteorder("="), order="C", copy=False))
+    arr = arr.astype(arr.dtype.newbyteorder("="), order="C", copy=False)
+    with warnings.catch_warnings():  # a read-only array: torch warns that it may not be written; nothing writes it
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.from_numpy(arr)
 
 
 # --- computation helpers -------------------------------------------------------------------------
@@ -508,7 +512,8 @@ def _quantiles(x: torch.Tensor, qs: tuple[float, ...]) -> list[float]:
 def _bits(rel: list[float]) -> list[float]:
     """Correct bits of relative errors: -log2(rel) clipped to [0, 53] (``error_stats``)."""
     with np.errstate(divide="ignore"):
-        return [float(b) for b in np.clip(-np.log2(np.asarray(rel, dtype=np.float64)), 0.0, _MAX_BITS)]
+        # + 0.0: -log2(1) is -0.0, and a count of bits has no sign
+        return [float(b) + 0.0 for b in np.clip(-np.log2(np.asarray(rel, dtype=np.float64)), 0.0, _MAX_BITS)]
 
 
 def _unravel(flat_index: Any, shape: tuple[int, ...]) -> Index:

@@ -45,6 +45,8 @@ def share(tensor: torch.Tensor) -> SharedCuda | None:
     None where it cannot be shared."""
     if not (isinstance(tensor, torch.Tensor) and tensor.is_cuda and tensor.layout == torch.strided):
         return None
+    if tensor.is_neg() or tensor.is_conj():  # lazy bits the handle would not carry: the caller resolves them
+        return None
     try:
         from torch.multiprocessing.reductions import reduce_tensor
 

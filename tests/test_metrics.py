@@ -314,6 +314,16 @@ def test_quantiles_are_numpys_over_the_finite_pairs(seed, n):
     assert s.ulp_p99 == pytest.approx(np.quantile(d / ulp(r), 0.99), rel=1e-14)  # numpy's own lerp, to rounding
 
 
+def test_means_near_float64s_overflow_and_bits_without_a_sign():
+    """The means are rescaled before they are divided (two errors of 1e308 average 1e308, not inf), and a count
+    of correct bits is never -0.0 (-log2(1) is)."""
+    s = error_stats(np.array([1e308, 1e308]), np.array([0.0, 0.0]), fmt="fp64")
+    assert s.mean_abs == 1e308 and s.rmse == pytest.approx(1e308, rel=1e-15)
+    s = error_stats(np.array([0.0, 3.0, 0.0]), np.array([1.0, 1.0, 1.0]))
+    assert (s.bits_min, s.bits_median) == (0.0, 0.0)
+    assert math.copysign(1.0, s.bits_min) == 1.0 and math.copysign(1.0, s.bits_median) == 1.0
+
+
 # --- errors at the boundary -----------------------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ printed, and that ``--json`` parses as strict JSON.
 from __future__ import annotations
 
 import json
+import operator
 import pathlib
 import re
 import time
@@ -556,10 +557,10 @@ def test_where_an_ipc_handle_cannot_be_opened_the_tensors_travel_as_bytes(tmp_pa
 
     import fp_analysis.candidate as candidate_module
     from fp_analysis.candidate import CandidateProcess
-    from fp_analysis.tensor_ipc import IpcUnavailable, SharedCuda
+    from fp_analysis.tensor_ipc import SharedCuda
 
-    # a handle that pickles by name and fails to open in the other process, as a real one would there
-    monkeypatch.setattr(candidate_module, "share", lambda t: SharedCuda(IpcUnavailable, ("no IPC here",)))
+    # a handle that pickles by name and fails to open in the other process (1 / 0), as a real one would there
+    monkeypatch.setattr(candidate_module, "share", lambda t: SharedCuda(operator.truediv, (1, 0)))
     solution = tmp_path / "solution.py"
     solution.write_text(_WRITES_ITS_INPUT)
     x = torch.rand(3, 7, device="cuda")
@@ -637,7 +638,74 @@ def test_each_trials_inputs_are_kernelbenchs_and_a_failing_draw_names_its_trial(
 
     failing = tmp_path / "failing.py"
     failing.write_text(_COUNTED_INPUTS.replace("{fail_at}", "3"))
+    failing_problem = load_problem(failing)
     with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
         with pytest.raises(UserCodeError, match=r"get_inputs\(\) raised RuntimeError") as raised:
-            run_check(load_problem(failing), candidate, dev, trials=3, seed=7)
+            run_check(failing_problem, candidate, dev, trials=3, seed=7)
     assert raised.value.details.get("detail") == "trial 3 of 3"
+    assert len(failing_problem.module.CALLS) == 3  # the first two trials' draws came first
+
+
+def test_inputs_are_drawn_in_a_thread_only_where_a_thread_sees_the_same_torch_state():
+    """torch's default device and its mode stacks are per thread: where a problem set one, a thread would draw
+    other inputs (on another device's generator), so they are drawn in turn."""
+    import torch
+
+    from fp_analysis.kernelbench import _thread_draws_alike
+
+    assert _thread_draws_alike()
+    with torch.device("meta"):  # what torch.set_default_device does: a mode on the function stack
+        assert not _thread_draws_alike()
+    assert _thread_draws_alike()
+
+
+_NEGATED_VIEW = """
+import torch
+from torch import nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.complex(x, 2.0 * x).conj().imag  # a view with torch's lazy negation bit set
+"""
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_an_output_with_a_lazy_negation_arrives_negated(tmp_path, device):
+    """A CUDA IPC handle names memory, not torch's lazy bits: a negated view is resolved before it is shared."""
+    import torch
+
+    from fp_analysis.candidate import CandidateProcess
+
+    solution = tmp_path / "solution.py"
+    solution.write_text(_NEGATED_VIEW)
+    x = torch.rand(3, 5, device=device)
+    with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
+        candidate.loaded()
+        candidate.build([], {}, 0, torch.device(device), where="ModelNew()")
+        out, _ = candidate.forward([x])
+    assert torch.equal(out.to(device), -2.0 * x)
+
+
+@pytest.mark.gpu
+def test_an_output_handle_the_worker_cannot_open_is_sent_again_as_bytes(tmp_path, monkeypatch):
+    """The candidate shared its output, but the worker cannot open the handle: it asks for the output again
+    (``resend``), as a CPU tensor, and keeps to bytes for the job."""
+    import torch
+
+    from fp_analysis.candidate import CandidateProcess
+    from fp_analysis.tensor_ipc import IpcUnavailable, SharedCuda
+
+    def refuse(self):
+        raise IpcUnavailable("not here")
+
+    monkeypatch.setattr(SharedCuda, "open", refuse)  # in this process only: the candidate opens its inputs
+    solution = tmp_path / "solution.py"
+    solution.write_text(_WRITES_ITS_INPUT)
+    x = torch.rand(3, 7, device="cuda")
+    with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
+        candidate.loaded()
+        candidate.build([], {}, 0, torch.device("cuda"), where="ModelNew()")
+        out, _ = candidate.forward([x])
+        assert not candidate.ipc
+    assert not out.is_cuda and torch.equal(out.cuda(), (x + 1.0) * 2.0)
