@@ -525,6 +525,20 @@ class ModelNew(nn.Module):
 """
 
 
+def _run_solution(tmp_path, source: str, x, calls: int = 1):
+    """``ModelNew`` of ``source`` built on x's device in the solution's own process and called on x ``calls``
+    times: (the outputs, the device the first was made on, whether CUDA IPC stayed on)."""
+    from fp_analysis.candidate import CandidateProcess
+
+    solution = tmp_path / "solution.py"
+    solution.write_text(source)
+    with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
+        candidate.loaded()
+        candidate.build([], {}, 0, x.device, where="ModelNew()")
+        replies = [candidate.forward([x]) for _ in range(calls)]
+        return [out for out, _ in replies], replies[0][1], candidate.ipc
+
+
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_tensors_cross_and_each_process_keeps_its_own_copy(tmp_path, device):
     """The inputs and the output cross between the processes (on a GPU as CUDA IPC handles, no copy through the
@@ -532,19 +546,10 @@ def test_tensors_cross_and_each_process_keeps_its_own_copy(tmp_path, device):
     in its own process."""
     import torch
 
-    from fp_analysis.candidate import CandidateProcess
-
-    solution = tmp_path / "solution.py"
-    solution.write_text(_WRITES_ITS_INPUT)
     x = torch.rand(4, 1000, device=device)
     before = x.clone()
-    with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
-        candidate.loaded()
-        candidate.build([], {}, 0, torch.device(device), where="ModelNew()")
-        out, made_on = candidate.forward([x])
-        again, _ = candidate.forward([x])
-        assert candidate.ipc
-    assert out.device.type == device and made_on.startswith(device)
+    (out, again), made_on, ipc = _run_solution(tmp_path, _WRITES_ITS_INPUT, x, calls=2)
+    assert ipc and out.device.type == device and made_on.startswith(device)
     assert torch.equal(x, before)  # the worker's inputs are as they were
     assert torch.equal(out, (before + 1.0) * 2.0) and torch.equal(again, out)  # each call got a fresh copy
 
@@ -556,20 +561,13 @@ def test_where_an_ipc_handle_cannot_be_opened_the_tensors_travel_as_bytes(tmp_pa
     import torch
 
     import fp_analysis.candidate as candidate_module
-    from fp_analysis.candidate import CandidateProcess
     from fp_analysis.tensor_ipc import SharedCuda
 
     # a handle that pickles by name and fails to open in the other process (1 / 0), as a real one would there
     monkeypatch.setattr(candidate_module, "share", lambda t: SharedCuda(operator.truediv, (1, 0)))
-    solution = tmp_path / "solution.py"
-    solution.write_text(_WRITES_ITS_INPUT)
     x = torch.rand(3, 7, device="cuda")
-    with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
-        candidate.loaded()
-        candidate.build([], {}, 0, torch.device("cuda"), where="ModelNew()")
-        out, made_on = candidate.forward([x])
-        assert not candidate.ipc
-    assert not out.is_cuda and made_on.startswith("cuda")
+    (out,), made_on, ipc = _run_solution(tmp_path, _WRITES_ITS_INPUT, x)
+    assert not ipc and not out.is_cuda and made_on.startswith("cuda")
     assert torch.equal(out.cuda(), (x + 1.0) * 2.0)  # the solution ran once, on the inputs sent as bytes
 
 
@@ -675,15 +673,8 @@ def test_an_output_with_a_lazy_negation_arrives_negated(tmp_path, device):
     """A CUDA IPC handle names memory, not torch's lazy bits: a negated view is resolved before it is shared."""
     import torch
 
-    from fp_analysis.candidate import CandidateProcess
-
-    solution = tmp_path / "solution.py"
-    solution.write_text(_NEGATED_VIEW)
     x = torch.rand(3, 5, device=device)
-    with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
-        candidate.loaded()
-        candidate.build([], {}, 0, torch.device(device), where="ModelNew()")
-        out, _ = candidate.forward([x])
+    (out,), _, _ = _run_solution(tmp_path, _NEGATED_VIEW, x)
     assert torch.equal(out.to(device), -2.0 * x)
 
 
@@ -693,19 +684,12 @@ def test_an_output_handle_the_worker_cannot_open_is_sent_again_as_bytes(tmp_path
     (``resend``), as a CPU tensor, and keeps to bytes for the job."""
     import torch
 
-    from fp_analysis.candidate import CandidateProcess
     from fp_analysis.tensor_ipc import IpcUnavailable, SharedCuda
 
     def refuse(self):
         raise IpcUnavailable("not here")
 
     monkeypatch.setattr(SharedCuda, "open", refuse)  # in this process only: the candidate opens its inputs
-    solution = tmp_path / "solution.py"
-    solution.write_text(_WRITES_ITS_INPUT)
     x = torch.rand(3, 7, device="cuda")
-    with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
-        candidate.loaded()
-        candidate.build([], {}, 0, torch.device("cuda"), where="ModelNew()")
-        out, _ = candidate.forward([x])
-        assert not candidate.ipc
-    assert not out.is_cuda and torch.equal(out.cuda(), (x + 1.0) * 2.0)
+    (out,), _, ipc = _run_solution(tmp_path, _WRITES_ITS_INPUT, x)
+    assert not ipc and not out.is_cuda and torch.equal(out.cuda(), (x + 1.0) * 2.0)
