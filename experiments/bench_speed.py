@@ -75,10 +75,15 @@ def _tree_pss_kb(root_pid: int) -> int:
     return total
 
 
+def _tree_env(tree: pathlib.Path, **extra: str) -> dict:
+    """The environment a process of ``tree`` runs in: its checkout first on the module path."""
+    path = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, **extra}
+
+
 def _run(tree: pathlib.Path, args: list[str], store: str) -> dict:
     """One fresh `fpa` process in ``tree``: its wall time, peak memory, exit code and, for --json, its record."""
-    path = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "PYTHONPATH": path, "FPA_STORE": store}
+    env = _tree_env(tree, FPA_STORE=store)
     peak = [0]
     start = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "fp_analysis", *args], cwd=tree, env=env,
@@ -123,8 +128,7 @@ def _build_seed000_kernel(tree: pathlib.Path) -> float:
             "run_variant(VariantSpec('conv2d'), s, torch.rand(1, 32, 64, 64, device='cuda'), "
             "torch.rand(64, 32, 5, 9, device='cuda')); torch.cuda.synchronize()")  # fmt: skip
     start = time.perf_counter()
-    path = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
-    done = subprocess.run([sys.executable, "-c", code], cwd=tree, env={**os.environ, "PYTHONPATH": path},
+    done = subprocess.run([sys.executable, "-c", code], cwd=tree, env=_tree_env(tree),
                           capture_output=True, text=True)  # fmt: skip
     if done.returncode:
         raise SystemExit(f"{tree}: building the seed-000 kernel failed:\n{done.stderr[-3000:]}")

@@ -252,8 +252,7 @@ class _Drawn:
         """The inputs: drawn by the thread (joined), or here where it was never started."""
         if self._thread.ident is None:
             self.run()
-        else:
-            self._thread.join()
+        self.join()
         if self._error is not None:
             raise self._error
         return self._value
