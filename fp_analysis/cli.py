@@ -336,6 +336,9 @@ def explain(
     Both files run in a worker process of their own (each file sees its own folder's modules); what they
     print is captured and shown shortened (all of it under "worker" with --json).
     """
+    from .worker import start_fork_server
+
+    start_fork_server()  # first: the rest of this command's start overlaps the server's imports
     from .jobs import explain_files
 
     _prepare_store(no_store)

@@ -7,7 +7,8 @@ five seconds a job, most of a small job's time. Forked from a process that has i
 starts in milliseconds in the same state a fresh interpreter would reach.
 
 That holds because the server does nothing else: it never runs user code, runs torch only in a warm-up of its
-own on one thread (``_warm_up``: no OpenMP thread pool exists to be lost in the fork) and never touches CUDA
+own on one thread before it forks its second worker (``_warm_before``: no OpenMP thread pool exists to be lost in
+the fork) and never touches CUDA
 (a process that has initialised the CUDA driver cannot fork a child that uses it; the children initialise it
 themselves). Each
 forked child then makes itself look like the ``python -c`` child it replaces (``_become``): a session of its
@@ -38,7 +39,8 @@ travelling with it as ``SCM_RIGHTS``):
   its candidate process; a process started any other way has none and starts its children with
   ``subprocess`` (``ChildProcess`` falls back to it whenever ``spawn`` returns None).
 
-The server is started on first use by the process that supervises jobs (the CLI, a test, triage), and ends
+The server is started on first use by the process that supervises jobs (the CLI, a test, triage), or ahead of
+it (``prestart``: ``fpa explain`` launches it first thing, so that its own start overlaps the server's), and ends
 when that process ends (it watches a pipe whose write end only its starter holds). Set
 ``FPA_FORK_SERVER=0`` to start every child as a fresh interpreter instead.
 """
@@ -70,6 +72,7 @@ __all__ = [
     "ForkedProcess",
     "child_started",
     "describe",
+    "prestart",
     "serve",
     "spawn",
     "target_command",
@@ -151,6 +154,10 @@ class ForkServerError(RuntimeError):
     """The fork server cannot start a child (it did not start, or it ended)."""
 
 
+class ForkServerStartError(ForkServerError):
+    """The fork server did not start (its imports failed, or took over ``_START_S``)."""
+
+
 class ForkedProcess:
     """A child the fork server started, seen through its status socket; ``Popen``'s interface.
 
@@ -209,10 +216,13 @@ class ForkServer:
         self._alive = alive  # the write end of the pipe the server watches: closing it ends the server
         self._process = process
         self._lock = threading.Lock()  # triage asks from several threads
+        self._ready = process is None  # a server this process launched is ready once it has said so
+        self._failed: str | None = None  # why it did not start, once known
 
     @classmethod
-    def start(cls, env: dict[str, str]) -> ForkServer:
-        """Start a server under ``env`` and wait until it has imported what it preloads."""
+    def launch(cls, env: dict[str, str]) -> ForkServer:
+        """Start a server under ``env`` without waiting for it: the first ``spawn`` waits until it is ready, so
+        whatever the requester does meanwhile overlaps the server's imports."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         alive_read, alive_write = os.pipe()
         try:
@@ -233,20 +243,30 @@ class ForkServer:
         finally:
             theirs.close()
             os.close(alive_read)
-        server = cls(ours, alive_write, process)
-        try:
-            if not select.select([ours], [], [], _START_S)[0]:
-                raise ForkServerError(f"the fork server did not start within {_START_S:g} s")
-            hello = json.loads(ours.recv(_MAX_MESSAGE) or b'{"error": "it ended while starting"}')
-            if "error" in hello:
-                raise ForkServerError(f"the fork server did not start: {hello['error']}")
-        except BaseException:
-            server.close()
-            raise
-        return server
+        return cls(ours, alive_write, process)
+
+    def _await_ready(self) -> None:
+        """Wait (holding ``_lock``) until the server says it has started; ForkServerStartError if it did not."""
+        if self._ready:
+            return
+        if self._failed is None:
+            try:
+                if not select.select([self._connection], [], [], _START_S)[0]:
+                    self._failed = f"the fork server did not start within {_START_S:g} s"
+                else:
+                    hello = json.loads(self._connection.recv(_MAX_MESSAGE) or b'{"error": "it ended while starting"}')
+                    self._ready = "error" not in hello
+                    self._failed = None if self._ready else f"the fork server did not start: {hello['error']}"
+            except BaseException as error:
+                self._failed = f"the fork server did not start: {type(error).__name__}: {error}"
+                self.close()
+                raise
+        if self._failed is not None:
+            self.close()
+            raise ForkServerStartError(self._failed)
 
     def spawn(self, child: ChildSpec) -> ForkedProcess:
-        """Fork ``child``; see the module docstring for what it gets."""
+        """Fork ``child`` (once the server is ready); see the module docstring for what it gets."""
         status, status_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         own = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) if child.serve_forks else None
         try:
@@ -261,6 +281,7 @@ class ForkServer:
                 request["connection"] = len(fds)
                 fds.append(own[0].fileno())
             with self._lock:
+                self._await_ready()
                 try:
                     socket.send_fds(self._connection, [json.dumps(request).encode()], fds)
                 except OSError as error:
@@ -316,33 +337,51 @@ def child_started() -> None:
             _server_key = "inherited"
 
 
+def _current(env: dict[str, str]) -> ForkServer | None:
+    """(Holding ``_state_lock``.) This process's server for children of ``env``: the one it was given, or the one
+    it launched under the same import-time environment, launched now if there is none (not waited for); None
+    where it may not start one or one failed to start under this environment."""
+    global _server, _server_key, _failed_key
+    if _may_start:
+        key = tuple(env.get(name) for name in _IMPORT_TIME_ENV)
+        if _server is not None and _server_key != key:
+            _retired.append(_server)
+            _server = None
+        if _server is None and key != _failed_key:
+            try:
+                _server, _server_key = ForkServer.launch(env), key
+            except OSError:
+                _failed_key = key
+    return _server
+
+
+def prestart(env: dict[str, str]) -> None:
+    """Launch the fork server for children of ``env`` now, without waiting for it: what the requester does before
+    its first ``spawn`` (importing the rest of itself, checking its files) overlaps the server's imports."""
+    if env.get(_DISABLE_ENV) != "0":
+        with _state_lock:
+            _current(env)
+
+
 def spawn(child: ChildSpec) -> ForkedProcess | None:
     """Start ``child`` through this process's fork server (started on first use); None where there is none
     (``FPA_FORK_SERVER=0``, a process given no connection, a server that cannot start): then the caller starts
     a fresh interpreter itself."""
-    global _server, _server_key, _failed_key
+    global _server, _failed_key
     if child.env.get(_DISABLE_ENV) == "0":
         return None
     with _state_lock:
-        if _may_start:
-            key = tuple(child.env.get(name) for name in _IMPORT_TIME_ENV)
-            if _server is not None and _server_key != key:
-                _retired.append(_server)
-                _server = None
-            if _server is None and key != _failed_key:
-                try:
-                    _server, _server_key = ForkServer.start(child.env), key
-                except (ForkServerError, OSError):
-                    _failed_key = key
-        server = _server
+        server, key = _current(child.env), _server_key
     if server is None:
         return None
     try:
         return server.spawn(child)
-    except ForkServerError:
+    except ForkServerError as error:
         with _state_lock:
             if _server is server:
                 _server = None
+                if isinstance(error, ForkServerStartError):
+                    _failed_key = key  # not tried again under this environment
         with contextlib.suppress(OSError):
             server.close()
         return None
@@ -359,7 +398,6 @@ def serve(connection_fd: int, alive_fd: int) -> None:
         for module in _PRELOAD:
             importlib.import_module(module)
         _threads = sys.modules["torch"].get_num_threads()
-        _warm_up()
     except BaseException as error:  # the requester falls back to fresh interpreters; it should know why
         with contextlib.suppress(OSError):
             connection.send(json.dumps({"error": f"{type(error).__name__}: {error}"}).encode())
@@ -402,6 +440,29 @@ def serve(connection_fd: int, alive_fd: int) -> None:
                 if new_client is not None:
                     clients.append(new_client)
         _reap(statuses)  # a child that ended between the select and now
+
+
+_workers_forked = 0  # in the server: workers forked so far
+_warmed = False
+
+
+def _warm_before(target: str) -> None:
+    """Warm up (``_warm_up``) before the second worker is forked, not when the server starts.
+
+    A job loads what it uses itself, so the warm-up pays off only for the jobs forked after it: done at the
+    start, it was on the way of every first job (1.0 s on the H200's host, 0.8–1.3 s on the 2-core CPU), and a
+    single ``fpa explain`` whose analysis uses no twin (most on a GPU: the twins are for two plain fp32 sides)
+    waited for it for nothing. Before the second worker, a session of many jobs (triage, fuzz, the tests) still
+    forks all but its first warm. A warm-up that fails is not tried again: the children load what they need.
+    """
+    global _workers_forked, _warmed
+    if target != "worker":
+        return
+    if _workers_forked and not _warmed:
+        _warmed = True
+        with contextlib.suppress(Exception):
+            _warm_up()
+    _workers_forked += 1
 
 
 def _warm_up() -> None:
@@ -463,6 +524,7 @@ def _start(message: bytes, fds: list[int], sockets) -> tuple[int, socket.socket,
         for name in request.get("preload", ()):
             if name in _MAY_PRELOAD and name not in sys.modules:
                 importlib.import_module(name)
+        _warm_before(request["target"])
         if len(fds) != 3 + len(targets) + (connection_index is not None) or any(fd < 3 for fd in targets):
             raise ValueError("descriptors do not match the request")
         sockets_sent = [fds[2]] + ([fds[-1]] if connection_index is not None else [])
@@ -590,6 +652,7 @@ def describe(*args: str) -> None:
                 "sys_path": sys.path,
                 "stdin_is_devnull": os.path.samefile("/proc/self/fd/0", os.devnull),
                 "cuda_initialized": torch.cuda.is_initialized(),
+                "numba_loaded": "numba" in sys.modules,  # by the server's warm-up (``_warm_before``), or not
             }
         ),
         flush=True,

@@ -145,12 +145,15 @@ def trial_inputs(problem: UserFile, device: torch.device, detail: str | None = N
     return [t.to(device) if isinstance(t, torch.Tensor) else t for t in inputs]
 
 
-def build_models(problem: UserFile, candidate: CandidateProcess, device: torch.device, seed: int):
+def build_models(problem: UserFile, candidate: CandidateProcess, device: torch.device, seed: int, meanwhile=None):
     """(Model, ModelNew's parameters): both built as KernelBench builds them (the same seed before each),
-    on ``device``; ModelNew in the candidate process."""
+    on ``device``; ModelNew in the candidate process. ``meanwhile()`` is called between the two: what it starts
+    (in a thread) runs while the candidate process builds ModelNew."""
     init = init_inputs(problem)
     seed_all(seed)
     reference = problem.call("Model(*get_init_inputs())", lambda: problem.module.Model(*init).to(device))
+    if meanwhile is not None:
+        meanwhile()
     parameters = candidate.build(init, {}, seed, device, where="ModelNew(*get_init_inputs())")
     return reference, parameters
 
@@ -174,8 +177,7 @@ def run_check(
     candidate gets a copy of each trial's inputs in its own process, so a kernel that writes into its input
     cannot change what is analysed.
     """
-    reference, parameters = build_models(problem, candidate, device, seed)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(seed)  # its own generator: the trials' seeds do not wait for the models
     seeds = [int(torch.randint(0, 2**31 - 1, (1,), generator=generator).item()) for _ in range(trials)]
 
     def draw(trial: int) -> list:  # as KernelBench draws a trial's inputs: its seed, then get_inputs()
@@ -183,8 +185,22 @@ def run_check(
             seed_all(seeds[trial])
             return trial_inputs(problem, device, f"trial {trial + 1} of {trials}")
 
-    results, worst = [], None
+    # On a GPU a trial's inputs are drawn in a thread while the candidate process works (builds ModelNew, runs
+    # the previous trial): get_inputs() of the full-size seed 000 is 0.6 s of CPU a trial that the worker would
+    # otherwise spend while the GPU idles. Only after the reference's own use of the random streams (its
+    # construction, the previous trial's forward), so every draw sees what KernelBench's sequence gives it. On a
+    # CPU the two would share the same cores, and the inputs the memory: drawn in turn there.
+    def in_thread(upcoming: _Drawn) -> _Drawn:
+        if device.type == "cuda" and _thread_draws_alike():
+            upcoming.start()
+        return upcoming
+
     upcoming = _Drawn(draw, 0)
+    try:
+        reference, parameters = build_models(problem, candidate, device, seed, meanwhile=lambda: in_thread(upcoming))
+    finally:
+        upcoming.join()
+    results, worst = [], None
     with torch.no_grad():
         for trial in range(trials):
             detail = f"trial {trial + 1} of {trials}"
@@ -192,13 +208,7 @@ def run_check(
             with emulated_reference(reference_mode):
                 ref_out = problem.call("Model.forward", reference, *inputs, detail=detail)
             check_output(ref_out, "Model.forward", Side.PROBLEM, detail=detail)
-            # On a GPU the next trial's inputs are drawn while the solution runs (after this trial's reference,
-            # so the random streams are where KernelBench's sequence leaves them): get_inputs() of the full-size
-            # seed 000 is 0.4 s of CPU a trial that the worker would otherwise spend after each candidate call.
-            # On a CPU both would share the same cores, and the inputs the memory: drawn in turn there.
-            upcoming = _Drawn(draw, trial + 1) if trial + 1 < trials else None
-            if upcoming is not None and device.type == "cuda" and _thread_draws_alike():
-                upcoming.start()
+            upcoming = in_thread(_Drawn(draw, trial + 1)) if trial + 1 < trials else None
             try:
                 cand_out, made_on = candidate.forward(inputs, detail=detail)
             finally:

@@ -209,10 +209,7 @@ class ChildProcess:
     ):
         self.folder, self.name = folder, name
         alive_read, self._alive = os.pipe()
-        env = {**os.environ, **(env or {})}
-        env[_PARENT_ENV] = str(alive_read)
-        env["PYTHONUNBUFFERED"] = "1"  # what the user's code printed before a crash is in the files
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_package_root()), env.get("PYTHONPATH")]))
+        env = {**_child_env(env), _PARENT_ENV: str(alive_read)}
         args = [str(a) for a in args]
         try:
             with open(folder / f"{name}.stdout", "wb") as out, open(folder / f"{name}.stderr", "wb") as err:
@@ -275,6 +272,21 @@ class ChildProcess:
 
     def output(self) -> CapturedOutput:
         return CapturedOutput.read(self.folder, self.name)
+
+
+def _child_env(extra: dict[str, str] | None) -> dict[str, str]:
+    """The environment of a child started with ``extra`` (but for its own pipe's number): this process's, our
+    package first on its module path, output unbuffered (what the user's code printed before a crash is in the
+    files)."""
+    env = {**os.environ, **(extra or {}), "PYTHONUNBUFFERED": "1"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_package_root()), env.get("PYTHONPATH")]))
+    return env
+
+
+def start_fork_server(env: dict[str, str] | None = None) -> None:
+    """Launch the fork server the jobs' processes (started with ``env``) will be forked from, without waiting for
+    it (``forkserver.prestart``): a command calls this first, so its own imports and checks overlap the server's."""
+    forkserver.prestart(_child_env(env))
 
 
 def child_setup() -> None:

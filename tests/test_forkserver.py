@@ -45,6 +45,7 @@ def test_a_forked_child_sees_what_a_fresh_interpreter_sees(tmp_path, monkeypatch
     assert isinstance(fresh.proc, subprocess.Popen) and isinstance(forked.proc, ForkedProcess)
     for seen in (fresh_seen, forked_seen):
         seen.pop("numpy_draw")
+        seen.pop("numba_loaded")  # a fork after the server's warm-up has it: by design (the next test)
         seen["env"].pop("FPA_FORK_SERVER", None)
     # the descriptor numbers depend on what this process had open at each start: compare how many and which kinds
     assert len(fresh_seen.pop("fds")) == len(forked_seen.pop("fds"))
@@ -52,6 +53,63 @@ def test_a_forked_child_sees_what_a_fresh_interpreter_sees(tmp_path, monkeypatch
     assert forked_seen["argv"] == ["-c", "a", "b c"] and forked_seen["cwd"] == str(tmp_path)
     assert forked_seen["env"]["FPA_PROBE_VALUE"] == "x y" and forked_seen["threads"] == 1
     assert forked_seen["own_session"] and forked_seen["stdin_is_devnull"] and not forked_seen["cuda_initialized"]
+
+
+def test_the_server_warms_up_before_its_second_worker_not_before_its_first(tmp_path, monkeypatch):
+    """A single job never waits for the warm-up (numba's twins); the jobs after the first start with it."""
+    monkeypatch.setattr(forkserver, "_server", None)  # a server of this test's own, started by the first request
+    monkeypatch.setattr(forkserver, "_server_key", None)
+    try:
+        assert _describe(tmp_path, "before")[1]["numba_loaded"] is False
+        for number in (1, 2):
+            worker = ChildProcess("worker", [str(tmp_path)], tmp_path, f"worker{number}")  # no job: it ends at once
+            worker.proc.wait(60)
+            worker.close()
+            assert _describe(tmp_path, f"after{number}")[1]["numba_loaded"] is (number == 2)
+    finally:
+        if forkserver._server is not None:
+            forkserver._server.close()
+
+
+def test_a_server_launched_ahead_is_the_one_the_first_child_is_forked_from(tmp_path, monkeypatch):
+    """``start_fork_server`` (what ``fpa explain`` calls first) launches the server without waiting for its imports;
+    the first child waits for them and is forked from it."""
+    from fp_analysis.worker import start_fork_server
+
+    monkeypatch.setattr(forkserver, "_server", None)
+    monkeypatch.setattr(forkserver, "_server_key", None)
+    try:
+        start_fork_server()
+        launched = forkserver._server
+        assert launched is not None and not launched._ready  # not waited for
+        child, seen = _describe(tmp_path, "first")
+        assert isinstance(child.proc, ForkedProcess) and seen is not None
+        assert forkserver._server is launched and launched._ready
+    finally:
+        if forkserver._server is not None:
+            forkserver._server.close()
+
+
+def test_a_server_that_cannot_start_leaves_fresh_interpreters_and_is_not_tried_again(tmp_path, monkeypatch):
+    """Its imports failing (here: it says so at once) is no job's failure: every child starts as a fresh
+    interpreter, and no second server is launched under the same environment."""
+    failing = (
+        "import json, socket, sys; "
+        "socket.socket(fileno=int(sys.argv[1])).send(json.dumps({'error': 'ImportError: no torch'}).encode())"
+    )
+    monkeypatch.setattr(forkserver, "_SERVER_COMMAND", failing)
+    monkeypatch.setattr(forkserver, "_server", None)
+    monkeypatch.setattr(forkserver, "_server_key", None)
+    monkeypatch.setattr(forkserver, "_failed_key", None)
+    launched = []
+    launch = forkserver.ForkServer.launch.__func__
+    monkeypatch.setattr(
+        forkserver.ForkServer, "launch", classmethod(lambda cls, env: launched.append(1) or launch(cls, env))
+    )
+    for name in ("first", "second"):
+        child, seen = _describe(tmp_path, name)
+        assert isinstance(child.proc, subprocess.Popen) and seen is not None and not seen["numba_loaded"]
+    assert launched == [1] and forkserver._server is None and forkserver._failed_key is not None
 
 
 def test_a_forked_child_holds_exactly_the_descriptors_passed_to_it(tmp_path):

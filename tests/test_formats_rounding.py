@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from fp_analysis.errors import DtypeError, ParameterError
 from fp_analysis.formats import FORMATS, get_format
-from fp_analysis.rounding import flush_subnormals, round_to
+from fp_analysis.rounding import Rounding, flush_subnormals, round_to
 from tests.exact import round_float, same_bits
 
 NARROW = ("tf32", "bf16", "fp16")
@@ -169,3 +169,33 @@ def test_flush_subnormals_keeps_sign_and_normals():
     got = flush_subnormals(x)
     assert got.tolist() == [tiny, 0.0, 0.0, 0.0, 1.0]
     assert np.signbit(got).tolist() == [False, False, True, True, False]
+
+
+def _specials() -> np.ndarray:
+    """±0, ±inf, NaNs with payloads and signs, the largest finite, the subnormal extremes, as fp32."""
+    bits = [0x0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00001, 0xFFBFFFFF, 0x7F800001, 0x7F7FFFFF, 0xFF7FFFFF,
+            0x00000001, 0x807FFFFF, 0x00800000]  # fmt: skip
+    return np.array(bits, np.uint32).view(np.float32)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ("fp32", *NARROW))
+def test_rounding_on_the_device_gives_the_numpy_paths_bits(name, mode, device):
+    """The GPU path (``_round_on_device``; run on the CPU too, where round_to itself uses numpy) gives the bits of
+    the numpy paths the rational reference holds (above): NaN payloads, overflow, ties and subnormals included,
+    on a non-contiguous view; where it does not round (fp16 other than to nearest even) it says so."""
+    from fp_analysis.rounding import _round_on_device
+
+    values = np.concatenate([_random_fp32_bits(60_000, seed=7), _ties(name if name != "fp32" else "tf32", 6000, 8),
+                             _specials()])  # fmt: skip
+    grid = torch.from_numpy(values).reshape(-1, 2).to(device).t()  # a transposed, non-contiguous view
+    got = _round_on_device(grid, get_format(name), Rounding(mode))
+    if name == "fp16" and mode != "rne":
+        assert got is None
+        return
+    want = round_to(np.ascontiguousarray(grid.cpu().numpy()), name, mode)
+    assert got.device == grid.device and got.dtype == torch.float32 and got.shape == grid.shape
+    assert np.array_equal(got.cpu().numpy().view(np.uint32), want.view(np.uint32))
+    if device == "cuda":  # and round_to takes that path for a GPU tensor
+        assert np.array_equal(round_to(grid, name, mode).cpu().numpy().view(np.uint32), want.view(np.uint32))

@@ -579,6 +579,10 @@ CALLS = []
 
 
 class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drawn = nn.Linear(8, 8)  # its weights come from the seeded stream the trials' draws reseed
+
     def forward(self, x):
         return x * 2.0
 
@@ -610,7 +614,8 @@ class ModelNew(nn.Module):
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_each_trials_inputs_are_kernelbenchs_and_a_failing_draw_names_its_trial(tmp_path, device):
-    """On a GPU the next trial's inputs are drawn in a thread while the solution runs: each trial still gets the
+    """On a GPU a trial's inputs are drawn in a thread while the candidate process works (builds ModelNew, runs
+    the trial before): the reference is still built from KernelBench's seeded stream, each trial still gets the
     inputs KernelBench's sequence gives (its seed, then get_inputs()), and get_inputs() failing on a later trial
     is that trial's error, after the trials before it ran."""
     import torch
@@ -626,7 +631,9 @@ def test_each_trials_inputs_are_kernelbenchs_and_a_failing_draw_names_its_trial(
     solution.write_text(_DRIFTING)
     dev = torch.device(device)
     with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
-        _, _, results, worst = run_check(load_problem(problem), candidate, dev, trials=3, seed=7)
+        reference, _, results, worst = run_check(load_problem(problem), candidate, dev, trials=3, seed=7)
+    seed_all(7)
+    assert torch.equal(reference.drawn.weight.cpu(), torch.nn.Linear(8, 8).weight)
     generator = torch.Generator().manual_seed(7)
     seeds = [int(torch.randint(0, 2**31 - 1, (1,), generator=generator).item()) for _ in range(3)]
     assert [r.seed for r in results] == seeds

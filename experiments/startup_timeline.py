@@ -1,0 +1,91 @@
+"""Where a job's start goes: each step of the fork server's start, CUDA's start, and `fpa explain` twice.
+
+Measures, each in a fresh interpreter of its own: ``import torch``; the fork server's preloads one by one and its
+warm-up (``fp_analysis.forkserver``; twice, as a fresh checkout's first
+warm-up fills numba's cache); CUDA's start in a process that has imported torch (context, first cuDNN
+convolution, first ``torch.rand`` on the GPU). Then runs ``fp_analysis.jobs.explain_files`` on PROBLEM and SOLUTION
+twice in this process, printing each of the worker's events with the seconds since the call began: the first
+call starts the fork server, the second finds it started, so their difference is the server's start.
+
+    python experiments/startup_timeline.py PROBLEM SOLUTION --device cuda --out OUT/startup.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+_IMPORT_TORCH = "import time; t = time.perf_counter(); import torch; print(time.perf_counter() - t)"
+
+# The server's preloads and warm-up, timed one by one (as ``forkserver.serve`` runs them).
+_SERVER_STEPS = """
+import importlib, json, sys, time
+from fp_analysis import forkserver
+steps = {}
+for module in forkserver._PRELOAD:
+    t = time.perf_counter(); importlib.import_module(module); steps["import " + module] = time.perf_counter() - t
+t = time.perf_counter(); forkserver._warm_up(); steps["warm-up"] = time.perf_counter() - t
+print(json.dumps(steps))
+"""
+
+_CUDA_STEPS = """
+import json, time
+import torch
+steps = {}
+def timed(name, step):
+    t = time.perf_counter(); step(); torch.cuda.synchronize(); steps[name] = time.perf_counter() - t
+timed("torch.cuda.init()", torch.cuda.init)
+timed("first tensor", lambda: torch.zeros(1, device="cuda"))
+x = torch.rand(2, 3, 16, 16, device="cuda"); conv = torch.nn.Conv2d(3, 4, 3).cuda()
+timed("first cuDNN conv2d", lambda: conv(x))
+timed("torch.rand 8x32x512x512 on the CPU", lambda: torch.rand(8, 32, 512, 512))
+timed("torch.rand 8x32x512x512 on the GPU", lambda: torch.rand(8, 32, 512, 512, device="cuda"))
+print(json.dumps(steps))
+"""
+
+
+def _fresh(code: str) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("problem")
+    parser.add_argument("solution")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--out", type=pathlib.Path, required=True)
+    options = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    record: dict = {"import torch (s)": [float(_fresh(_IMPORT_TORCH)) for _ in range(2)]}
+    # twice: the first may compile numba's twins into its cache (a fresh checkout has none)
+    record["fork server steps (s)"] = [json.loads(_fresh(_SERVER_STEPS)) for _ in range(2)]
+    if options.device != "cpu":
+        record["CUDA steps (s)"] = json.loads(_fresh(_CUDA_STEPS))
+    print(json.dumps(record, indent=1), flush=True)
+
+    from fp_analysis.jobs import explain_files
+
+    for call in ("cold server", "warm server"):
+        start, events = time.perf_counter(), []
+
+        def timed(event, start=start, events=events):
+            events.append(f"{time.perf_counter() - start:7.2f} s  {event}")
+
+        result = explain_files(options.problem, options.solution, device=options.device, on_event=timed)
+        wall = time.perf_counter() - start
+        record[call] = {"wall (s)": wall, "verdict": result.verdict, "events": events}
+        print(f"{call}: {result.verdict} in {wall:.2f} s", *events, sep="\n  ", flush=True)
+    options.out.write_text(json.dumps(record, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
