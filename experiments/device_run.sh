@@ -2,7 +2,7 @@
 # One call on the GPU machine: validate every kernel variant, then bench the ops; results under $OUT.
 #   bash experiments/device_run.sh <kernels-tree> [gputests] [slowtests] [memcheck] [validate] [bench OP...] [sass] [probe] [quick OP TEXT]
 #                                  [isolation COMMIT] [general COMMIT] [tf32probe COMMIT] [fuzz COMMIT] [triage COMMIT]
-#                                  [speed COMMIT BASELINE_DIR]
+#                                  [speed COMMIT BASELINE_DIR] [startup]
 # The tree id comes from this machine (`git rev-parse HEAD:kernels`): the device copy has no git HEAD.
 set -euo pipefail
 tree=$1; shift
@@ -43,6 +43,11 @@ while [ $# -gt 0 ]; do
              experiments/kernelbench_seed000/solution.py --device cuda --out "$out/results/profile_seed000_h200.txt" \
              2>&1 | tail -25 || echo "profile: exit $?"
            shift 3 ;;
+    startup) # where a job's start goes: imports, the fork server's steps, CUDA's start, explain with a cold and a warm server
+             python3 experiments/startup_timeline.py experiments/kernelbench_seed000/problem.py \
+               experiments/kernelbench_seed000/solution.py --device cuda --out "$out/results/startup_h200.json" 2>&1 \
+               | grep -v "'leave'" | tail -45 || echo "startup: exit $?"
+             shift ;;
     fuzz) # fpa fuzz --device cuda on load_inline candidates, through their Models' constructors
           python3 experiments/device_fuzz.py "$out/results" "$2" || echo "fuzz: exit $?"; shift 2 ;;
     tf32probe) # which rounding cuDNN's TF32 convolutions use, per conv shape (the engine's tie rules)
