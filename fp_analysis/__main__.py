@@ -1,5 +1,5 @@
 """``python -m fp_analysis`` is the ``fpa`` command line."""
 
-from .cli import main
+from .command import main
 
 main()

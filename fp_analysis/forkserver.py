@@ -47,6 +47,7 @@ when that process ends (it watches a pipe whose write end only its starter holds
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import fcntl
@@ -357,10 +358,24 @@ def _current(env: dict[str, str]) -> ForkServer | None:
 
 def prestart(env: dict[str, str]) -> None:
     """Launch the fork server for children of ``env`` now, without waiting for it: what the requester does before
-    its first ``spawn`` (importing the rest of itself, checking its files) overlaps the server's imports."""
+    its first ``spawn`` (importing the rest of itself, checking its files) overlaps the server's imports. One that
+    no child was asked of by the time this process ends is ended with it (``_end_unused``)."""
     if env.get(_DISABLE_ENV) != "0":
         with _state_lock:
-            _current(env)
+            if _current(env) is not None:
+                atexit.unregister(_end_unused)  # so that it is registered once, however often this is called
+                atexit.register(_end_unused)
+
+
+def _end_unused() -> None:
+    """At exit: end a server launched ahead that no child was asked of (its command stopped at a bad argument
+    first). It would otherwise go on importing torch for seconds after its requester ended, as it looks at its
+    requester's end only once ready."""
+    server = _server
+    if server is not None and not server._ready and server._process is not None:
+        with contextlib.suppress(OSError):
+            server._process.kill()
+        server.close()
 
 
 def spawn(child: ChildSpec) -> ForkedProcess | None:
@@ -474,21 +489,19 @@ def _warm_up() -> None:
     our own fixed code, never the user's. numba's compiler works in the forked children after this (checked:
     children compile new functions).
     """
-    import numpy as np
     import torch
 
-    from .arith import add32
+    from .engine import load_twins
     from .ops.conv import gather_terms, sample_output_indices, spec_of_module
-    from .orders import AccumulationSpec, accumulate
 
     torch.set_num_threads(1)
     with torch.random.fork_rng(devices=[]), torch.no_grad():
         module = torch.nn.Conv2d(2, 3, 3)
         x = torch.rand(1, 2, 6, 6)
         y = module(x)
-        index = sample_output_indices(tuple(y.shape), 8, 0)
-        terms = gather_terms(spec_of_module(module), x, module.weight.detach(), module.bias.detach(), index)
-        np.asarray(add32(accumulate(terms.w, terms.x, AccumulationSpec(), terms.bias), terms.bias))
+        gather_terms(spec_of_module(module), x, module.weight.detach(), module.bias.detach(),
+                     sample_output_indices(tuple(y.shape), 8, 0))  # fmt: skip
+    load_twins()
 
 
 def _reap(statuses: dict[int, socket.socket]) -> None:

@@ -90,6 +90,33 @@ def test_a_server_launched_ahead_is_the_one_the_first_child_is_forked_from(tmp_p
             forkserver._server.close()
 
 
+def test_a_server_launched_ahead_and_never_used_ends_with_its_requester(monkeypatch):
+    """``fpa explain`` stopping at a bad argument leaves no server importing torch behind it."""
+    monkeypatch.setattr(forkserver, "_server", None)
+    monkeypatch.setattr(forkserver, "_server_key", None)
+    forkserver.prestart(dict(os.environ))
+    launched = forkserver._server
+    forkserver._end_unused()  # what the exit runs
+    assert launched._process.poll() is not None
+
+
+@pytest.mark.parametrize(
+    "arguments, launched",
+    [(["explain", "--problem", "p.py"], True), (["explain", "--help"], False), (["report", "dilated_conv2d"], False)],
+)
+def test_the_command_launches_the_server_first_for_explain_only(monkeypatch, arguments, launched):
+    import fp_analysis.cli
+    import fp_analysis.worker
+    from fp_analysis import command
+
+    calls = []
+    monkeypatch.setattr(fp_analysis.worker, "start_fork_server", lambda: calls.append("server"))
+    monkeypatch.setattr(fp_analysis.cli, "main", lambda: calls.append("command line"))
+    monkeypatch.setattr("sys.argv", ["fpa", *arguments])
+    command.main()
+    assert calls == ["server", "command line"] if launched else calls == ["command line"]
+
+
 def test_a_server_that_cannot_start_leaves_fresh_interpreters_and_is_not_tried_again(tmp_path, monkeypatch):
     """Its imports failing (here: it says so at once) is no job's failure: every child starts as a fresh
     interpreter, and no second server is launched under the same environment."""
