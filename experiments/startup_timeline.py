@@ -1,11 +1,13 @@
-"""Where a job's start goes: each step of the fork server's start, CUDA's start, and `fpa explain` twice.
+"""Where a job's start goes: the fork server's steps, CUDA's start, `fpa explain` timestamped, explain twice.
 
 Measures, each in a fresh interpreter of its own: ``import torch``; the fork server's preloads one by one and its
-warm-up (``fp_analysis.forkserver``; twice, as a fresh checkout's first
-warm-up fills numba's cache); CUDA's start in a process that has imported torch (context, first cuDNN
-convolution, first ``torch.rand`` on the GPU). Then runs ``fp_analysis.jobs.explain_files`` on PROBLEM and SOLUTION
-twice in this process, printing each of the worker's events with the seconds since the call began: the first
-call starts the fork server, the second finds it started, so their difference is the server's start.
+warm-up (``fp_analysis.forkserver``; twice, as a fresh checkout's first warm-up fills numba's cache); CUDA's
+start in a process that has imported torch (context, first cuDNN convolution, first ``torch.rand`` on the GPU);
+``fpa explain --json`` twice as a user runs it, each step timestamped from its process's start (the server's
+launch and readiness, the job's first event and return, the exit after the results store's write). Then runs
+``fp_analysis.jobs.explain_files`` on PROBLEM and SOLUTION twice in this process, printing each of the worker's
+events with the seconds since the call began: the first call starts the fork server, the second finds it
+started (and, being its second worker, waits for its warm-up).
 
     python experiments/startup_timeline.py PROBLEM SOLUTION --device cuda --out OUT/startup.json
 """
@@ -51,9 +53,54 @@ print(json.dumps(steps))
 """
 
 
+# `fpa explain --json` as a user runs it, its steps timestamped from the process's start (/proc/self/stat): the
+# server's launch and readiness, the job's first event and its return, the exit (after the results store's write).
+_COMMAND = """
+import atexit, json, os, sys, time
+with open(f"/proc/{os.getpid()}/stat") as f:
+    ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+with open("/proc/uptime") as f:
+    base = float(f.read().split()[0]) - ticks / os.sysconf("SC_CLK_TCK") - time.perf_counter()
+marks = {}
+def mark(name):
+    marks.setdefault(name, round(base + time.perf_counter(), 3))
+mark("interpreter ready")
+from fp_analysis import command, forkserver
+launch = forkserver.ForkServer.launch.__func__
+forkserver.ForkServer.launch = classmethod(lambda cls, env: (mark("server launched"), launch(cls, env))[1])
+await_ready = forkserver.ForkServer._await_ready
+def ready(self):
+    await_ready(self)
+    mark("server ready")
+forkserver.ForkServer._await_ready = ready
+atexit.register(lambda: (mark("exit"), print(json.dumps(marks), file=sys.stderr)))
+import fp_analysis.jobs as jobs  # (not the command line: it is imported after the launch, as fpa imports it)
+explain_files = jobs.explain_files
+def timed_explain(*args, on_event=None, **kwargs):
+    def event(e):
+        mark("first event")
+        on_event and on_event(e)
+    result = explain_files(*args, on_event=event, **kwargs)
+    mark("job returned")  # then the results store's write and the exit
+    return result
+jobs.explain_files = timed_explain
+sys.argv = ["fpa", "explain", "--json", *sys.argv[1:]]
+command.main()
+"""
+
+
+def _command_marks(problem: str, solution: str, device: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", _COMMAND, "--problem", problem, "--solution", solution, "--device",
+                           device], capture_output=True, text=True, env=_env())  # fmt: skip
+    return json.loads(done.stderr.strip().splitlines()[-1])
+
+
+def _env() -> dict:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
 def _fresh(code: str) -> str:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=_env()).stdout
 
 
 def main() -> int:
@@ -69,6 +116,9 @@ def main() -> int:
     record["fork server steps (s)"] = [json.loads(_fresh(_SERVER_STEPS)) for _ in range(2)]
     if options.device != "cpu":
         record["CUDA steps (s)"] = json.loads(_fresh(_CUDA_STEPS))
+    record["fpa explain, seconds since its start"] = [
+        _command_marks(options.problem, options.solution, options.device) for _ in range(2)
+    ]
     print(json.dumps(record, indent=1), flush=True)
 
     from fp_analysis.jobs import explain_files
