@@ -860,5 +860,5 @@ def bench(
 
 
 def main() -> None:
-    """Entry point of the ``fpa`` script and ``python -m fp_analysis``."""
+    """The command line, which the ``fpa`` script and ``python -m fp_analysis`` run (``fp_analysis.command``)."""
     app()

@@ -219,6 +219,7 @@ class ForkServer:
         self._lock = threading.Lock()  # triage asks from several threads
         self._ready = process is None  # a server this process launched is ready once it has said so
         self._failed: str | None = None  # why it did not start, once known
+        self.abandoned = False  # True once a wait for its start was interrupted and it was ended
 
     @classmethod
     def launch(cls, env: dict[str, str]) -> ForkServer:
@@ -247,9 +248,13 @@ class ForkServer:
         return cls(ours, alive_write, process)
 
     def _await_ready(self) -> None:
-        """Wait (holding ``_lock``) until the server says it has started; ForkServerStartError if it did not."""
+        """Wait (holding ``_lock``) until the server says it has started; ForkServerStartError if it did not, and
+        ForkServerError if the wait was interrupted earlier (Ctrl-C: the server is then ended, not failed, so the
+        requester's next child starts a new one)."""
         if self._ready:
             return
+        if self.abandoned:
+            raise ForkServerError("the fork server was ended while it started")
         if self._failed is None:
             try:
                 if not select.select([self._connection], [], [], _START_S)[0]:
@@ -258,8 +263,12 @@ class ForkServer:
                     hello = json.loads(self._connection.recv(_MAX_MESSAGE) or b'{"error": "it ended while starting"}')
                     self._ready = "error" not in hello
                     self._failed = None if self._ready else f"the fork server did not start: {hello['error']}"
-            except BaseException as error:
+            except Exception as error:  # an unreadable hello: a server that did not start, like the others
                 self._failed = f"the fork server did not start: {type(error).__name__}: {error}"
+            except BaseException:  # interrupted: end it now (it looks at its requester's end only once ready)
+                self.abandoned = True
+                with contextlib.suppress(OSError):
+                    self._process.kill()
                 self.close()
                 raise
         if self._failed is not None:
@@ -400,6 +409,11 @@ def spawn(child: ChildSpec) -> ForkedProcess | None:
         with contextlib.suppress(OSError):
             server.close()
         return None
+    except BaseException:  # Ctrl-C while it started: the next child starts a new server
+        with _state_lock:
+            if _server is server and server.abandoned:
+                _server = None
+        raise
 
 
 # --------------------------------------------------------------------------------------- the server
@@ -481,8 +495,8 @@ def _warm_before(target: str) -> None:
 
 
 def _warm_up() -> None:
-    """Run once, in the server, what every explanation of a conv runs first, so that each forked job starts warm:
-    numba's twins (loading them from numba's cache takes ~0.6 s a process), torch's first convolution.
+    """Run once, in the server, what the explanations of a conv run first, so that the jobs forked after it (all but
+    the first: ``_warm_before``) start warm: numba's twins (``engine.load_twins``), torch's first convolution.
 
     On one torch thread, so that no OpenMP pool exists when the server forks (each child sets its own thread
     count, ``_become``); inside ``fork_rng`` so that torch's default generator is where a fresh interpreter's is;

@@ -227,10 +227,14 @@ def run_check(
 
 def _thread_draws_alike() -> bool:
     """Whether a new thread sees the torch state this one does where it is per thread: the default device
-    (``torch.set_default_device``) and the stacks of torch function and dispatch modes. A problem that set any
-    of them (at import, say) gets its inputs drawn in turn, as a thread would draw them elsewhere."""
+    (``torch.set_default_device``), the stacks of torch function and dispatch modes, and the current CUDA device
+    (``torch.cuda.set_device``: a new thread's is device 0, CUDA's per-thread default). A problem that set any
+    of them (at import or in its Model's constructor, say) gets its inputs drawn in turn, as a thread would draw
+    them elsewhere."""
     stacks = [getattr(torch._C, name, None) for name in ("_len_torch_function_stack", "_len_torch_dispatch_stack")]
     if any(stack is None for stack in stacks):
+        return False
+    if torch.cuda.is_initialized() and torch.cuda.current_device() != 0:
         return False
     return torch.get_default_device() == torch.device("cpu") and all(stack() == 0 for stack in stacks)
 

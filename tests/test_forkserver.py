@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import signal
 import socket
 import subprocess
+import sys
 
 import pytest
 
@@ -97,24 +99,53 @@ def test_a_server_launched_ahead_and_never_used_ends_with_its_requester(monkeypa
     forkserver.prestart(dict(os.environ))
     launched = forkserver._server
     forkserver._end_unused()  # what the exit runs
-    assert launched._process.poll() is not None
+    assert launched._process.returncode == -signal.SIGKILL  # ended, not left to finish its imports
+
+
+def test_a_ctrl_c_while_the_server_starts_ends_it_and_the_next_child_starts_a_new_one(tmp_path, monkeypatch):
+    """Interrupted is not failed: the interrupt reaches the caller, the half-started server is killed, and the
+    process's next child is forked from a new server (not a fresh interpreter for the rest of its life)."""
+    import select as select_module
+
+    from fp_analysis.worker import start_fork_server
+
+    monkeypatch.setattr(forkserver, "_server", None)
+    monkeypatch.setattr(forkserver, "_server_key", None)
+    monkeypatch.setattr(forkserver, "_failed_key", None)
+    start_fork_server()  # under the environment the children will have
+    interrupted = forkserver._server
+
+    class Interrupting:
+        def select(self, *args):
+            monkeypatch.setattr(forkserver, "select", select_module)  # once
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(forkserver, "select", Interrupting())
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _describe(tmp_path, "interrupted")
+        assert interrupted._process.returncode == -signal.SIGKILL and forkserver._failed_key is None
+        child, seen = _describe(tmp_path, "next")
+        assert isinstance(child.proc, ForkedProcess) and seen is not None and forkserver._server is not interrupted
+    finally:
+        if forkserver._server is not None:
+            forkserver._server.close()
 
 
 @pytest.mark.parametrize(
     "arguments, launched",
     [(["explain", "--problem", "p.py"], True), (["explain", "--help"], False), (["report", "dilated_conv2d"], False)],
 )
-def test_the_command_launches_the_server_first_for_explain_only(monkeypatch, arguments, launched):
-    import fp_analysis.cli
-    import fp_analysis.worker
-    from fp_analysis import command
-
-    calls = []
-    monkeypatch.setattr(fp_analysis.worker, "start_fork_server", lambda: calls.append("server"))
-    monkeypatch.setattr(fp_analysis.cli, "main", lambda: calls.append("command line"))
-    monkeypatch.setattr("sys.argv", ["fpa", *arguments])
-    command.main()
-    assert calls == ["server", "command line"] if launched else calls == ["command line"]
+def test_the_command_launches_the_server_first_for_explain_only(arguments, launched):
+    """In a fresh interpreter, as ``fpa`` starts: the launch comes before the command line (typer) is imported."""
+    code = (
+        "import json, sys; import fp_analysis.worker as w, fp_analysis.forkserver as f; seen = []; "
+        "w.start_fork_server = lambda: seen.append(sorted({'typer', 'fp_analysis.cli'} & set(sys.modules))); "
+        "f.atexit.register(lambda: print(json.dumps(seen))); "
+        "sys.argv = ['fpa', *sys.argv[1:]]; from fp_analysis.command import main; main()"
+    )
+    done = subprocess.run([sys.executable, "-c", code, *arguments], capture_output=True, text=True, timeout=120)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == ([[]] if launched else []), done.stderr[-2000:]
 
 
 def test_a_server_that_cannot_start_leaves_fresh_interpreters_and_is_not_tried_again(tmp_path, monkeypatch):

@@ -640,6 +640,12 @@ def test_each_trials_inputs_are_kernelbenchs_and_a_failing_draw_names_its_trial(
     assert worst.trial == 2  # drawn in the thread on a GPU
     seed_all(seeds[2])
     assert torch.equal(worst.inputs[0].cpu(), torch.rand(4, 8))
+    settling = tmp_path / "settling.py"  # worst on its first call: the first trial's inputs, drawn while it builds
+    settling.write_text(_DRIFTING.replace("1e-3 * ModelNew.calls", "1e-3 / ModelNew.calls"))
+    with CandidateProcess(str(settling), tmp_path, timeout=60) as candidate:
+        _, _, _, worst = run_check(load_problem(problem), candidate, dev, trials=3, seed=7)
+    seed_all(seeds[0])
+    assert worst.trial == 0 and torch.equal(worst.inputs[0].cpu(), torch.rand(4, 8))
 
     failing = tmp_path / "failing.py"
     failing.write_text(_COUNTED_INPUTS.replace("{fail_at}", "3"))
