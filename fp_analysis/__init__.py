@@ -11,7 +11,7 @@ runs the user's solution — does not pay for torch, numba and the rest of the c
 
 from __future__ import annotations
 
-import importlib
+from .lazy_exports import lazy_exports as _lazy_exports
 
 # Every public name and the submodule that defines it.
 _EXPORTS = {
@@ -105,14 +105,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(f".{_EXPORTS[name] or name}", __name__)
-    value = module if _EXPORTS[name] is None else getattr(module, name)
-    globals()[name] = value  # once imported, an ordinary attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals(), __all__)

@@ -72,7 +72,6 @@ __all__ = [
     "ModelAnalysis",
     "analyse_model",
     "floor_of",
-    "load_twins",
     "locate",
     "twin_evidence",
 ]
@@ -652,9 +651,8 @@ def twin_evidence(
     last (experiments/results/gpu_validation.json, shared/facts/h100_order_fastmath.json): a side equal to
     that chain at every sampled output computed exactly it, the strongest evidence of an order there is.
     """
-    from .arith import add32
+    from .fma_emulation import fma_chain
     from .ops.conv import gather_terms, sample_output_indices, spec_of_module
-    from .orders import AccumulationSpec, accumulate
 
     linear = [o for o in ops if o.kind is OpKind.LINEAR]
     x = next((t for t in inputs if isinstance(t, torch.Tensor)), None)
@@ -676,13 +674,12 @@ def twin_evidence(
     index = sample_output_indices(tuple(sides["reference"].shape), samples, seed)
     bias = None if module.bias is None else module.bias.detach().float().cpu()
     terms = gather_terms(spec, x.detach().float().cpu(), module.weight.detach().float().cpu(), bias, index)
-    twins = {"the fp32 fmaf chain, input channel outermost (cuDNN's fp32 order)": accumulate(
-        terms.w, terms.x, AccumulationSpec(), terms.bias
-    )}  # fmt: skip
+    # the fmaf chain emulated in float64 numpy (``fma_emulation``): numba's load would cost this process more than
+    # the rest of a small explanation; numpy's float32 addition is the bias's one rounding to nearest even
+    chain = fma_chain(terms.w, terms.x, terms.bias)
+    twins = {"the fp32 fmaf chain, input channel outermost (cuDNN's fp32 order)": chain}
     if terms.bias is not None:
-        twins["the same chain with the bias added last"] = add32(
-            accumulate(terms.w, terms.x, AccumulationSpec()), terms.bias
-        )
+        twins["the same chain with the bias added last"] = fma_chain(terms.w, terms.x) + terms.bias
     found = {}
     for side, values in sides.items():
         at = values.detach().float().cpu().numpy()[tuple(index.T)]
@@ -691,18 +688,6 @@ def twin_evidence(
                 found[side] = name
                 break
     return found
-
-
-def load_twins() -> None:
-    """Load the twins ``twin_evidence`` computes with: numba, its CPU target and the two compiled functions from
-    numba's cache (0.7–0.9 s in a fresh process of the 2-core machine), on a tiny input: the fork server's warm-up
-    (``forkserver._warm_up``), so that the jobs forked after it find them loaded."""
-    from .arith import add32
-    from .orders import AccumulationSpec, accumulate
-
-    w = np.arange(6, dtype=np.float32).reshape(2, 3)
-    bias = np.ones(2, np.float32)
-    np.asarray(add32(accumulate(w, w, AccumulationSpec(), bias), bias))
 
 
 _DIM_NAMES = {3: ("positions",), 4: ("rows", "columns"), 5: ("depth slices", "rows", "columns")}

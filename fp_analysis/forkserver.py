@@ -495,27 +495,31 @@ def _warm_before(target: str) -> None:
 
 
 def _warm_up() -> None:
-    """Run once, in the server, what the explanations of a conv run first, so that the jobs forked after it (all but
-    the first: ``_warm_before``) start warm: numba's twins (``engine.load_twins``), torch's first convolution.
+    """Run once, in the server, what jobs on a conv run first, so that the jobs forked after it (all but the first:
+    ``_warm_before``) start warm: torch's first convolution, and numba's twins (``orders.accumulate``,
+    ``arith.add32``: loading them from numba's cache takes a process 0.7–0.9 s), which the kernels' twins in
+    ``fpa fuzz`` of a seed op compute with.
 
     On one torch thread, so that no OpenMP pool exists when the server forks (each child sets its own thread
     count, ``_become``); inside ``fork_rng`` so that torch's default generator is where a fresh interpreter's is;
     our own fixed code, never the user's. numba's compiler works in the forked children after this (checked:
     children compile new functions).
     """
+    import numpy as np
     import torch
 
-    from .engine import load_twins
+    from .arith import add32
     from .ops.conv import gather_terms, sample_output_indices, spec_of_module
+    from .orders import AccumulationSpec, accumulate
 
     torch.set_num_threads(1)
     with torch.random.fork_rng(devices=[]), torch.no_grad():
         module = torch.nn.Conv2d(2, 3, 3)
         x = torch.rand(1, 2, 6, 6)
         y = module(x)
-        gather_terms(spec_of_module(module), x, module.weight.detach(), module.bias.detach(),
-                     sample_output_indices(tuple(y.shape), 8, 0))  # fmt: skip
-    load_twins()
+        index = sample_output_indices(tuple(y.shape), 8, 0)
+        terms = gather_terms(spec_of_module(module), x, module.weight.detach(), module.bias.detach(), index)
+        np.asarray(add32(accumulate(terms.w, terms.x, AccumulationSpec(), terms.bias), terms.bias))
 
 
 def _reap(statuses: dict[int, socket.socket]) -> None:

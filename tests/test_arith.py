@@ -11,6 +11,7 @@ import pytest
 
 from fp_analysis.arith import add32, fma32, mul32
 from fp_analysis.errors import DtypeError
+from fp_analysis.fma_emulation import fma32_emulated, fma_chain
 from tests.exact import flush, fma_reference, round_fraction, same_bits
 
 F32 = np.float32
@@ -125,10 +126,11 @@ def _is_tie(x: float, y: float, z: float) -> bool:
     return math.isfinite(away) and down != away and 2 * exact == Fraction(down) + Fraction(away)
 
 
-def test_fma32_bit_exact_on_100k_adversarial_cases():
+@pytest.mark.parametrize("fma", [fma32, fma32_emulated], ids=["numba", "float64 numpy, rounded to odd"])
+def test_fma32_bit_exact_on_100k_adversarial_cases(fma):
     total, ties, double_rounding_traps = 0, 0, 0
     for name, a, b, c in _families():
-        want = _assert_matches(fma32(a, b, c), a, b, c, fma_reference)
+        want = _assert_matches(fma(a, b, c), a, b, c, fma_reference)
         total += a.size
         with np.errstate(all="ignore"):
             naive = (a.astype(np.float64) * b + c).astype(F32)  # the fp64 sum rounded again: two roundings
@@ -177,3 +179,27 @@ def test_broadcasting_and_dtype_errors():
     assert out.shape == (3, 4) and out.dtype == F32
     with pytest.raises(DtypeError, match="b with dtype float64"):
         fma32(np.ones(2, F32), np.ones(2), np.ones(2, F32))
+
+
+def test_the_emulated_fma_rounds_to_odd_before_it_rounds_to_fp32():
+    """(1 + 2^-12)² = 1 + 2^-11 + 2^-24: an fp32 midpoint; 2^-80 more or less decides it, but the float64 sum
+    cannot hold the 2^-80, so without rounding to odd both would round to even (1 + 2^-11)."""
+    a = np.full(2, 1 + 2**-12, F32)
+    got = fma32_emulated(a, a, np.array([2.0**-80, -(2.0**-80)], F32))
+    assert got.tolist() == [1 + 2**-11 + 2**-23, 1 + 2**-11]
+
+
+def test_the_emulated_chain_is_the_numba_sequential_fma_chain():
+    """``fma_chain`` gives ``accumulate``'s default spec bit for bit (with and without a starting value), on terms
+    whose partial sums cancel, underflow and overflow."""
+    from fp_analysis.orders import AccumulationSpec, accumulate
+
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 2**32, (300, 40), dtype=np.uint64).astype(np.uint32).view(F32)
+    w = np.concatenate([_scaled(rng, 300 * 40, -20, 20).reshape(300, 40), bits, bits[:, ::-1]])
+    x = np.concatenate([_scaled(rng, 300 * 40, -20, 20).reshape(300, 40), bits[::-1], bits])
+    init = _scaled(rng, 900, -10, 10)
+    for start in (None, init):
+        want = accumulate(w, x, AccumulationSpec(), start)
+        got = fma_chain(w, x, start)
+        assert all(map(same_bits, got.tolist(), want.tolist()))

@@ -1,31 +1,41 @@
-"""The seed ops as specs: convolution parameters and shapes, term gathering, epilogue, modules, presets."""
+"""The seed ops as specs: convolution parameters and shapes, term gathering, epilogue, modules, presets.
+
+The names are imported on first use (``fp_analysis.lazy_exports``): ``fp_analysis.ops.conv`` alone does not bring
+the epilogue's numba and mpmath."""
 
 from __future__ import annotations
 
-from .conv import (
-    ConvSpec,
-    TermOrder,
-    Terms,
-    conv2d_spec,
-    conv3d_kk1_spec,
-    gather_terms,
-    require_terms_memory,
-    sample_output_indices,
-    term_permutation,
-)
-from .epilogue import (
-    EpilogueSpec,
-    Extremum,
-    GeluForm,
-    epilogue_mpmath,
-    epilogue_torch,
-    gelu_derivative_extremum,
-    gelu_derivative_max,
-    gelu_tanh_vs_erf_extremum,
-    gelu_tanh_vs_erf_max,
-)
-from .modules import ConvMultLeakyGelu, reference_module, torch_padding_arg
-from .presets import PRESETS, Preset, Problem, make_problem, require_sample_memory, resolve_input_shape
+from ..lazy_exports import lazy_exports as _lazy_exports
+
+_EXPORTS = {
+    "ConvSpec": "conv",
+    "TermOrder": "conv",
+    "Terms": "conv",
+    "conv2d_spec": "conv",
+    "conv3d_kk1_spec": "conv",
+    "gather_terms": "conv",
+    "require_terms_memory": "conv",
+    "sample_output_indices": "conv",
+    "term_permutation": "conv",
+    "EpilogueSpec": "epilogue",
+    "Extremum": "epilogue",
+    "GeluForm": "epilogue",
+    "epilogue_mpmath": "epilogue",
+    "epilogue_torch": "epilogue",
+    "gelu_derivative_extremum": "epilogue",
+    "gelu_derivative_max": "epilogue",
+    "gelu_tanh_vs_erf_extremum": "epilogue",
+    "gelu_tanh_vs_erf_max": "epilogue",
+    "ConvMultLeakyGelu": "modules",
+    "reference_module": "modules",
+    "torch_padding_arg": "modules",
+    "PRESETS": "presets",
+    "Preset": "presets",
+    "Problem": "presets",
+    "make_problem": "presets",
+    "require_sample_memory": "presets",
+    "resolve_input_shape": "presets",
+}
 
 __all__ = [
     "PRESETS",
@@ -56,3 +66,5 @@ __all__ = [
     "term_permutation",
     "torch_padding_arg",
 ]
+
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals(), __all__)
