@@ -642,6 +642,25 @@ def _hypotheses(ops: Sequence[OpRecord]) -> list[_Hypothesis]:
     return out
 
 
+# Terms (sampled outputs × K) up to which the twin evidence emulates the fmaf chain in numpy (``fma_emulation``)
+# rather than run numba's compiled one: numba's load costs a process 0.7–0.9 s, more than the rest of a small
+# explanation, while the emulation costs ~46 ns a term (2-core machine: 0.27 s for 4000 × 1440), so two chains of
+# up to 2^23 terms cost about what the load does.
+_EMULATED_AT_MOST = 1 << 23
+
+
+def _fmaf_chain(w, x, init):
+    from .fma_emulation import fma_chain
+
+    return fma_chain(w, x, init)
+
+
+def _compiled_fmaf_chain(w, x, init):
+    from .orders import AccumulationSpec, accumulate
+
+    return accumulate(w, x, AccumulationSpec(), init)
+
+
 def twin_evidence(
     model: torch.nn.Module, ops: Sequence[OpRecord], inputs: Sequence, sides: dict, samples: int = 2000, seed: int = 0
 ) -> dict[str, str]:
@@ -651,7 +670,6 @@ def twin_evidence(
     last (experiments/results/gpu_validation.json, shared/facts/h100_order_fastmath.json): a side equal to
     that chain at every sampled output computed exactly it, the strongest evidence of an order there is.
     """
-    from .fma_emulation import fma_chain
     from .ops.conv import gather_terms, sample_output_indices, spec_of_module
 
     linear = [o for o in ops if o.kind is OpKind.LINEAR]
@@ -674,12 +692,10 @@ def twin_evidence(
     index = sample_output_indices(tuple(sides["reference"].shape), samples, seed)
     bias = None if module.bias is None else module.bias.detach().float().cpu()
     terms = gather_terms(spec, x.detach().float().cpu(), module.weight.detach().float().cpu(), bias, index)
-    # the fmaf chain emulated in float64 numpy (``fma_emulation``): numba's load would cost this process more than
-    # the rest of a small explanation; numpy's float32 addition is the bias's one rounding to nearest even
-    chain = fma_chain(terms.w, terms.x, terms.bias)
-    twins = {"the fp32 fmaf chain, input channel outermost (cuDNN's fp32 order)": chain}
-    if terms.bias is not None:
-        twins["the same chain with the bias added last"] = fma_chain(terms.w, terms.x) + terms.bias
+    chain = _fmaf_chain if terms.w.size <= _EMULATED_AT_MOST else _compiled_fmaf_chain
+    twins = {"the fp32 fmaf chain, input channel outermost (cuDNN's fp32 order)": chain(terms.w, terms.x, terms.bias)}
+    if terms.bias is not None:  # numpy's float32 addition: the bias's one rounding to nearest even
+        twins["the same chain with the bias added last"] = chain(terms.w, terms.x, None) + terms.bias
     found = {}
     for side, values in sides.items():
         at = values.detach().float().cpu().numpy()[tuple(index.T)]

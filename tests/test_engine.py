@@ -318,3 +318,33 @@ def test_a_multiplier_folded_into_the_weights_near_underflow_is_arithmetic():
     assert not torch.equal(folded, reference)
     analysis = analyse_model(model, [x, m], reference, folded, runs=4)
     assert analysis.verdict == "accumulation_order", [c.evidence for c in analysis.causes]
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["emulated chain", "numba's chain"])
+def test_twin_evidence_finds_each_side_that_is_a_twin_with_either_chain(compiled, monkeypatch):
+    """A side equal to the fmaf chain (bias first, or added last) at every sampled output is named, whether the chain
+    is the numpy emulation (small term counts) or numba's compiled twin (large ones); a side one ulp off is not."""
+    import fp_analysis.engine as engine
+    from fp_analysis.fma_emulation import fma_chain
+
+    if compiled:
+        monkeypatch.setattr(engine, "_EMULATED_AT_MOST", 0)
+    torch.manual_seed(3)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1))
+    x = torch.randn(2, 3, 6, 6)
+    conv = model[0]
+    out = model(x).detach()
+    index = sample_output_indices(tuple(out.shape), out.numel(), 0)  # every output
+    terms = gather_terms(spec_of_module(conv), x, conv.weight.detach(), conv.bias.detach(), index)
+    first, last = out.clone(), out.clone()
+    first[tuple(torch.from_numpy(index).T)] = torch.from_numpy(fma_chain(terms.w, terms.x, terms.bias))
+    last[tuple(torch.from_numpy(index).T)] = torch.from_numpy(fma_chain(terms.w, terms.x) + terms.bias)
+    off = first.clone()
+    off.view(-1)[5] = torch.nextafter(off.view(-1)[5], torch.tensor(float("inf")))
+    ops = evaluate(model, [x], Arithmetic(dtype=torch.float32)).ops
+    sides = {"reference": first, "candidate": last, "other": off}
+    found = engine.twin_evidence(model, ops, [x], sides, samples=out.numel(), seed=0)
+    assert found == {
+        "reference": "the fp32 fmaf chain, input channel outermost (cuDNN's fp32 order)",
+        "candidate": "the same chain with the bias added last",
+    }
