@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit, vectorize
 from numba.extending import intrinsic
 
-from .errors import DtypeError
+from .fma_emulation import float32_operand
 
 __all__ = ["add32", "fma32", "mul32"]
 
@@ -120,16 +120,6 @@ def _ufunc(name: str, flush: bool):
     return vectorize([signature], cache=True)(_ELEMENTWISE[name, flush])
 
 
-def _as_float32(value, name: str) -> np.ndarray:
-    array = np.asarray(value)
-    if array.dtype != np.float32:
-        raise DtypeError(
-            f"Got {name} with dtype {array.dtype}, but fp32 arithmetic takes float32 arrays only "
-            f"(convert with .astype(np.float32) if the rounding is intended)."
-        )
-    return array
-
-
 def fma32(a, b, c, *, ftz: bool = False) -> np.ndarray:
     """Return RNE(a·b + c) in fp32 with one rounding, elementwise with numpy broadcasting.
 
@@ -138,20 +128,20 @@ def fma32(a, b, c, *, ftz: bool = False) -> np.ndarray:
     Result tininess is judged after rounding (IEEE 754-2019 §7.5 allows either; a result that rounds
     up to exactly 2^-126 is kept).
     """
-    args = (_as_float32(a, "a"), _as_float32(b, "b"), _as_float32(c, "c"))
+    args = (float32_operand(a, "a"), float32_operand(b, "b"), float32_operand(c, "c"))
     with np.errstate(all="ignore"):  # overflow and NaN are IEEE results here, not accidents
         return _ufunc("fma", bool(ftz))(*args)
 
 
 def mul32(a, b, *, ftz: bool = False) -> np.ndarray:
     """Return RNE(a·b) in fp32, elementwise (``__fmul_rn``; with ``ftz`` flushed as under -ftz=true)."""
-    args = (_as_float32(a, "a"), _as_float32(b, "b"))
+    args = (float32_operand(a, "a"), float32_operand(b, "b"))
     with np.errstate(all="ignore"):
         return _ufunc("mul", bool(ftz))(*args)
 
 
 def add32(a, b, *, ftz: bool = False) -> np.ndarray:
     """Return RNE(a + b) in fp32, elementwise (``__fadd_rn``; with ``ftz`` flushed as under -ftz=true)."""
-    args = (_as_float32(a, "a"), _as_float32(b, "b"))
+    args = (float32_operand(a, "a"), float32_operand(b, "b"))
     with np.errstate(all="ignore"):
         return _ufunc("add", bool(ftz))(*args)

@@ -52,6 +52,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import sys
 import time
 from collections.abc import Callable, Sequence
 
@@ -649,6 +650,10 @@ def _hypotheses(ops: Sequence[OpRecord]) -> list[_Hypothesis]:
 _EMULATED_AT_MOST = 1 << 23
 
 
+def _numba_loaded() -> bool:
+    return "numba" in sys.modules
+
+
 def _fmaf_chain(w, x, init):
     from .fma_emulation import fma_chain
 
@@ -692,7 +697,10 @@ def twin_evidence(
     index = sample_output_indices(tuple(sides["reference"].shape), samples, seed)
     bias = None if module.bias is None else module.bias.detach().float().cpu()
     terms = gather_terms(spec, x.detach().float().cpu(), module.weight.detach().float().cpu(), bias, index)
-    chain = _fmaf_chain if terms.w.size <= _EMULATED_AT_MOST else _compiled_fmaf_chain
+    # numba's chain where its load is paid already (a job forked after the fork server's warm-up, fpa fuzz) or
+    # would pay off; the emulation where it would be most of the job's time
+    compiled = _numba_loaded() or terms.w.size > _EMULATED_AT_MOST
+    chain = _compiled_fmaf_chain if compiled else _fmaf_chain
     twins = {"the fp32 fmaf chain, input channel outermost (cuDNN's fp32 order)": chain(terms.w, terms.x, terms.bias)}
     if terms.bias is not None:  # numpy's float32 addition: the bias's one rounding to nearest even
         twins["the same chain with the bias added last"] = chain(terms.w, terms.x, None) + terms.bias

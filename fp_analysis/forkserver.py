@@ -88,7 +88,7 @@ TARGETS = {
 }
 
 # What the server imports before it forks anything: what the targets import first (torch, numpy, the candidate
-# process's module) and what every explanation computes with (``_warm_up``).
+# process's module, the explanation's). Its warm-up comes later (``_warm_before``).
 _PRELOAD = ("torch", "numpy", "fp_analysis.candidate", "fp_analysis.explain")
 # Modules a request may ask the server to import before it forks (``ChildSpec.preload``): a job's module, so that
 # the first job of a kind pays its import in the server and every later one starts with it.

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fp_analysis.arith import add32, fma32, mul32
-from fp_analysis.errors import DtypeError
+from fp_analysis.errors import DtypeError, ShapeError
 from fp_analysis.fma_emulation import fma32_emulated, fma_chain
 from tests.exact import flush, fma_reference, round_fraction, same_bits
 
@@ -203,3 +203,14 @@ def test_the_emulated_chain_is_the_numba_sequential_fma_chain():
         want = accumulate(w, x, AccumulationSpec(), start)
         got = fma_chain(w, x, start)
         assert all(map(same_bits, got.tolist(), want.tolist()))
+
+
+def test_the_emulated_fma_and_chain_take_float32_terms_only():
+    with pytest.raises(DtypeError, match="b with dtype float64"):
+        fma32_emulated(np.ones(2, F32), np.ones(2), np.ones(2, F32))
+    with pytest.raises(DtypeError, match="w with dtype float64"):
+        fma_chain(np.ones((2, 3)), np.ones((2, 3), F32))
+    with pytest.raises(ShapeError, match=r"init of shape \(1,\).*shape \(2,\)"):
+        fma_chain(np.ones((2, 3), F32), np.ones((2, 3), F32), np.ones(1, F32))
+    with pytest.raises(ShapeError, match="two \\(M, K\\) arrays"):
+        fma_chain(np.ones((2, 3), F32), np.ones((3, 2), F32))

@@ -325,10 +325,12 @@ def test_twin_evidence_finds_each_side_that_is_a_twin_with_either_chain(compiled
     """A side equal to the fmaf chain (bias first, or added last) at every sampled output is named, whether the chain
     is the numpy emulation (small term counts) or numba's compiled twin (large ones); a side one ulp off is not."""
     import fp_analysis.engine as engine
+    from fp_analysis.arith import add32
     from fp_analysis.fma_emulation import fma_chain
 
-    if compiled:
-        monkeypatch.setattr(engine, "_EMULATED_AT_MOST", 0)
+    monkeypatch.setattr(engine, "_numba_loaded", lambda: compiled)  # (this process may have loaded it or not)
+    unused = engine._fmaf_chain if compiled else engine._compiled_fmaf_chain
+    monkeypatch.setattr(engine, unused.__name__, lambda *args: pytest.fail("the other chain was used"))
     torch.manual_seed(3)
     model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1))
     x = torch.randn(2, 3, 6, 6)
@@ -338,7 +340,7 @@ def test_twin_evidence_finds_each_side_that_is_a_twin_with_either_chain(compiled
     terms = gather_terms(spec_of_module(conv), x, conv.weight.detach(), conv.bias.detach(), index)
     first, last = out.clone(), out.clone()
     first[tuple(torch.from_numpy(index).T)] = torch.from_numpy(fma_chain(terms.w, terms.x, terms.bias))
-    last[tuple(torch.from_numpy(index).T)] = torch.from_numpy(fma_chain(terms.w, terms.x) + terms.bias)
+    last[tuple(torch.from_numpy(index).T)] = torch.from_numpy(add32(fma_chain(terms.w, terms.x), terms.bias))
     off = first.clone()
     off.view(-1)[5] = torch.nextafter(off.view(-1)[5], torch.tensor(float("inf")))
     ops = evaluate(model, [x], Arithmetic(dtype=torch.float32)).ops

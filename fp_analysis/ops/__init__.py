@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from ..lazy_exports import lazy_exports as _lazy_exports
 
-_EXPORTS = {
+_EXPORTS = {  # name → the submodule defining it; None: the name is a submodule
+    "conv": None,
+    "epilogue": None,
+    "modules": None,
+    "presets": None,
     "ConvSpec": "conv",
     "TermOrder": "conv",
     "Terms": "conv",
