@@ -34,7 +34,7 @@ _EXIT_CODES = (
     "1 a difference arithmetic does not explain (explain) or a failing example (fuzz); 2 usage error (bad "
     "options, missing files, a Model out of scope); 3 the user's code failed (it raised, exited, was killed, "
     "timed out or returned the wrong type, dtype or shape); 4 internal error of fpa (one line; the traceback is "
-    "written to a file it names)."
+    "written to a file it names); 130 stopped by Ctrl-C, SIGTERM or SIGHUP (the job's processes ended too)."
 )
 
 # What an interrupt leaves: nothing unfinished was judged; a triage keeps the pairs it had stored.
