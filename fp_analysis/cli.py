@@ -14,6 +14,7 @@ import os
 import pathlib
 import sys
 import threading
+import time
 import traceback
 from typing import Annotated
 
@@ -392,30 +393,46 @@ def explain(
 
 
 class _WorkerStatus:
-    """A transient status line on stderr naming the worker's current call into the user's code, and for how long."""
+    """What the worker is doing, on stderr: on a terminal a transient status line naming its current call into the
+    user's code or analysis step (not with --json); elsewhere (a log file, a pipe) a line every ``HEARTBEAT_S``
+    seconds of the job saying the same, so that a long job is never silent, and a short one prints nothing."""
+
+    HEARTBEAT_S = 30.0
 
     def __init__(self, enabled: bool):
         self.enabled = enabled and _err.is_terminal
         self.status = None
+        self.text = "starting the worker"
+        self._stop = threading.Event()
+        self._started = time.monotonic()
 
     def __enter__(self):
         if self.enabled:
-            self.status = _err.status("starting the worker…")
+            self.status = _err.status(f"{self.text}…")
             self.status.__enter__()
+        elif not _err.is_terminal:
+            threading.Thread(target=self._heartbeat, name="fpa-heartbeat", daemon=True).start()
         return self
 
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(self.HEARTBEAT_S):
+            print(f"fpa: {time.monotonic() - self._started:.0f} s: {self.text}", file=sys.stderr, flush=True)
+
     def update(self, event: dict) -> None:
-        if self.status is None:
-            return
         if event.get("event") == "enter":
             detail = f" ({event['detail']})" if event.get("detail") else ""
-            self.status.update(escape(f"running the {event['side']}'s {event['where']}{detail}…"))
+            self.text = f"running the {event['side']}'s {event['where']}{detail}"
         elif event.get("event") == "leave":
-            self.status.update("analysing…")
+            self.text = "analysing"
         elif event.get("event") == "progress":
-            self.status.update(escape(str(event.get("text", ""))))
+            self.text = str(event.get("text", ""))
+        else:
+            return
+        if self.status is not None:
+            self.status.update(escape(f"{self.text}…"))
 
     def __exit__(self, *exc):
+        self._stop.set()
         if self.status is not None:
             self.status.__exit__(*exc)
         return False

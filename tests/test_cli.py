@@ -183,3 +183,18 @@ def test_every_command_takes_one_vocabulary_of_ops(argv):
     assert result.exit_code == 2, result.output
     assert "the only valid ops are 'dilated_conv2d', 'conv3d_kk1', 'conv_gelu'" in " ".join(result.output.split())
     assert "'conv2d' is what the kernels call 'dilated_conv2d'" in " ".join(result.output.split())
+
+
+def test_a_long_job_off_a_terminal_says_what_it_is_doing_now_and_then(tmp_path, monkeypatch):
+    """With stderr a file or a pipe (no status line), a job longer than the heartbeat prints a line on stderr every
+    heartbeat naming the call under way; stdout stays the JSON alone."""
+    import fp_analysis.cli
+
+    monkeypatch.setattr(fp_analysis.cli._WorkerStatus, "HEARTBEAT_S", 0.3)
+    slow = tmp_path / "slow.py"
+    sleeping = "    def forward(self, x):\n        __import__('time').sleep(1.5)\n"
+    slow.write_text((CASES / "conv_correct_fp32.py").read_text().replace("    def forward(self, x):\n", sleeping))
+    run = fpa(*explain_args(CASES / "conv_problem.py", slow, "--json", "--trials", "1", "--timeout", "60"))
+    assert run.code in (0, 1) and run.data is not None, run.stderr[-2000:]
+    beats = [line for line in run.stderr.splitlines() if line.startswith("fpa: ")]
+    assert any("running the solution's ModelNew.forward (trial 1 of 1)" in line for line in beats), run.stderr[-2000:]
