@@ -111,7 +111,7 @@ class CandidateProcess:
 
     def build(self, args: list, kwargs: dict, seed: int, device, *, where: str, detail=None, replay=None) -> dict:
         """Build ``ModelNew(*args, **kwargs)`` on ``device`` after ``torch.manual_seed(seed)``; its parameters
-        and buffers (name → CPU tensor)."""
+        and buffers (name → CPU tensor, or None for one a Lazy module has not initialised yet)."""
         self.loaded()
         request = {"op": "build", "args": list(args), "kwargs": dict(kwargs), "seed": seed, "device": str(device)}
         request.update(_context(where, detail, replay))
@@ -284,6 +284,8 @@ def _load(state: dict, request: dict) -> dict:
 
 def _build(state: dict, request: dict) -> dict:
     torch = state["torch"]
+    from torch.nn.parameter import is_lazy
+
     file, device, seed = state["file"], torch.device(request["device"]), request["seed"]
     seed_all(seed)
     context = {k: request[k] for k in ("detail", "replay") if k in request}
@@ -292,7 +294,8 @@ def _build(state: dict, request: dict) -> dict:
     )
     state["model"], state["device"] = model, device
     tensors = {**dict(model.named_buffers()), **dict(model.named_parameters())}
-    return {"parameters": {name: t.detach().cpu() for name, t in tensors.items()}}
+    # a Lazy module's tensors have no values until the first forward: None, so the worker knows it cannot compare
+    return {"parameters": {name: None if is_lazy(t) else t.detach().cpu() for name, t in tensors.items()}}
 
 
 def _forward(state: dict, request: dict) -> dict:

@@ -8,6 +8,7 @@ stdout, so a script always gets JSON it can parse.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as _dt
 import os
@@ -110,7 +111,8 @@ def _error_exit(code: ExitCode, message: str, as_json: bool, traceback_text: str
         label = "internal error" if code is ExitCode.INTERNAL else "error"
         _err.print(f"[bold red]{label}:[/] {escape(message)}", highlight=False, soft_wrap=True)
     if as_json:
-        print(records.dumps({"error": record}))
+        with contextlib.suppress(OSError):  # stdout itself may be what failed (a full disk, a closed pipe)
+            print(records.dumps({"error": record}), flush=True)
     return code
 
 

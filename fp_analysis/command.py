@@ -9,12 +9,18 @@ ended when the command ends (``forkserver.prestart``).
 
 from __future__ import annotations
 
+import os
 import sys
 
 __all__ = ["main"]
 
 
 def main() -> None:
+    try:
+        os.getcwd()
+    except FileNotFoundError:  # every job process starts in it: say so plainly rather than fail inside
+        print("error: the current folder no longer exists; cd to one that does", file=sys.stderr)
+        raise SystemExit(2) from None
     arguments = sys.argv[1:]
     if arguments[:1] == ["explain"] and "--help" not in arguments:
         from .worker import start_fork_server

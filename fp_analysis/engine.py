@@ -429,7 +429,7 @@ def analyse_model(
                         where,
                     )
                 )
-        identical = bool(torch.equal(sides["reference"], sides["candidate"]))
+        identical = _same_values(sides["reference"], sides["candidate"])
         twins = twin_evidence(model, ops, inputs, sides, twin_samples, seed) if r.plain and c.plain else {}
         records += [
             {"side": side, "hypothesis": "plain", "causes": ["none"], "twin": name, "residual_units": 0.0,
@@ -462,7 +462,7 @@ def analyse_model(
                     f"both sides stay within the fp32 floor of the Model in fp64 (reference "
                     f"{fits[('reference', 'plain')].units:.1f}, candidate {fits[('candidate', 'plain')].units:.1f} ≤ "
                     f"{floor:.1f} units of σ) but differ bitwise: the same fp32 arithmetic in another order"
-                    + "".join(f"; the {side} equals {twin} bit for bit" for side, twin in twins.items()),
+                    + _twin_words(twins, sides),
                     _max_abs(sides["reference"], sides["candidate"]),
                     "pair",
                     max(fits[("reference", "plain")].units, fits[("candidate", "plain")].units),
@@ -648,6 +648,28 @@ def _hypotheses(ops: Sequence[OpRecord]) -> list[_Hypothesis]:
 # explanation, while the emulation costs ~46 ns a term (2-core machine: 0.27 s for 4000 × 1440), so two chains of
 # up to 2^23 terms cost about what the load does.
 _EMULATED_AT_MOST = 1 << 23
+
+
+def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal values at every output, a NaN equal to a NaN (``torch.equal`` calls two NaNs different, and two sides
+    that give NaN at the same outputs are not in another order: the reference's own NaN fails the check)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+
+
+def _twin_words(twins: dict[str, str], sides: dict) -> str:
+    """The twin evidence as words: each side that equals a twin at the sampled outputs; where both equal the same
+    one there, their differences lie outside the sample, which says nothing of an order."""
+    names = set(twins.values())
+    if len(twins) == 2 and len(names) == 1:
+        a, b = sides["reference"], sides["candidate"]
+        differing = int((~((a == b) | (torch.isnan(a) & torch.isnan(b)))).sum())
+        return (
+            f"; both sides equal {names.pop()} bit for bit at every sampled output, so their {differing} differing "
+            "outputs lie outside the sample (no order is shown)"
+        )
+    return "".join(f"; the {side} equals {twin} bit for bit at every sampled output" for side, twin in twins.items())
 
 
 def _numba_loaded() -> bool:

@@ -49,7 +49,7 @@ def explain_job(
             rtol=rtol,
             reference_mode=mode if dev.type == "cpu" else "fp32",
         )
-        notes = candidate.loaded()
+        notes = list(candidate.loaded())
     context = {
         "device": str(dev),
         "reference_mode": mode if dev.type == "cpu" else _tf32_description(),
@@ -62,7 +62,11 @@ def explain_job(
     mismatch = mismatch_summary(results, atol, rtol)
     trial_dicts = [r.to_dict() for r in results]
     record = {"mismatch": mismatch, "trials": trial_dicts, "context": context, "notes": notes}
-    problems = parameter_mismatch(reference, parameters)
+    unset = sorted(name for name, t in parameters.candidate.items() if t is None)
+    if unset:  # a Lazy module: its values exist only after a forward, so nothing to compare them with
+        shown = ", ".join(unset[:4]) + (f" and {len(unset) - 4} more" if len(unset) > 4 else "")
+        notes.append(f"parameters not compared: ModelNew's {shown} had no values when it was built (a Lazy module)")
+    problems = [] if unset else parameter_mismatch(parameters.reference, parameters.candidate)
     if problems:
         cause = Cause("parameter_mismatch", "; ".join(problems), mismatch["max_abs"], "pair")
         tolerance = {"atol": None, "rtol": None, "basis": "parameters differ: no tolerance makes this right"}

@@ -15,11 +15,12 @@ import contextlib
 import pathlib
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import torch
 from torch import nn
+from torch.nn.parameter import is_lazy
 
 from .errors import Fate, FpaError, Side, UserCodeError
 from .interpose import interposed, precision_mode
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from .candidate import CandidateProcess
 
 __all__ = [
+    "BuiltParameters",
     "KernelBenchError",
     "TrialResult",
     "build_models",
@@ -145,17 +147,27 @@ def trial_inputs(problem: UserFile, device: torch.device, detail: str | None = N
     return [t.to(device) if isinstance(t, torch.Tensor) else t for t in inputs]
 
 
+class BuiltParameters(NamedTuple):
+    """Both models' parameters as built, before any forward (a Model may change its own in forward: clamp them,
+    cast itself to half): the reference's parameters (name → a CPU copy) and the candidate's parameters and
+    buffers (name → CPU tensor, or None for one not initialised yet: a Lazy module's)."""
+
+    reference: dict[str, torch.Tensor]
+    candidate: dict[str, torch.Tensor | None]
+
+
 def build_models(problem: UserFile, candidate: CandidateProcess, device: torch.device, seed: int, meanwhile=None):
-    """(Model, ModelNew's parameters): both built as KernelBench builds them (the same seed before each),
-    on ``device``; ModelNew in the candidate process. ``meanwhile()`` is called between the two: what it starts
-    (in a thread) runs while the candidate process builds ModelNew."""
+    """(Model, ``BuiltParameters``): both built as KernelBench builds them (the same seed before each), on
+    ``device``; ModelNew in the candidate process. ``meanwhile()`` is called between the two: what it starts (in a
+    thread) runs while the candidate process builds ModelNew."""
     init = init_inputs(problem)
     seed_all(seed)
     reference = problem.call("Model(*get_init_inputs())", lambda: problem.module.Model(*init).to(device))
+    built = {n: q.detach().to("cpu", copy=True) for n, q in reference.named_parameters() if not is_lazy(q)}
     if meanwhile is not None:
         meanwhile()
     parameters = candidate.build(init, {}, seed, device, where="ModelNew(*get_init_inputs())")
-    return reference, parameters
+    return reference, BuiltParameters(built, parameters)
 
 
 def run_check(
@@ -169,7 +181,7 @@ def run_check(
     rtol: float = 1e-4,
     reference_mode: str = "fp32",
 ):
-    """Run KernelBench's check; returns (reference model, candidate's parameters, [TrialResult], worst trial).
+    """Run KernelBench's check; returns (reference model, ``BuiltParameters``, [TrialResult], worst trial).
 
     The worst trial (``_severity``) keeps its inputs and outputs for the analysis: a candidate that is right
     on the first call and wrong later (a stale cache, state kept between calls) is judged where it is wrong.
@@ -279,17 +291,19 @@ def _severity(result: TrialResult) -> tuple:
     return (s.nonfinite.mismatched_nonfinite, s.allclose_fail_count, s.max_abs or 0.0)
 
 
-def parameter_mismatch(reference: nn.Module, candidate: dict[str, torch.Tensor]) -> list[str]:
+def parameter_mismatch(reference: nn.Module | dict[str, torch.Tensor], candidate: dict[str, torch.Tensor]) -> list[str]:
     """Evidence lines for reference parameters the candidate does not hold (empty: all found).
 
     The two models may name, lay out and store their weights differently (a kernel keeps its weight
     permuted to NHWC, or as a buffer), so ``candidate`` holds the candidate's parameters and buffers (name →
     tensor), and a reference parameter is found when some candidate tensor of its size holds the same values:
-    bitwise equal in the same shape, or the same multiset of values in another layout.
+    bitwise equal in the same shape, or the same multiset of values in another layout. ``reference``: the
+    Model, or its parameters (name → tensor) as built (``BuiltParameters``).
     """
-    pool = [(n, q.detach().cpu()) for n, q in candidate.items() if q.is_floating_point()]
+    pool = [(n, q.detach().cpu()) for n, q in candidate.items() if q is not None and q.is_floating_point()]
     problems = []
-    for name, p in reference.named_parameters():
+    named = reference.items() if isinstance(reference, dict) else reference.named_parameters()
+    for name, p in named:
         p = p.detach().cpu()
         same_size = [(n, q) for n, q in pool if q.numel() == p.numel()]
         if any(q.shape == p.shape and q.dtype == p.dtype and torch.equal(p, q) for _, q in same_size):

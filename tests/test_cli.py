@@ -198,3 +198,57 @@ def test_a_long_job_off_a_terminal_says_what_it_is_doing_now_and_then(tmp_path, 
     assert run.code in (0, 1) and run.data is not None, run.stderr[-2000:]
     beats = [line for line in run.stderr.splitlines() if line.startswith("fpa: ")]
     assert any("running the solution's ModelNew.forward (trial 1 of 1)" in line for line in beats), run.stderr[-2000:]
+
+
+_LINEAR_PROBLEM = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 4)
+
+    def forward(self, x):
+{body}
+        return self.linear(x)
+
+
+def get_inputs():
+    x = torch.rand(3, 8)
+    x[0, 0] = {first}
+    return [x]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def _linear_pair(tmp_path, body="        pass", first="0.5", solution=None):
+    problem = tmp_path / "problem.py"
+    problem.write_text(_LINEAR_PROBLEM.format(body=body, first=first))
+    (tmp_path / "solution.py").write_text(solution or problem.read_text().replace("class Model(", "class ModelNew("))
+    return fpa(*explain_args(problem, tmp_path / "solution.py", "--json", "--timeout", "60"))
+
+
+def test_a_candidate_giving_the_references_nans_is_identical_not_another_order(tmp_path):
+    """Found by a bad-input hunt: torch.equal calls two NaNs different, so the same code read as another order."""
+    run = _linear_pair(tmp_path, first="float('nan')")
+    assert run.code == 0 and run.data["verdict"] == "identical", run.stdout + run.stderr
+    assert run.data["mismatch"]["nonfinite"]["nan_reference"] == run.data["mismatch"]["nonfinite"]["nan_actual"] > 0
+
+
+def test_a_model_that_changes_its_own_parameters_in_forward_is_compared_as_built(tmp_path):
+    """The reference's parameters are taken as built, like the candidate's, not after the trials' forwards."""
+    clamp = "        with torch.no_grad():\n            self.linear.weight.clamp_(-0.1, 0.1)"
+    run = _linear_pair(tmp_path, body=clamp)
+    assert run.code == 0 and run.data["verdict"] == "identical", run.stdout + run.stderr
+
+
+def test_a_lazy_candidate_is_explained_with_its_parameters_left_uncompared(tmp_path):
+    lazy = _LINEAR_PROBLEM.format(body="        pass", first="0.5").replace("class Model(", "class ModelNew(")
+    run = _linear_pair(tmp_path, solution=lazy.replace("nn.Linear(8, 4)", "nn.LazyLinear(4)"))
+    assert run.code in (0, 1) and run.data["verdict"] != "parameter_mismatch", run.stdout + run.stderr
+    assert any("parameters not compared: ModelNew's linear.bias, linear.weight" in n for n in run.data["notes"])

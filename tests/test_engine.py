@@ -350,3 +350,18 @@ def test_twin_evidence_finds_each_side_that_is_a_twin_with_either_chain(compiled
         "reference": "the fp32 fmaf chain, input channel outermost (cuDNN's fp32 order)",
         "candidate": "the same chain with the bias added last",
     }
+
+
+def test_both_sides_equal_to_one_twin_on_the_sample_is_not_called_two_orders():
+    """Found by a bad-input hunt: sides that differ only outside the sampled outputs both equal the same twin there;
+    the evidence says so (and how many outputs differ) instead of naming each side's order."""
+    from fp_analysis.engine import _twin_words
+
+    reference = torch.zeros(10)
+    candidate = reference.clone()
+    candidate[7] = 1e-30
+    chain = "the fp32 fmaf chain"
+    words = _twin_words({"reference": chain, "candidate": chain}, {"reference": reference, "candidate": candidate})
+    assert "both sides equal the fp32 fmaf chain" in words and "1 differing outputs lie outside the sample" in words
+    one = _twin_words({"candidate": chain}, {"reference": reference, "candidate": candidate})
+    assert one == "; the candidate equals the fp32 fmaf chain bit for bit at every sampled output"
