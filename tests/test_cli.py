@@ -190,9 +190,9 @@ def test_a_long_job_off_a_terminal_says_what_it_is_doing_now_and_then(tmp_path, 
     heartbeat naming the call under way; stdout stays the JSON alone."""
     import fp_analysis.cli
 
-    monkeypatch.setattr(fp_analysis.cli._WorkerStatus, "HEARTBEAT_S", 0.3)
+    monkeypatch.setattr(fp_analysis.cli._WorkerStatus, "HEARTBEAT_S", 0.2)
     slow = tmp_path / "slow.py"
-    sleeping = "    def forward(self, x):\n        __import__('time').sleep(1.5)\n"
+    sleeping = "    def forward(self, x):\n        __import__('time').sleep(0.8)\n"
     slow.write_text((CASES / "conv_correct_fp32.py").read_text().replace("    def forward(self, x):\n", sleeping))
     run = fpa(*explain_args(CASES / "conv_problem.py", slow, "--json", "--trials", "1", "--timeout", "60"))
     assert run.code in (0, 1) and run.data is not None, run.stderr[-2000:]
