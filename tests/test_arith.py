@@ -126,6 +126,7 @@ def _is_tie(x: float, y: float, z: float) -> bool:
     return math.isfinite(away) and down != away and 2 * exact == Fraction(down) + Fraction(away)
 
 
+@pytest.mark.long
 def test_fma32_bit_exact_on_100k_adversarial_cases():
     """Both fmas: numba's (LLVM's fma) and the float64 numpy emulation rounded to odd (``fma_emulation``)."""
     total, ties, double_rounding_traps = 0, 0, 0

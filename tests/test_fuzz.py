@@ -113,6 +113,7 @@ CORRECT = [
 ]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("problem", "solution", "differences"), _cases(CORRECT, _CI_CORRECT))
 def test_correct_kernels_pass(problem, solution, differences):
     """200 examples each; the candidates differ from the reference by arithmetic only, and some examples show it
