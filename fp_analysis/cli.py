@@ -325,7 +325,7 @@ def explain(
     reference_mode: Annotated[
         str | None, typer.Option(help="CPU only: emulate the reference's operand precision: fp32, tf32, bf16 or fp16")
     ] = None,
-    trials: Annotated[int, typer.Option(help="KernelBench trials, each with fresh inputs; at least 1")] = 5,
+    trials: Annotated[int, typer.Option(help="KernelBench trials, each with fresh inputs; 1 to 10000")] = 5,
     seed: int = 42,
     atol: float = 1e-4,
     rtol: float = 1e-4,
@@ -596,7 +596,7 @@ def triage(
     reference_mode: Annotated[
         str | None, typer.Option(help="CPU only: emulate the reference's operand precision: fp32, tf32, bf16 or fp16")
     ] = None,
-    trials: Annotated[int, typer.Option(help="KernelBench trials per pair; at least 1")] = 5,
+    trials: Annotated[int, typer.Option(help="KernelBench trials per pair; 1 to 10000")] = 5,
     seed: int = 42,
     atol: float = 1e-4,
     rtol: float = 1e-4,

@@ -17,6 +17,7 @@ import os
 from .errors import ParameterError
 from .memory import require
 from .options import (
+    TRIALS_MAX,
     check_count,
     check_device,
     check_file,
@@ -52,7 +53,7 @@ def explain_files(
         **_pair(problem, solution),
         "device": check_device(device).value,
         "reference_mode": None if reference_mode is None else check_reference_mode(reference_mode),
-        "trials": check_count("trials", trials),
+        "trials": check_count("trials", trials, maximum=TRIALS_MAX),
         "seed": check_seed("seed", seed),
         "atol": check_tolerance("atol", atol),
         "rtol": check_tolerance("rtol", rtol),

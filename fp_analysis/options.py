@@ -104,6 +104,11 @@ def check_count(name: str, value, minimum: int = 1, maximum: int | None = None) 
     return int(value)
 
 
+# The most KernelBench trials taken (KernelBench runs 5): each trial runs both models once, and their seeds are
+# drawn before the first, so 10^9 (a typo) would spend minutes before any timeout could apply.
+TRIALS_MAX = 10_000
+
+
 def check_seed(name: str, value) -> int:
     """``value`` as a seed torch and numpy both take, each seed its own draws: an int in [0, 2^32 − 1]."""
     return check_count(name, value, minimum=0, maximum=SEED_MAX)

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from .errors import ExitCode, Fate, FpaError, InternalError, OutOfScopeError, ParameterError, UserCodeError
 from .jobs import explain_files, prepare_file
 from .options import (
+    TRIALS_MAX,
     check_count,
     check_device,
     check_reference_mode,
@@ -363,7 +364,7 @@ def triage(
     timeout = check_seconds("timeout", timeout)
     options = {
         "device": check_device(device).value,
-        "trials": check_count("trials", trials),
+        "trials": check_count("trials", trials, maximum=TRIALS_MAX),
         "seed": check_seed("seed", seed),
         "atol": check_tolerance("atol", atol),
         "rtol": check_tolerance("rtol", rtol),

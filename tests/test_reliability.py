@@ -200,6 +200,18 @@ def test_one_wrong_channel_is_named_with_counts_that_add_up(mode):
             ],
             "trials=0",
         ),
+        (  # a typo's 10^9 trials would draw their seeds for minutes before any timeout applied
+            [
+                "explain",
+                "--problem",
+                str(CASES / "problem.py"),
+                "--solution",
+                str(CASES / "raises.py"),
+                "--trials",
+                "1000000000",
+            ],
+            r"trials=1000000000, but trials must be an integer >= 1 and <= 10000",
+        ),
         (
             [
                 "explain",
