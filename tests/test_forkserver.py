@@ -151,6 +151,8 @@ def test_the_command_launches_the_server_first_for_explain_only(arguments, launc
 def test_a_server_that_cannot_start_leaves_fresh_interpreters_and_is_not_tried_again(tmp_path, monkeypatch):
     """Its imports failing (here: it says so at once) is no job's failure: every child starts as a fresh
     interpreter, and no second server is launched under the same environment."""
+    from fp_analysis.worker import _child_env as child_env
+
     failing = (
         "import json, socket, sys; "
         "socket.socket(fileno=int(sys.argv[1])).send(json.dumps({'error': 'ImportError: no torch'}).encode())"
@@ -164,9 +166,10 @@ def test_a_server_that_cannot_start_leaves_fresh_interpreters_and_is_not_tried_a
     monkeypatch.setattr(
         forkserver.ForkServer, "launch", classmethod(lambda cls, env: launched.append(1) or launch(cls, env))
     )
-    for name in ("first", "second"):
-        child, seen = _describe(tmp_path, name)
-        assert isinstance(child.proc, subprocess.Popen) and seen is not None and not seen["numba_loaded"]
+    child, seen = _describe(tmp_path, "first")
+    assert isinstance(child.proc, subprocess.Popen) and seen is not None and not seen["numba_loaded"]
+    again = forkserver.ChildSpec("describe", [], 1, 2, (), child_env(None))  # the next request: no server again
+    assert forkserver.spawn(again) is None
     assert launched == [1] and forkserver._server is None and forkserver._failed_key is not None
 
 
