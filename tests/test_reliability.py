@@ -185,55 +185,28 @@ def test_one_wrong_channel_is_named_with_counts_that_add_up(mode):
     assert bad == in_channel == of_channel == total // 16  # every output of channel 1, and nothing else
 
 
+def _explain_raises(*options: str) -> list[str]:
+    """``fpa explain`` of the problem and the raising solution with ``options``: refused before anything runs."""
+    return ["explain", "--problem", str(CASES / "problem.py"), "--solution", str(CASES / "raises.py"), *options]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (
-            [
-                "explain",
-                "--problem",
-                str(CASES / "problem.py"),
-                "--solution",
-                str(CASES / "raises.py"),
-                "--trials",
-                "0",
-            ],
+            _explain_raises("--trials", "0"),
             "trials=0",
         ),
         (  # a typo's 10^9 trials would draw their seeds for minutes before any timeout applied
-            [
-                "explain",
-                "--problem",
-                str(CASES / "problem.py"),
-                "--solution",
-                str(CASES / "raises.py"),
-                "--trials",
-                "1000000000",
-            ],
+            _explain_raises("--trials", "1000000000"),
             r"trials=1000000000, but trials must be an integer >= 1 and <= 10000",
         ),
         (
-            [
-                "explain",
-                "--problem",
-                str(CASES / "problem.py"),
-                "--solution",
-                str(CASES / "raises.py"),
-                "--samples",
-                "0",
-            ],
+            _explain_raises("--samples", "0"),
             "samples=0",
         ),
         (
-            [
-                "explain",
-                "--problem",
-                str(CASES / "problem.py"),
-                "--solution",
-                str(CASES / "raises.py"),
-                "--timeout",
-                "0",
-            ],
+            _explain_raises("--timeout", "0"),
             "timeout=0",
         ),
         (
