@@ -650,12 +650,16 @@ def _hypotheses(ops: Sequence[OpRecord]) -> list[_Hypothesis]:
 _EMULATED_AT_MOST = 1 << 23
 
 
+def _differing(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The outputs where two same-shaped sides differ, a NaN equal to a NaN (``torch.equal`` calls two NaNs
+    different, and two sides that give NaN at the same outputs are not in another order: the reference's own NaN
+    fails the check)."""
+    return ~((a == b) | (torch.isnan(a) & torch.isnan(b)))
+
+
 def _same_values(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Equal values at every output, a NaN equal to a NaN (``torch.equal`` calls two NaNs different, and two sides
-    that give NaN at the same outputs are not in another order: the reference's own NaN fails the check)."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+    """Equal values at every output (``_differing`` nowhere), in the same shape and dtype."""
+    return a.shape == b.shape and a.dtype == b.dtype and not bool(_differing(a, b).any())
 
 
 def _twin_words(twins: dict[str, str], sides: dict) -> str:
@@ -663,8 +667,7 @@ def _twin_words(twins: dict[str, str], sides: dict) -> str:
     one there, their differences lie outside the sample, which says nothing of an order."""
     names = set(twins.values())
     if len(twins) == 2 and len(names) == 1:
-        a, b = sides["reference"], sides["candidate"]
-        differing = int((~((a == b) | (torch.isnan(a) & torch.isnan(b)))).sum())
+        differing = int(_differing(sides["reference"], sides["candidate"]).sum())
         return (
             f"; both sides equal {names.pop()} bit for bit at every sampled output, so their {differing} differing "
             "outputs lie outside the sample (no order is shown)"
