@@ -8,46 +8,64 @@ problem and the analysis (``CandidateProcess``); the two talk over a socket pair
 
 * ``load``: import the solution file (and say which of torch's switches its import changed: ``notes``);
 * ``build``: seed torch as KernelBench does, then ``ModelNew(*args, **kwargs).to(device)``; the reply holds
-  its parameters, for the parameter check;
+  the parameters and buffers the parameter check can use (floating tensors of the sizes asked for);
 * ``forward``: run it on inputs (moved to the model's device) under ``torch.no_grad``; the reply holds the
-  output and the device it was made on. CUDA tensors cross as CUDA IPC handles, each side copying what it
-  receives into memory of its own (``fp_analysis.tensor_ipc``), other tensors as CPU tensors; where a handle
-  cannot be opened the worker sends the inputs again as CPU tensors, or asks for the output so (``resend``),
-  and keeps to CPU tensors for the rest of the job.
+  output, the device it was made on, and which inputs the solution wrote into. CUDA tensors cross as CUDA IPC
+  handles, each side copying what it receives into memory of its own (``fp_analysis.tensor_ipc``), other
+  tensors as CPU bytes; where a handle cannot be opened the worker sends the inputs again as bytes, or asks for
+  the output so (``resend``), and keeps to bytes for the rest of the job.
+
+The channel carries ``fp_analysis.wire`` frames — a JSON header and raw bytes, never a pickle — because the
+process at its other end runs code that may be hostile to the grader: nothing it sends is executed. Each reply
+must answer the request just sent (its sequence number), come from the candidate process itself (its pid: a
+forked copy answering is ``Fate.FORKED``), and hold exactly the fields its request allows, of their types and
+within the sizes the request can need (``_Checked``); anything else is ``Fate.MALFORMED_REPLY``, and the process
+is ended, since nothing it sends after that can be trusted.
 
 Each request is a call into the user's code: the client times it (``timeout``; a request that does not
 return kills the candidate process with what it started), reports it to the worker's parent
 (``worker.report_event``), and turns the candidate's exception, exit, death or wrong output into a
-``UserCodeError`` of side ``solution``. Messages are pickled with the standard pickler; torch pickles a CPU
-tensor's storage as bytes.
+``UserCodeError`` of side ``solution``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
+import os
 import pathlib
-import pickle
+import select
 import socket
 import time
 import traceback
-from multiprocessing.connection import Connection
 
+from . import hardening, wire
 from .errors import Fate, FpaError, InternalError, Side, UserCodeError
-from .tensor_ipc import IpcUnavailable, SharedCuda, share
-from .usercode import UserFile, call_id, seed_all
-from .worker import ChildProcess, child_setup, report_event
+from .snapshot import Snapshot
+from .tensor_ipc import IpcUnavailable, SharedCuda, exportable_copy, share
+from .usercode import UserFile, call_id, copied, seed_all, written_inputs
+from .worker import CHANNEL_LOST_STATUS, ChildProcess, child_setup, report_event
 
 __all__ = ["CandidateProcess", "prepare_job", "serve"]
 
 # Seconds the candidate process may take to start (import torch): ours, not the user's, so not --timeout.
 _START_S = 600.0
+# Seconds a process that closed its end of the channel has to end before it is ended.
+_CLOSING_S = 5.0
+# What a reply may carry besides tensors (notes, a user error's traceback): far more than any honest one needs.
+_REPLY_HEADER = 1 << 22
+# A reply's tensors may hold this many times the elements it needs (an output of the wrong shape is still read,
+# so that its shape is what the failure names), plus a little: beyond it a reply is oversized.
+_SLACK = 4
+_SLACK_ELEMENTS = 1 << 20
 
 
 class CandidateProcess:
     """The client end: starts the candidate process on ``solution`` and asks it to import the file at once
-    (so its import overlaps the worker's own work); ``loaded`` waits for that."""
+    (so its import overlaps the worker's own work); ``loaded`` waits for that. ``sources``: the solution's
+    snapshot (``Snapshot.encoded``), which the file and its helper modules are imported from."""
 
-    def __init__(self, solution: str, folder: str | pathlib.Path, timeout: float):
+    def __init__(self, solution: str, folder: str | pathlib.Path, timeout: float, sources: dict | None = None):
         self.timeout = timeout
         self.name = pathlib.Path(solution).name
         ours, theirs = socket.socketpair()
@@ -64,11 +82,13 @@ class CandidateProcess:
             raise
         finally:
             theirs.close()
-        self.conn = Connection(ours.detach())
-        self.conn.send_bytes(pickle.dumps({"op": "load"}))  # read once the process has imported torch
+        self.sock = ours
+        self.seq = 0  # of the last request sent; the process's "ready" is 0
         self.notes: list[str] | None = None
-        self.import_error: UserCodeError | None = None  # the solution's import failed: every later call fails so
+        self.failed: UserCodeError | None = None  # the process answered once for good (its import failed) or broke
         self.ipc = True  # CUDA tensors cross as IPC handles until one cannot be opened
+        load = {"op": "load", "sources": sources}
+        self._load_call = self._send(load, f"importing {self.name}", expect="load", report=False)
 
     def __enter__(self) -> CandidateProcess:
         return self
@@ -83,7 +103,7 @@ class CandidateProcess:
     def close(self) -> None:
         """End the candidate process (and what it started)."""
         with contextlib.suppress(OSError):
-            self.conn.close()
+            self.sock.close()
         self.child.close()
 
     def loaded(self) -> list[str]:
@@ -92,56 +112,67 @@ class CandidateProcess:
         The process first says it is ready (torch imported: our start-up, not the user's code, so not under
         the timeout); the import of the solution is timed from then.
         """
-        if self.import_error is not None:  # the process answered once: asking again would wait for nothing
-            raise self.import_error
+        if self.failed is not None:  # the process answered once: asking again would wait for nothing
+            raise self.failed
         if self.notes is None:
-            where = f"importing {self.name}"
-            call = {"id": call_id(), "side": Side.SOLUTION.value, "where": where}
-            if not self.conn.poll(_START_S):
+            call = self._load_call
+            if not _readable(self.sock, _START_S):
                 raise InternalError(f"the candidate process did not start within {_START_S:g} s")
-            self._read(call)  # "ready"
-            report_event("enter", **call)
+            self._reply({**call, "seq": 0, "expect": "ready"}, deadline=None)
+            report_event("enter", **_event(call))
             call["sent"] = time.monotonic()
             try:
                 self.notes = self._receive(call)["notes"]
             except UserCodeError as error:
-                self.import_error = error
+                self.failed = self.failed or error  # every later call fails the same: the process answered for good
                 raise
         return self.notes
 
-    def build(self, args: list, kwargs: dict, seed: int, device, *, where: str, detail=None, replay=None) -> dict:
-        """Build ``ModelNew(*args, **kwargs)`` on ``device`` after ``torch.manual_seed(seed)``; its parameters
-        and buffers (name → CPU tensor, or None for one a Lazy module has not initialised yet)."""
+    def build(self, args: list, kwargs: dict, seed: int, device, *, where: str, detail=None, replay=None,
+              keep_numels=(), elements: int = 0) -> dict:  # fmt: skip
+        """Build ``ModelNew(*args, **kwargs)`` on ``device`` after ``torch.manual_seed(seed)``; its floating
+        parameters and buffers whose sizes are in ``keep_numels`` (name → CPU tensor), and None for each one a Lazy
+        module has not initialised yet. ``elements``: the reference's parameter elements, which bound the reply."""
         self.loaded()
-        request = {"op": "build", "args": list(args), "kwargs": dict(kwargs), "seed": seed, "device": str(device)}
-        request.update(_context(where, detail, replay))
-        return self._receive(self._send(request, where, detail, replay))["parameters"]
+        request = {"op": "build", "args": list(args), "kwargs": dict(kwargs), "seed": seed, "device": str(device),
+                   "keep_numels": sorted(set(keep_numels)), **_context(where, detail, replay)}  # fmt: skip
+        limits = wire.Limits(
+            _REPLY_HEADER,
+            payload_bytes=8 * _SLACK * elements + 8 * _SLACK_ELEMENTS,
+            elements=max(set(keep_numels) | {1}),
+        )
+        return self._receive(self._send(request, where, detail, replay, expect="build"), limits)["parameters"]
 
-    def forward(self, inputs: list, *, detail=None, replay=None):
-        """``ModelNew.forward(*inputs)``: (the output, the device it was made on). The output is on the GPU
-        where it crossed by CUDA IPC, on the CPU otherwise."""
+    def forward(self, inputs: list, *, like=None, detail=None, replay=None):
+        """``ModelNew.forward(*inputs)``: (the output, the device it was made on, the indices of the inputs it wrote
+        into). The output is on the GPU where it crossed by CUDA IPC, on the CPU otherwise. ``like``: the
+        reference's output, whose size bounds what the reply may hold."""
         import torch
 
-        kept = []  # the copies the candidate opens by handle: alive until it has answered
+        kept, exported = [], set()  # the copies the candidate opens by handle: alive until it has answered
 
         def as_sent(t):
             if not isinstance(t, torch.Tensor):
                 return t
             if self.ipc and t.is_cuda:
-                copy = t.detach().resolve_neg().clone()  # the candidate's own: what its code does to it stays there
-                handle = share(copy)
+                copy = exportable_copy(t)  # the candidate's own: what its code does to it stays there
+                handle = share(copy) if copy is not None else None
                 if handle is not None:
                     kept.append(copy)
+                    exported.add(handle.handle)
                     return handle
             return t.detach().cpu()
 
         where = "ModelNew.forward"
-        request = {"op": "forward", "inputs": [as_sent(t) for t in inputs], "ipc": self.ipc}
-        request.update(_context(where, detail, replay))
-        reply = self._receive(self._send(request, where, detail, replay))
+        request = {"op": "forward", "inputs": [as_sent(t) for t in inputs], "ipc": self.ipc,
+                   **_context(where, detail, replay)}  # fmt: skip
+        elements = _SLACK * like.numel() + _SLACK_ELEMENTS if like is not None else 1 << 48
+        limits = wire.Limits(_REPLY_HEADER, tensors=1, payload_bytes=8 * elements, elements=elements)
+        call = self._send(request, where, detail, replay, expect="forward")
+        reply = self._receive(call, limits)
         if "ipc_unavailable" in reply:  # it opened none of them, and ran none of the user's code
             self.ipc = False
-            return self.forward(inputs, detail=detail, replay=replay)
+            return self.forward(inputs, like=like, detail=detail, replay=replay)
         if "returned" in reply:
             raise UserCodeError(
                 f"{where} returned {reply['returned']}",
@@ -153,76 +184,125 @@ class CandidateProcess:
         output = reply["output"]
         if isinstance(output, SharedCuda):
             try:
+                output.check(sender_pid=self.child.proc.pid, own=frozenset(exported))
+            except ValueError as error:
+                raise self._broken(call, Fate.MALFORMED_REPLY, f"a CUDA handle that {error}") from None
+            try:
                 output = output.open()
             except IpcUnavailable:
                 self.ipc = False
                 resend = {"op": "resend", **_context(f"{where} (its output again, as bytes)", detail, replay)}
-                output = self._receive(self._send(resend, resend["where"], detail, replay))["output"]
-        return output, reply["device"]
+                again = self._send(resend, resend["where"], detail, replay, expect="resend")
+                output = self._receive(again, limits)["output"]
+        return output, reply["device"], reply["mutated"]
 
-    def _send(self, request: dict, where: str, detail=None, replay=None) -> dict:
-        call = {"id": call_id(), "side": Side.SOLUTION.value, **_context(where, detail, replay)}
-        try:
-            data = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as error:  # e.g. an object of the problem's own class among get_init_inputs()
-            raise FpaError(
-                f"the arguments for {where} cannot be sent to the solution's process (only plain data and "
-                f"tensors can): {type(error).__name__}: {error}"
-            ) from None
-        report_event("enter", **call)
+    # ------------------------------------------------------------------------------------------- the channel
+
+    def _send(self, request: dict, where: str, detail=None, replay=None, *, expect: str, report: bool = True) -> dict:
+        """Send ``request`` as the next in turn; the call it starts (what ``_receive`` waits for)."""
+        if self.failed is not None:
+            raise self.failed
+        self.seq += 1
+        call = {"id": call_id(), "side": Side.SOLUTION.value, **_context(where, detail, replay), "seq": self.seq,
+                "expect": expect}  # fmt: skip
+        if report:
+            report_event("enter", **_event(call))
         call["sent"] = time.monotonic()
         try:
-            self.conn.send_bytes(data)
+            wire.send(self.sock, self.seq, {**request, "seq": self.seq})
+        except wire.Unsendable as error:  # e.g. an object of the problem's own class among get_init_inputs()
+            if report:
+                report_event("leave", id=call["id"], seconds=0.0)
+            raise FpaError(
+                f"the arguments for {where} cannot be sent to the solution's process (only plain data and "
+                f"tensors can): {error}"
+            ) from None
         except OSError:
             pass  # the process is gone; _receive names how it ended
         return call
 
-    def _receive(self, call: dict) -> dict:
+    def _receive(self, call: dict, limits: wire.Limits | None = None) -> dict:
         """The reply to ``call``, waited for at most the timeout from when it was sent; raises what it says."""
+        reply = {}
         try:
-            if not self.conn.poll(max(0.0, call["sent"] + self.timeout - time.monotonic())):
-                self.child.kill()
-                self.child.proc.wait()  # reaped: alive() says so from now on
-                context = {k: call[k] for k in ("detail", "replay") if k in call}
-                raise UserCodeError(
-                    f"{call['where']} did not return within {self.timeout:g} s (--timeout); it was killed",
-                    side=Side.SOLUTION,
-                    where=call["where"],
-                    fate=Fate.TIMED_OUT,
-                    details={**context, "timeout_s": self.timeout},
-                )
-            reply = self._read(call)
+            reply = self._reply(call, deadline=call["sent"] + self.timeout, limits=limits)
         finally:
             # the process's own measure of the call, where it sent one (the reply may wait while we work)
-            spent = locals().get("reply", {}).get("seconds", time.monotonic() - call["sent"])
-            report_event("leave", id=call["id"], seconds=spent)
+            report_event("leave", id=call["id"], seconds=reply.get("seconds", time.monotonic() - call["sent"]))
         if "user_code" in reply:
-            raise UserCodeError.from_dict(reply["user_code"])
+            raise UserCodeError.from_dict({**reply["user_code"], "side": Side.SOLUTION.value})
         if "usage" in reply:
             raise FpaError(reply["usage"])
         if "internal" in reply:
-            raise InternalError(f"the candidate process failed: {reply['internal']}", reply.get("traceback", ""))
+            raise InternalError(f"the candidate process failed: {reply['internal']}", reply["traceback"])
         return reply
 
-    def _read(self, call: dict) -> dict:
-        """One message from the process; UserCodeError naming ``call`` when the process is gone."""
+    def _reply(self, call: dict, deadline: float | None, limits: wire.Limits | None = None) -> dict:
+        """The next message, checked to be the reply ``call`` expects (see the module docstring)."""
         try:
-            return pickle.loads(self.conn.recv_bytes())
-        except (EOFError, OSError):
-            fate, how, code = self.child.ending()
-            context = {k: call[k] for k in ("detail", "replay") if k in call}
+            message = wire.receive(self.sock, limits=limits or wire.Limits(_REPLY_HEADER), deadline=deadline)
+        except wire.WireTimeout:
+            self.child.kill()
+            self.child.proc.wait()  # reaped: alive() says so from now on
             raise UserCodeError(
-                f"{call['where']}: the solution's process {how}",
+                f"{call['where']} did not return within {self.timeout:g} s (--timeout); it was killed",
                 side=Side.SOLUTION,
                 where=call["where"],
-                fate=fate,
-                details={**context, "status": code},
+                fate=Fate.TIMED_OUT,
+                details={**_context(None, call.get("detail"), call.get("replay")), "timeout_s": self.timeout},
             ) from None
+        except wire.Malformed as error:
+            raise self._broken(call, Fate.MALFORMED_REPLY, f"a malformed reply: {error}") from None
+        except (EOFError, OSError):
+            raise self._ended(call) from None
+        if message.pid != self.child.proc.pid:
+            raise self._broken(call, Fate.FORKED, f"a reply from another process (pid {message.pid}): a copy of it "
+                               "answered in its place")  # fmt: skip
+        if message.seq != call["seq"]:
+            raise self._broken(call, Fate.MALFORMED_REPLY, f"a reply out of turn (to request {message.seq} where "
+                               f"{call['seq']} was asked)")  # fmt: skip
+        try:
+            return _checked(call["expect"], message.body)
+        except wire.Malformed as error:
+            raise self._broken(call, Fate.MALFORMED_REPLY, f"a malformed reply: {error}") from None
+
+    def _broken(self, call: dict, fate: Fate, what: str) -> UserCodeError:
+        """The error for a reply that cannot be trusted: the process is ended, and every later call fails the same."""
+        self.child.kill()
+        self.child.proc.wait()
+        verb = "forked: it sent" if fate is Fate.FORKED else "sent"
+        self.failed = UserCodeError(
+            f"{call['where']}: the solution's process {verb} {what}",
+            side=Side.SOLUTION,
+            where=call["where"],
+            fate=fate,
+            details=_context(None, call.get("detail"), call.get("replay")),
+        )
+        return self.failed
+
+    def _ended(self, call: dict) -> UserCodeError:
+        """The error for a process whose end of the channel closed: how it ended (given a moment to end)."""
+        self.child.wait_ended(_CLOSING_S)
+        if not self.child.has_ended():
+            self.child.kill()
+        fate, how, code = self.child.ending()
+        message = f"{call['where']}: the solution's process {how}"
+        if code == CHANNEL_LOST_STATUS:
+            fate = Fate.CLOSED_CHANNEL
+            message = f"{call['where']} closed the descriptors fpa talks to the solution's process through"
+        self.failed = UserCodeError(
+            message,
+            side=Side.SOLUTION,
+            where=call["where"],
+            fate=fate,
+            details={**_context(None, call.get("detail"), call.get("replay")), "status": code},
+        )
+        return self.failed
 
 
-def prepare_job(solution: str, *, timeout: float, folder: str) -> dict:
+def prepare_job(solution: str, *, timeout: float, folder: str, solution_sources=None) -> dict:
     """The worker's half of ``jobs.prepare_file``: import the solution in its process, under the timeout."""
-    with CandidateProcess(solution, folder, timeout) as candidate:
+    with CandidateProcess(solution, folder, timeout, solution_sources) as candidate:
         return {"notes": candidate.loaded()}
 
 
@@ -231,45 +311,175 @@ def _context(where: str | None, detail: str | None, replay: str | None) -> dict:
     return {k: v for k, v in (("where", where), ("detail", detail), ("replay", replay)) if v}
 
 
+def _event(call: dict) -> dict:
+    """The fields of ``call`` the worker's parent is told of."""
+    return {k: call[k] for k in ("id", "side", "where", "detail", "replay") if k in call}
+
+
+def _readable(sock: socket.socket, seconds: float) -> bool:
+    poll = select.poll()
+    poll.register(sock, select.POLLIN)
+    return bool(poll.poll(seconds * 1000))
+
+
+# ------------------------------------------------------------------------------------- what a reply may hold
+
+
+def _checked(expect: str, body) -> dict:
+    """``body`` if it is a reply ``expect`` allows (its fields, their types), else ``wire.Malformed``."""
+    import torch
+
+    if not isinstance(body, dict) or not all(isinstance(k, str) for k in body):
+        raise wire.Malformed("its body is not a record")
+    fields = dict(body)
+    seconds = fields.pop("seconds", 0.0)
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not 0 <= seconds < math.inf:
+        raise wire.Malformed("its seconds are not a non-negative number")
+
+    def text(value, limit: int = 1 << 20) -> bool:
+        return isinstance(value, str) and len(value) <= limit
+
+    def tensor(value) -> bool:
+        return isinstance(value, torch.Tensor)
+
+    if set(fields) == {"user_code"} and expect != "ready":
+        record = fields["user_code"]
+        try:
+            error = UserCodeError.from_dict({**record, "side": Side.SOLUTION.value})
+        except (TypeError, ValueError, KeyError, AttributeError):
+            raise wire.Malformed("its error record is not one") from None
+        if not (text(str(error)) and text(error.where, 4096)) or not _plain(error.details):
+            raise wire.Malformed("its error record holds what an error record does not")
+    elif set(fields) == {"usage"} and expect != "ready":
+        if not text(fields["usage"], 1 << 16):
+            raise wire.Malformed("its usage error is not a short text")
+    elif set(fields) == {"internal", "traceback"} and expect != "ready":
+        if not (text(fields["internal"], 1 << 16) and text(fields["traceback"])):
+            raise wire.Malformed("its internal error is not a short text")
+    elif expect == "ready":
+        if fields != {"ready": True}:
+            raise wire.Malformed("it does not say that the process is ready")
+    elif expect == "load":
+        notes = fields.get("notes")
+        if set(fields) != {"notes"} or not isinstance(notes, list) or not all(text(n, 4096) for n in notes):
+            raise wire.Malformed("it does not hold the import's notes")
+    elif expect == "build":
+        parameters = fields.get("parameters")
+        if set(fields) != {"parameters"} or not isinstance(parameters, dict):
+            raise wire.Malformed("it does not hold ModelNew's parameters")
+        for name, value in parameters.items():
+            if not (text(name, 4096) and (value is None or (tensor(value) and value.is_floating_point()))):
+                raise wire.Malformed("its parameters are not named floating-point tensors")
+    elif expect == "forward" and set(fields) == {"returned"}:
+        if not text(fields["returned"], 4096):
+            raise wire.Malformed("its description of what forward returned is not a short text")
+    elif expect == "forward" and set(fields) == {"ipc_unavailable"}:
+        if not text(fields["ipc_unavailable"], 4096):
+            raise wire.Malformed("its reason is not a short text")
+    elif expect in ("forward", "resend"):
+        allowed = {"output", "device", "mutated"} if expect == "forward" else {"output", "device"}
+        output, device, mutated = fields.get("output"), fields.get("device"), fields.get("mutated", [])
+        handle_ok = expect == "forward" and isinstance(output, SharedCuda)
+        if set(fields) != allowed or not (tensor(output) or handle_ok) or not text(device, 64):
+            raise wire.Malformed(f"it does not hold {expect}'s output and its device")
+        if not (isinstance(mutated, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in mutated)):
+            raise wire.Malformed("its list of inputs written into is not a list of indices")
+        fields["mutated"] = sorted(set(mutated))
+        try:
+            torch.device(device)
+        except (RuntimeError, ValueError):
+            raise wire.Malformed(f"its device {device[:40]!r} is not one torch knows") from None
+    else:
+        raise wire.Malformed(f"its fields ({', '.join(sorted(fields))[:200]}) are not a reply to {expect}")
+    return {**fields, "seconds": float(seconds)}
+
+
+def _plain(value, depth: int = 0) -> bool:
+    """Whether ``value`` is JSON data (what an error's details may hold)."""
+    if depth > 8:
+        return False
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
 # --------------------------------------------------------------------------------------------- server side
+
+_forks = [0]  # in the candidate process: forks made by Python code since it started (os.register_at_fork)
 
 
 def serve(solution: str, fd: int | str) -> None:
-    """The candidate process: answer requests on ``fd`` until the worker closes it (see the module docstring)."""
+    """The candidate process: answer requests on ``fd`` until the worker closes it (see the module docstring).
+
+    A process the user's code forks and that returns into this loop is a copy: it leaves at once, without a
+    word, and the call that forked is answered as ``Fate.FORKED``. When the user's code has closed (or taken) the
+    channel, the process leaves with ``CHANNEL_LOST_STATUS`` rather than a traceback of ours in its output.
+    """
     child_setup()
+    hardening.drop_ptrace()  # out of the worker's memory and descriptors (fp_analysis.hardening)
     import torch
 
-    conn = Connection(int(fd))
-    state = {"file": UserFile(solution, Side.SOLUTION), "model": None, "device": "cpu", "torch": torch}
-    conn.send_bytes(pickle.dumps({"ready": True}))
+    owner = os.getpid()
+    os.register_at_fork(after_in_parent=lambda: _forks.__setitem__(0, _forks[0] + 1))
+    sock = socket.socket(fileno=int(fd))
+    state = {
+        "file": UserFile(solution, Side.SOLUTION),
+        "path": solution,
+        "model": None,
+        "device": "cpu",
+        "torch": torch,
+    }
+    _answer(sock, 0, {"ready": True})
     while True:
         try:
-            request = pickle.loads(conn.recv_bytes())
-        except (EOFError, OSError):
-            return
-        start = time.monotonic()
+            request = wire.receive(sock).body  # the worker's: trusted, but the user's code may have taken the channel
+            seq, op = request["seq"], request["op"]
+        except EOFError:
+            os._exit(0)
+        except Exception:
+            os._exit(CHANNEL_LOST_STATUS)
+        start, forks = time.monotonic(), _forks[0]
+        where = request.get("where", f"importing {pathlib.Path(solution).name}")
         try:
-            reply = _HANDLERS[request["op"]](state, request)
+            reply = _HANDLERS[op](state, request)
         except UserCodeError as error:
             reply = {"user_code": error.to_dict()}
         except FpaError as error:
             reply = {"usage": str(error)}
         except BaseException as error:  # ours: the worker reports it as an internal error
             reply = {"internal": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()}
+        if os.getpid() != owner:  # a copy the user's code forked, back in our frames: only the original answers
+            os._exit(0)
+        if _forks[0] != forks:
+            forked = UserCodeError(
+                f"{where}: the solution's process forked (os.fork): a copy of it could answer in its place",
+                side=Side.SOLUTION, where=where, fate=Fate.FORKED, details=_context(None, request.get("detail"),
+                                                                                    request.get("replay")),
+            )  # fmt: skip
+            reply = {"user_code": forked.to_dict()}
         reply["seconds"] = time.monotonic() - start
+        _answer(sock, seq, reply)
+
+
+def _answer(sock: socket.socket, seq: int, reply: dict) -> None:
+    """Send ``reply``; one that cannot be written says what the user's code returned instead."""
+    try:
         try:
-            data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as error:  # what the user's code returned cannot be sent
-            data = pickle.dumps(
-                {
-                    "returned": f"something that cannot be sent between processes ({error})",
-                    **{k: reply[k] for k in ("seconds",) if k in reply},
-                }
-            )
-        conn.send_bytes(data)
+            wire.send(sock, seq, reply)
+        except wire.Unsendable as error:  # what the user's code returned cannot be sent
+            wire.send(sock, seq, {"returned": f"something that cannot be sent between processes ({error})",
+                                  "seconds": reply.get("seconds", 0.0)})  # fmt: skip
+    except OSError:  # the user's code closed our channel, or the worker is gone
+        os._exit(CHANNEL_LOST_STATUS)
 
 
 def _load(state: dict, request: dict) -> dict:
+    if request["sources"] is not None:
+        state["file"] = UserFile(state["path"], Side.SOLUTION, Snapshot.decoded(request["sources"]))
     before = _switches(state["torch"])
     state["file"].load(("ModelNew",))
     after = _switches(state["torch"])
@@ -293,9 +503,16 @@ def _build(state: dict, request: dict) -> dict:
         request["where"], lambda: file.module.ModelNew(*request["args"], **request["kwargs"]).to(device), **context
     )
     state["model"], state["device"] = model, device
+    keep = set(request["keep_numels"])
     tensors = {**dict(model.named_buffers()), **dict(model.named_parameters())}
     # a Lazy module's tensors have no values until the first forward: None, so the worker knows it cannot compare
-    return {"parameters": {name: None if is_lazy(t) else t.detach().cpu() for name, t in tensors.items()}}
+    return {
+        "parameters": {
+            name: None if is_lazy(t) else t.detach().to("cpu").contiguous()
+            for name, t in tensors.items()
+            if is_lazy(t) or (t.is_floating_point() and t.numel() in keep)
+        }
+    }
 
 
 def _forward(state: dict, request: dict) -> dict:
@@ -305,18 +522,22 @@ def _forward(state: dict, request: dict) -> dict:
         inputs = [_received(t, state["device"], torch) for t in request["inputs"]]
     except IpcUnavailable as error:
         return {"ipc_unavailable": str(error)}
+    given = copied(inputs)  # the solution gets copies, so that what it writes into them can be told
     context = {k: request[k] for k in ("detail", "replay") if k in request}
     with torch.no_grad():
-        out = state["file"].call("ModelNew.forward", state["model"], *inputs, **context)
+        out = state["file"].call("ModelNew.forward", state["model"], *given, **context)
+    mutated = written_inputs(inputs, given)
     if not isinstance(out, torch.Tensor):
         return {"returned": f"a {type(out).__name__}, not a tensor"}
     if out.layout != torch.strided:
         return {"returned": f"a {out.layout} tensor, not a dense one"}
-    # A subclass of the solution's own would not unpickle in the worker, and its __torch_function__ is the
+    # A subclass of the solution's own would not be a plain tensor in the worker, and its __torch_function__ is the
     # user's code: send the plain tensor underneath (this still runs under the worker's timeout).
     try:
         with torch._C.DisableTorchFunctionSubclass():
-            plain = torch.Tensor.as_subclass(out.detach(), torch.Tensor).resolve_neg()  # e.g. z.conj().imag
+            plain = torch.Tensor.as_subclass(out.detach(), torch.Tensor).resolve_neg().resolve_conj()
+            if plain.numel() and plain.untyped_storage().nbytes() > plain.numel() * plain.element_size():
+                plain = plain.contiguous()  # a view into a larger buffer: send what it shows, not the buffer
             handle = share(plain) if request.get("ipc") else None
             if handle is None:
                 plain = plain.to("cpu")
@@ -324,8 +545,8 @@ def _forward(state: dict, request: dict) -> dict:
         return {"returned": f"a tensor that cannot be read ({type(error).__name__}: {error})"}
     if handle is not None:
         state["sent"] = plain  # alive until the worker has copied it (its next request)
-        return {"output": handle, "device": str(out.device)}
-    return {"output": plain, "device": str(out.device)}
+        return {"output": handle, "device": str(out.device), "mutated": mutated}
+    return {"output": plain, "device": str(out.device), "mutated": mutated}
 
 
 def _received(value, device, torch):

@@ -28,6 +28,7 @@ from typer.core import TyperGroup
 
 from . import records
 from .errors import ExitCode, FpaError, ParameterError, Side, UserCodeError
+from .interrupts import kept_signal_handlers, work_done
 from .options import PRESET_KERNEL_OPS, PRESET_NAMES, check_op, check_seconds, check_seed
 from .worker import DEFAULT_TIMEOUT_S
 
@@ -56,6 +57,13 @@ class _Group(TyperGroup):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         argv = list(sys.argv[1:] if args is None else args)
         as_json = "--json" in argv
+        with kept_signal_handlers():  # called in a process that goes on (a test): its handlers are left as they were
+            code = self._run(argv, prog_name, complete_var, as_json, **extra)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+    def _run(self, argv, prog_name, complete_var, as_json: bool, **extra) -> int:
         try:
             code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
             if code == ExitCode.INTERRUPTED:  # typer turns Ctrl-C (and our SIGTERM) into this code
@@ -74,10 +82,7 @@ class _Group(TyperGroup):
             code = _error_exit(
                 ExitCode.INTERNAL, f"{type(error).__name__}: {error}", as_json, traceback_text=traceback.format_exc()
             )
-        code = int(code or 0)
-        if standalone_mode:
-            sys.exit(code)
-        return code
+        return int(code or 0)
 
 
 app = typer.Typer(
@@ -274,6 +279,7 @@ def report(
         _write_csv(csv_file, result["rows"])
         if csv_path == "-":
             return
+    work_done()  # the work is done: a signal now does not cut its output short
     if as_json:
         print(records.dumps(result))
         return
@@ -387,6 +393,7 @@ def explain(
         no_store,
         (result.worker or {}).get("versions"),
     )
+    work_done()  # the work is done: a signal now does not cut its output short
     if as_json:
         print(records.dumps(data))
     else:
@@ -547,6 +554,7 @@ def tolerance(
 
     _check_samples(samples)
     result = tolerance_report(op, mode, samples=samples, seed=seed)
+    work_done()  # the work is done: a signal now does not cut its output short
     if as_json:
         print(records.dumps(result))
         return
@@ -571,6 +579,7 @@ def orders(
     spec, terms = preset_terms(preset, samples, seed, batch)
     rows = order_table(spec, terms)
     spot = mpmath_spot_check(terms)
+    work_done()  # the work is done: a signal now does not cut its output short
     if as_json:
         table = {"preset": preset, "samples": terms.M, "K": terms.K, "seed": seed, "fp64_vs_mpmath_max": spot}
         print(records.dumps({**table, "rows": [r.to_dict() for r in rows]}))
@@ -635,6 +644,7 @@ def triage(
             atol=atol, rtol=rtol, reference_mode=reference_mode, rerun=rerun, store=not no_store, on_progress=show,
             ray=ray,
         )  # fmt: skip
+    work_done()  # the work is done: a signal now does not cut its output short
     for line in result["not_stored"]:
         _err.print(f"[yellow]warning:[/] not stored (a rerun will explain it again): {escape(line)}")
     for line in result["unreadable"]:
@@ -752,6 +762,7 @@ def fuzz(
             result = fuzz_op(op, max_examples=max_examples, device=device, seed=seed)
     failures = result["failures"]
     user_code = any(f.get("user_code") for f in failures)
+    work_done()  # the work is done: a signal now does not cut its output short
     if as_json:
         print(records.dumps(result))
     else:
@@ -777,6 +788,8 @@ def fuzz(
             )
         if result.get("drawn"):
             _out.print(f"  drawn: {', '.join(result['drawn'])} and the input shapes", highlight=False)
+        for note in result.get("notes", []):
+            _out.print(f"  note: {escape(note)}", highlight=False)
         for f in failures:
             explanation = f.get("explanation") or {}
             verdict = explanation.get("verdict")
@@ -857,6 +870,7 @@ def bench(
     fig_path = figure or f"experiments/figures/bench_{kernel_op}_{slug}.png"
     bench_lib.save(result, out_path)
     bench_lib.plot_pareto(result, fig_path)
+    work_done()  # the work is done: a signal now does not cut its output short
     if as_json:
         print(records.dumps({"meta": result.meta, "records": result.records}))
         return

@@ -16,11 +16,25 @@ __all__ = ["main"]
 
 
 def main() -> None:
+    from .interrupts import raise_on_signals
+
+    raise_on_signals()  # first: a SIGTERM from here on ends the command the documented way (exit 130)
+    try:
+        _main()
+    except KeyboardInterrupt:  # before the command line took over (it says the same itself)
+        print("error: interrupted; nothing was judged", file=sys.stderr)
+        raise SystemExit(130) from None
+
+
+def _main() -> None:
     try:
         os.getcwd()
     except FileNotFoundError:  # every job process starts in it: say so plainly rather than fail inside
         print("error: the current folder no longer exists; cd to one that does", file=sys.stderr)
         raise SystemExit(2) from None
+    from .hardening import not_dumpable
+
+    not_dumpable()  # the solutions fpa runs may not read or write its memory (fp_analysis.hardening)
     arguments = sys.argv[1:]
     if arguments[:1] == ["explain"] and "--help" not in arguments:
         from .worker import start_fork_server

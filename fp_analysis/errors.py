@@ -64,6 +64,15 @@ class Fate(str, Enum):
     """It did not return within the timeout, and its process was killed."""
     BAD_OUTPUT = "bad_output"
     """It returned something of the wrong type, dtype, shape or device."""
+    MALFORMED_REPLY = "malformed_reply"
+    """Its process sent fpa what the protocol does not allow: junk, a reply out of turn or too large, a forged
+    handle (``fp_analysis.wire``); the process is ended, since nothing it sends after that can be trusted."""
+    FORKED = "forked"
+    """It forked the process it runs in, so that a copy of it could answer in its place."""
+    MODIFIED_FILES = "modified_files"
+    """It changed files the job was given (the problem, the solution, the sources beside them) while it ran."""
+    CLOSED_CHANNEL = "closed_channel"
+    """It closed the descriptors fpa talks to its process through, and the process could no longer answer."""
 
 
 class FpaError(Exception):

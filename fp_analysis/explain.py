@@ -17,7 +17,7 @@ from .candidate import CandidateProcess
 from .engine import analyse_model
 from .errors import ParameterError
 from .interpose import evaluate, precision_mode
-from .kernelbench import load_problem, mismatch_summary, parameter_mismatch, run_check
+from .kernelbench import load_problem, mismatch_summary, parameter_mismatch, run_check, written_notes
 from .options import resolve_device
 from .usercode import UserFile
 from .verdict import Cause, Explanation
@@ -27,9 +27,12 @@ __all__ = ["explain_job"]
 
 
 def explain_job(
-    problem, solution, *, device, reference_mode, trials, seed, atol, rtol, samples, timeout, folder
-) -> dict:
-    """The worker's half of ``fp_analysis.jobs.explain_files``: the ``Explanation`` as a dict (its ``--json``)."""
+    problem, solution, *, device, reference_mode, trials, seed, atol, rtol, samples, timeout, folder,
+    problem_sources=None, solution_sources=None,
+) -> dict:  # fmt: skip
+    """The worker's half of ``fp_analysis.jobs.explain_files``: the ``Explanation`` as a dict (its ``--json``).
+    ``problem_sources``, ``solution_sources``: each file's snapshot, which it is imported from
+    (``fp_analysis.snapshot``)."""
     dev = resolve_device(device)
     mode = reference_mode or "fp32"
     if dev.type == "cuda" and reference_mode not in (None, "fp32"):
@@ -37,8 +40,10 @@ def explain_job(
             "--reference-mode emulates a precision on the CPU; on a GPU the reference runs as "
             "your TF32 settings say (and is also run with TF32 forced on and off)"
         )
-    with CandidateProcess(solution, folder, timeout) as candidate:  # its import overlaps the problem's
-        reference_file = load_problem(problem)
+    with CandidateProcess(
+        solution, folder, timeout, solution_sources
+    ) as candidate:  # its import overlaps the problem's
+        reference_file = load_problem(problem, problem_sources)
         reference, parameters, results, worst = run_check(
             reference_file,
             candidate,
@@ -49,7 +54,8 @@ def explain_job(
             rtol=rtol,
             reference_mode=mode if dev.type == "cpu" else "fp32",
         )
-        notes = list(candidate.loaded())
+        written = {side: {i for r in results for i in r.written.get(side, ())} for side in ("reference", "candidate")}
+        notes = list(candidate.loaded()) + written_notes(written)
     context = {
         "device": str(dev),
         "reference_mode": mode if dev.type == "cpu" else _tf32_description(),

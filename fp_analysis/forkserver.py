@@ -423,6 +423,9 @@ def serve(connection_fd: int, alive_fd: int) -> None:
     """The server's life: preload, say ready, then fork on request and report what its children became."""
     global _threads
     connection = socket.socket(fileno=connection_fd)
+    from .hardening import not_dumpable
+
+    not_dumpable()  # no job's code may write into the process every later job is forked from (fp_analysis.hardening)
     try:
         for module in _PRELOAD:
             importlib.import_module(module)

@@ -42,7 +42,7 @@ from .engine import analyse_model
 from .errors import Fate, FpaError, ParameterError, Side, UserCodeError
 from .formats import FORMATS
 from .jobs import default_max_examples, parse_replay
-from .kernelbench import KernelBenchError, init_inputs, load_problem, trial_inputs
+from .kernelbench import KernelBenchError, init_inputs, load_problem, reference_forward, trial_inputs, written_notes
 from .model_space import ModelSpace, Refused, TooLarge, describe_convs
 from .options import PRESET_KERNEL_OPS, check_count, check_op, resolve_device
 from .places import cache_dir
@@ -118,12 +118,13 @@ class _Pair:
     ``ModelNew`` need not), which a first build of both at the problem's values decides.
     """
 
-    def __init__(self, problem_path, solution_path, device: torch.device, candidate: CandidateProcess):
+    def __init__(self, problem_path, solution_path, device: torch.device, candidate: CandidateProcess, sources=None):
         self.paths = (str(problem_path), str(solution_path))
-        self.problem = load_problem(problem_path)
+        self.problem = load_problem(problem_path, sources)
         self.candidate = candidate
         candidate.loaded()  # a solution that cannot be imported fails here, before any example
         self.device = device
+        self.written: dict[str, set[int]] = {}  # side → the inputs it wrote into, over every example
         init = init_inputs(self.problem)
         model_class = self.problem.module.Model
         signature = inspect.signature(model_class.__init__)
@@ -259,15 +260,16 @@ class _Pair:
         inputs = self.inputs(shapes, data)
         try:
             with torch.no_grad():
-                ref = self.problem.call("Model.forward", reference, *inputs, **context)
+                ref, ref_written = reference_forward(self.problem, reference, inputs, **context)
         except UserCodeError as error:
             if error.fate is not Fate.RAISED:
                 raise
             raise Refused(str(error)) from None
-        check_output(ref, "Model.forward", Side.PROBLEM, detail=context["detail"])
         args, kwargs = self.space.call(values)
         self.candidate.build(args, kwargs, 0, self.device, where="ModelNew(...)", **context)
-        cand, made_on = self.candidate.forward(inputs, **context)
+        cand, made_on, cand_written = self.candidate.forward(inputs, like=ref, **context)
+        for side, indices in (("reference", ref_written), ("candidate", cand_written)):
+            self.written.setdefault(side, set()).update(indices)
         if not torch.isfinite(ref).all():  # overflow in the reference itself: nothing to compare
             return True, None, {"verdict": "reference_nonfinite", "explained": True}
         check_output(cand, "ModelNew.forward", Side.SOLUTION, like=ref, device=made_on, detail=context["detail"])
@@ -311,10 +313,13 @@ def _plain(value):
     return list(value) if isinstance(value, tuple) else value
 
 
-def fuzz_job(problem, solution, *, max_examples: int, device: str, seed: int, timeout: float, folder: str) -> dict:
+def fuzz_job(
+    problem, solution, *, max_examples: int, device: str, seed: int, timeout: float, folder: str, problem_sources=None,
+    solution_sources=None,
+) -> dict:  # fmt: skip
     """The worker's half of ``fuzz_kernelbench``: its result without the ``worker`` block."""
-    with CandidateProcess(solution, folder, timeout) as candidate:
-        pair = _Pair(problem, solution, resolve_device(device), candidate)
+    with CandidateProcess(solution, folder, timeout, solution_sources) as candidate:
+        pair = _Pair(problem, solution, resolve_device(device), candidate, problem_sources)
         return _search(pair, max_examples, seed)
 
 
@@ -401,15 +406,19 @@ def _search(pair: _Pair, max_examples: int, seed: int) -> dict:
             + "; does the constructor take the conv's parameters, and do get_inputs()' shapes follow them?"
         )
     refusals = [{"reason": r, "count": n} for r, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:3]]
-    summary = {"drawn": sorted(space.drawn), "verdicts": verdicts, "refusals": refusals, "max_examples": max_examples}
+    summary = {"drawn": sorted(space.drawn), "verdicts": verdicts, "refusals": refusals, "max_examples": max_examples,
+               "notes": written_notes(pair.written)}  # fmt: skip
     return {"failures": failures, **summary, **counts}
 
 
-def replay_job(problem, solution, *, replay: str, device: str, timeout: float, folder: str) -> dict:
+def replay_job(
+    problem, solution, *, replay: str, device: str, timeout: float, folder: str, problem_sources=None,
+    solution_sources=None,
+) -> dict:  # fmt: skip
     """The worker's half of ``replay_kernelbench``: its result without the ``worker`` block."""
     config, data = parse_replay(replay)
-    with CandidateProcess(solution, folder, timeout) as candidate:
-        pair = _Pair(problem, solution, resolve_device(device), candidate)
+    with CandidateProcess(solution, folder, timeout, solution_sources) as candidate:
+        pair = _Pair(problem, solution, resolve_device(device), candidate, problem_sources)
         values, shapes = pair.replayed(config)
         counts = {"examples": 1, "shrink_steps": 0, "refused": 0}
         try:
@@ -419,8 +428,10 @@ def replay_job(problem, solution, *, replay: str, device: str, timeout: float, f
         except UserCodeError as error:
             if error.side is not Side.SOLUTION:
                 raise
-            return {"failures": [pair.failure(values, shapes, data, None, None, error)], **counts}
-    return {"failures": [] if passed else [pair.failure(values, shapes, data, max_abs, explanation)], **counts}
+            return {"failures": [pair.failure(values, shapes, data, None, None, error)], **counts,
+                    "notes": written_notes(pair.written)}  # fmt: skip
+    failures = [] if passed else [pair.failure(values, shapes, data, max_abs, explanation)]
+    return {"failures": failures, **counts, "notes": written_notes(pair.written)}
 
 
 def _op_check(kind, problem, variant, dev: torch.device) -> str | None:

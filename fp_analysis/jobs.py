@@ -6,6 +6,11 @@ the problem and the analysis in a worker, the solution in a process of its own),
 user's code limited to ``timeout`` seconds. They raise ``UserCodeError`` when the user's code fails and
 ``FpaError`` for a usage error the job finds. This module imports no torch: the process that only
 supervises starts fast.
+
+Every job runs on a snapshot of the files it is given (``fp_analysis.snapshot.Given``, read here before the job
+starts, or by the triage before any pair runs): the worker imports the problem from it, and a job whose files
+changed while it ran — or before it began — is ``UserCodeError`` with ``Fate.MODIFIED_FILES`` whatever else it
+gave, since a solution may not edit the files it is judged against.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import json
 import math
 import os
 
-from .errors import ParameterError
+from .errors import Fate, FpaError, ParameterError, Side, UserCodeError
 from .memory import require
 from .options import (
     TRIALS_MAX,
@@ -26,8 +31,10 @@ from .options import (
     check_seed,
     check_tolerance,
 )
+from .records import safe_text
+from .snapshot import Given
 from .verdict import Explanation
-from .worker import DEFAULT_TIMEOUT_S, run_job
+from .worker import DEFAULT_TIMEOUT_S, JobResult, run_job
 
 __all__ = ["default_max_examples", "explain_files", "fuzz_files", "parse_replay", "prepare_file", "replay_files"]
 
@@ -46,9 +53,11 @@ def explain_files(
     timeout: float = DEFAULT_TIMEOUT_S,
     on_event=None,
     env: dict[str, str] | None = None,
+    given: Given | None = None,
 ) -> Explanation:
     """The explanation of KernelBench's check on the two files (``fp_analysis.explain``); ``worker`` holds the
-    time spent and what each side's process printed. ``env``: variables for the job's processes only."""
+    time spent and what each side's process printed. ``env``: variables for the job's processes only; ``given``:
+    the pair's snapshot, where it was taken already (see the module docstring)."""
     options = {
         **_pair(problem, solution),
         "device": check_device(device).value,
@@ -59,18 +68,22 @@ def explain_files(
         "rtol": check_tolerance("rtol", rtol),
         "samples": check_count("samples", samples),
     }
-    result = run_job("explain", options, timeout=check_seconds("timeout", timeout), on_event=on_event, env=env)
+    timeout = check_seconds("timeout", timeout)
+    result = _run_given(given, "explain", options, timeout=timeout, on_event=on_event, env=env)
     explanation = Explanation.from_dict(result.value)
     explanation.worker = result.worker_record()
     return explanation
 
 
-def prepare_file(solution, *, timeout: float = DEFAULT_TIMEOUT_S, env: dict[str, str] | None = None) -> dict:
+def prepare_file(
+    solution, *, timeout: float = DEFAULT_TIMEOUT_S, env: dict[str, str] | None = None, given: Given | None = None
+) -> dict:
     """Import the solution file in a candidate process of its own and nothing more: what its import builds
     (``load_inline`` extensions, into ``env``'s ``TORCH_EXTENSIONS_DIR``) is then built for the job that uses it.
-    Returns {"notes", "seconds" (the job's wall time), "import_seconds"}; raises as ``explain_files``."""
+    Returns {"notes", "seconds" (the job's wall time), "import_seconds"}; raises as ``explain_files`` (``given``:
+    the pair's snapshot, checked as the job's is)."""
     options = {"solution": check_file("solution", solution)}
-    result = run_job("prepare", options, timeout=check_seconds("timeout", timeout), env=env)
+    result = _run_given(given, "prepare", options, timeout=check_seconds("timeout", timeout), env=env)
     return {**result.value, "seconds": result.seconds, "import_seconds": result.user_seconds}
 
 
@@ -93,11 +106,11 @@ def fuzz_files(
 
     Returns {"failures": [FuzzFailure as dict], "examples": n, "shrink_steps": k, "refused": r, "too_large": t,
     "refusals": [{"reason", "count"}], "verdicts": {verdict: count}, "drawn": [argument names], "max_examples": m,
-    "worker": {...}}: ``examples`` counts the examples run until the first failure (or all of them),
-    ``shrink_steps`` the runs Hypothesis made after it to shrink it, ``refused`` the drawn configurations the
-    problem's own Model raised on (not examples; ``refusals`` the most frequent reasons), ``too_large`` those
-    over fpa fuzz's size cap, ``verdicts`` how the examples before any failure were judged. Fewer than half the
-    examples asked for (and no failure) is an FpaError naming why. ``max_examples`` defaults to
+    "notes": [inputs a side wrote into], "worker": {...}}: ``examples`` counts the examples run until the first
+    failure (or all of them), ``shrink_steps`` the runs Hypothesis made after it to shrink it, ``refused`` the
+    drawn configurations the problem's own Model raised on (not examples; ``refusals`` the most frequent reasons),
+    ``too_large`` those over fpa fuzz's size cap, ``verdicts`` how the examples before any failure were judged.
+    Fewer than half the examples asked for (and no failure) is an FpaError naming why. ``max_examples`` defaults to
     ``default_max_examples()``.
     """
     options = {
@@ -106,7 +119,7 @@ def fuzz_files(
         "device": check_device(device).value,
         "seed": check_seed("seed", seed),
     }
-    result = run_job("fuzz", options, timeout=check_seconds("timeout", timeout), on_event=on_event)
+    result = _run_given(None, "fuzz", options, timeout=check_seconds("timeout", timeout), on_event=on_event)
     return {**result.value, "worker": result.worker_record()}
 
 
@@ -116,12 +129,55 @@ def replay_files(
     """The result of one example given as the JSON of a failure's ``command`` (``--replay``), as ``fuzz_files``."""
     parse_replay(replay)
     options = {**_pair(problem, solution), "replay": replay, "device": check_device(device).value}
-    result = run_job("replay", options, timeout=check_seconds("timeout", timeout), on_event=on_event)
+    result = _run_given(None, "replay", options, timeout=check_seconds("timeout", timeout), on_event=on_event)
     return {**result.value, "worker": result.worker_record()}
 
 
 def _pair(problem, solution) -> dict:
     return {"problem": check_file("problem", problem), "solution": check_file("solution", solution)}
+
+
+def _run_given(given: Given | None, job: str, options: dict, **run) -> JobResult:
+    """``run_job`` on the snapshot of the job's files (``given``, or one taken now): the problem imported from it,
+    and the files checked unchanged before the job and after it, however it ended (see the module docstring)."""
+    if given is None:
+        given = Given.take(options.get("problem", options["solution"]), options["solution"])
+    _unchanged(given, before=True)
+    sources = {"solution_sources": given.solution.encoded()}
+    if "problem" in options:
+        sources["problem_sources"] = given.problem.encoded()
+    try:
+        result = run_job(job, {**options, **sources}, **run)
+    except FpaError as error:
+        _unchanged(given, worker=getattr(error, "details", {}).get("worker"))
+        raise
+    _unchanged(given, worker=result.worker_record())
+    return result
+
+
+def _unchanged(given: Given, before: bool = False, worker: dict | None = None) -> None:
+    """UserCodeError (``Fate.MODIFIED_FILES``) when a file ``given`` holds has changed since it was read; after a
+    job, the files are put back as they were read (``Given.restore``)."""
+    changed = given.changed()
+    if not changed:
+        return
+    names = ", ".join(safe_text(name) for name in changed[:4])
+    names += f" and {len(changed) - 4} more" if changed[4:] else ""
+    if before:
+        message = (
+            f"the pair's files changed after fpa read them and before its job began ({names}): the code of another "
+            "job, or another program, edited them; this pair was not judged"
+        )
+    else:
+        restored, failed = given.restore()
+        message = (
+            f"the user's code changed files the job was given ({names}): a solution may not edit the files it is "
+            "judged against (the job imported them from the copy read before it began)"
+        )
+        message += "; fpa put them back as they were" if restored and not failed else ""
+        message += f"; fpa could not put back {'; '.join(safe_text(f) for f in failed)}" if failed else ""
+    details = {"files": [safe_text(name) for name in changed]} | ({"worker": worker} if worker else {})
+    raise UserCodeError(message, side=Side.SOLUTION, where="the job", fate=Fate.MODIFIED_FILES, details=details)
 
 
 def parse_replay(replay: str) -> tuple[dict, dict]:

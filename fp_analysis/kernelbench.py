@@ -26,7 +26,8 @@ from .errors import Fate, FpaError, Side, UserCodeError
 from .interpose import interposed, precision_mode
 from .metrics import ErrorStats, error_stats
 from .options import check_reference_mode
-from .usercode import UserFile, check_output, seed_all
+from .snapshot import Snapshot
+from .usercode import UserFile, check_output, copied, seed_all, written_inputs
 
 if TYPE_CHECKING:
     from .candidate import CandidateProcess
@@ -42,8 +43,10 @@ __all__ = [
     "mismatch_summary",
     "numpy32",
     "parameter_mismatch",
+    "reference_forward",
     "run_check",
     "trial_inputs",
+    "written_notes",
 ]
 
 
@@ -51,9 +54,10 @@ class KernelBenchError(FpaError, ValueError):
     """A problem or solution file cannot be used (missing, no Model, inputs that do not fit...)."""
 
 
-def load_problem(path: str | pathlib.Path) -> UserFile:
-    """The problem file (``Model``, ``get_inputs``, ``get_init_inputs``), imported in this process."""
-    problem = UserFile(path, Side.PROBLEM)
+def load_problem(path: str | pathlib.Path, sources: dict[str, str] | None = None) -> UserFile:
+    """The problem file (``Model``, ``get_inputs``, ``get_init_inputs``), imported in this process: from
+    ``sources`` where given (its snapshot, ``Snapshot.encoded``: never from a disk the solution may have written)."""
+    problem = UserFile(path, Side.PROBLEM, None if sources is None else Snapshot.decoded(sources))
     problem.load(("Model", "get_inputs", "get_init_inputs"))
     return problem
 
@@ -86,6 +90,8 @@ class TrialResult:
     inputs: list = field(default_factory=list, repr=False)
     reference: torch.Tensor | None = field(default=None, repr=False)
     candidate: torch.Tensor | None = field(default=None, repr=False)
+    # the inputs each side wrote into (indices into get_inputs()); each got a copy, so nothing else saw it
+    written: dict[str, list[int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         s = self.stats
@@ -97,6 +103,7 @@ class TrialResult:
             "mean_abs": s.mean_abs,
             "allclose_fail_fraction": s.allclose_fail_fraction,
             "nonfinite": s.nonfinite.to_dict(),
+            "inputs_written": self.written,
         }
 
 
@@ -158,16 +165,46 @@ class BuiltParameters(NamedTuple):
 
 def build_models(problem: UserFile, candidate: CandidateProcess, device: torch.device, seed: int, meanwhile=None):
     """(Model, ``BuiltParameters``): both built as KernelBench builds them (the same seed before each), on
-    ``device``; ModelNew in the candidate process. ``meanwhile()`` is called between the two: what it starts (in a
-    thread) runs while the candidate process builds ModelNew."""
+    ``device``; ModelNew in the candidate process, which sends the tensors of the sizes the parameter check can
+    match. ``meanwhile()`` is called between the two: what it starts (in a thread) runs while the candidate process
+    builds ModelNew."""
     init = init_inputs(problem)
     seed_all(seed)
     reference = problem.call("Model(*get_init_inputs())", lambda: problem.module.Model(*init).to(device))
     built = {n: q.detach().to("cpu", copy=True) for n, q in reference.named_parameters() if not is_lazy(q)}
     if meanwhile is not None:
         meanwhile()
-    parameters = candidate.build(init, {}, seed, device, where="ModelNew(*get_init_inputs())")
+    sizes = [q.numel() for q in built.values()]
+    parameters = candidate.build(
+        init, {}, seed, device, where="ModelNew(*get_init_inputs())", keep_numels=sizes, elements=sum(sizes)
+    )
     return reference, BuiltParameters(built, parameters)
+
+
+def reference_forward(problem: UserFile, model: nn.Module, inputs: list, **context) -> tuple[torch.Tensor, list]:
+    """``Model.forward`` on a copy of ``inputs`` (a Model that writes into its input changes nothing the candidate
+    or the analysis sees), checked to return a floating tensor: (its output, the inputs it wrote into)."""
+    given = copied(inputs)
+    out = problem.call("Model.forward", model, *given, **context)
+    check_output(out, "Model.forward", Side.PROBLEM, detail=context.get("detail"))
+    return out, written_inputs(inputs, given)
+
+
+def written_notes(written: dict[str, set[int]]) -> list[str]:
+    """The notes on the inputs each side wrote into (``written``: side → indices over every call; none: no note)."""
+    notes = []
+    for side, name in (("reference", "Model.forward"), ("candidate", "ModelNew.forward")):
+        indices = sorted(written.get(side, ()))
+        if indices:
+            which = ", ".join(map(str, indices))
+            notes.append(
+                f"{name} modifies its input {which} in place. Each side was given a copy, so the other side and the "
+                "analysis saw the inputs as get_inputs() made them; under KernelBench, where ModelNew gets the "
+                "tensors Model has run on, "
+                + ("the candidate would see the reference's writes" if side == "reference" else
+                   "a harness that reuses the inputs would see the candidate's writes")
+            )  # fmt: skip
+    return notes
 
 
 def run_check(
@@ -185,9 +222,9 @@ def run_check(
 
     The worst trial (``_severity``) keeps its inputs and outputs for the analysis: a candidate that is right
     on the first call and wrong later (a stale cache, state kept between calls) is judged where it is wrong.
-    ``reference_mode`` emulates the reference's operand precision on a CPU (``emulated_reference``). The
-    candidate gets a copy of each trial's inputs in its own process, so a kernel that writes into its input
-    cannot change what is analysed.
+    ``reference_mode`` emulates the reference's operand precision on a CPU (``emulated_reference``). Each side
+    gets a copy of each trial's inputs (the candidate in its own process), so a kernel that writes into its input
+    cannot change what the other side or the analysis sees; each trial records which inputs each side wrote into.
     """
     generator = torch.Generator().manual_seed(seed)  # its own generator: the trials' seeds do not wait for the models
     seeds = [int(torch.randint(0, 2**31 - 1, (1,), generator=generator).item()) for _ in range(trials)]
@@ -218,11 +255,10 @@ def run_check(
             detail = f"trial {trial + 1} of {trials}"
             inputs = upcoming.result()
             with emulated_reference(reference_mode):
-                ref_out = problem.call("Model.forward", reference, *inputs, detail=detail)
-            check_output(ref_out, "Model.forward", Side.PROBLEM, detail=detail)
+                ref_out, ref_written = reference_forward(problem, reference, inputs, detail=detail)
             upcoming = in_thread(_Drawn(draw, trial + 1)) if trial + 1 < trials else None
             try:
-                cand_out, made_on = candidate.forward(inputs, detail=detail)
+                cand_out, made_on, cand_written = candidate.forward(inputs, like=ref_out, detail=detail)
             finally:
                 if upcoming is not None:
                     upcoming.join()
@@ -230,10 +266,11 @@ def run_check(
             cand_out = cand_out.to(device)
             stats = error_stats(cand_out, ref_out, atol=atol, rtol=rtol)
             passed = bool(torch.allclose(cand_out, ref_out, atol=atol, rtol=rtol))
-            result = TrialResult(trial, seeds[trial], passed, stats)
+            written = {k: v for k, v in (("reference", ref_written), ("candidate", cand_written)) if v}
+            result = TrialResult(trial, seeds[trial], passed, stats, written=written)
             results.append(result)
             if worst is None or _severity(result) > _severity(worst):
-                worst = TrialResult(trial, seeds[trial], passed, stats, inputs, ref_out, cand_out)
+                worst = TrialResult(trial, seeds[trial], passed, stats, inputs, ref_out, cand_out, written)
     return reference, parameters, results, worst
 
 

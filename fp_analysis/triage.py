@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from .errors import ExitCode, Fate, FpaError, InternalError, OutOfScopeError, ParameterError, UserCodeError
+from .interrupts import terminate_as_interrupt
 from .jobs import explain_files, prepare_file
 from .options import (
     TRIALS_MAX,
@@ -39,7 +40,8 @@ from .options import (
     check_seed,
     check_tolerance,
 )
-from .worker import terminate_as_interrupt
+from .records import safe_text
+from .snapshot import PROBLEM_FILE, Given, Snapshot
 
 __all__ = ["FALSE_PASS_VERDICTS", "Pair", "discover", "internal_error_row", "matches_expected", "summarize", "triage"]
 
@@ -54,7 +56,6 @@ USER_CODE_FAILED, OUT_OF_SCOPE, USAGE_ERROR, INTERNAL_ERROR = (
     "usage_error",
     "internal_error",
 )
-_PROBLEM_FILE = "problem.py"
 _NOT_SOLUTIONS = ("setup.py", "conftest.py")
 
 
@@ -85,11 +86,11 @@ def discover(path: str | os.PathLike) -> list[Pair]:
     if not root.is_dir():
         raise ParameterError(f"Got PATH={str(path)!r}, which is neither a folder nor a manifest file (.csv, .json).")
     pairs = []
-    for problem in sorted(root.rglob(_PROBLEM_FILE)):
+    for problem in sorted(root.rglob(PROBLEM_FILE)):
         if not problem.is_file():  # a folder or a dangling link of that name is no problem file
             continue
         folder = problem.parent
-        nested = {p.parent for p in folder.rglob(_PROBLEM_FILE)} - {folder}  # problems below this one are theirs
+        nested = {p.parent for p in folder.rglob(PROBLEM_FILE)} - {folder}  # problems below this one are theirs
         for solution in sorted(folder.rglob("*.py")):
             parts = solution.relative_to(folder).parts
             if (
@@ -102,7 +103,7 @@ def discover(path: str | os.PathLike) -> list[Pair]:
                 continue
             pairs.append(Pair(str(solution.relative_to(root).with_suffix("")), problem, solution))
     if not pairs:
-        raise ParameterError(f"Got PATH={str(path)!r}, but no folder below it holds a {_PROBLEM_FILE} and a solution.")
+        raise ParameterError(f"Got PATH={str(path)!r}, but no folder below it holds a {PROBLEM_FILE} and a solution.")
     return pairs
 
 
@@ -158,50 +159,6 @@ def solution_folders(pairs: list[Pair]) -> frozenset:
     return frozenset(pair.solution.parent for pair in pairs)
 
 
-def _sha256(path: pathlib.Path) -> str:
-    if not path.is_file():  # a FIFO would block the read for ever, a folder fails it
-        raise ParameterError(f"Cannot read {str(path)!r}: it is not a regular file.")
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError as error:
-        raise ParameterError(f"Cannot read {str(path)!r}: {error.strerror}.") from None
-
-
-# The files a problem or solution may read besides itself: helper modules, and sources an extension builds from.
-SOURCE_SUFFIXES = (".py", ".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp")
-_SOURCE_DEPTH = 4  # subfolder levels searched for them
-
-
-def sources_of(folder: pathlib.Path, skip: frozenset = frozenset(), depth: int = _SOURCE_DEPTH) -> list[pathlib.Path]:
-    """The source files (``SOURCE_SUFFIXES``) a problem or solution in ``folder`` may read: those in it and in its
-    subfolders (a ``pkg/helper.py`` it imports), except hidden folders, ``__pycache__``, folded links (a loop),
-    other problems' folders and the folders in ``skip`` (the other pairs' solution folders: a problem folder's
-    samples are not its helpers). In path order."""
-    found = []
-    try:
-        entries = sorted(folder.iterdir())
-    except OSError:
-        return found
-    for path in entries:
-        if path.name.startswith(".") or path.name == "__pycache__":
-            continue
-        if path.is_dir():
-            if depth > 0 and not path.is_symlink() and path not in skip and not (path / _PROBLEM_FILE).exists():
-                found += sources_of(path, skip, depth - 1)
-        elif path.suffix.lower() in SOURCE_SUFFIXES and path.is_file():
-            found.append(path)
-    return found
-
-
-def _folder_sources(folder: pathlib.Path, known: dict, skip: frozenset) -> list[str]:
-    """The hashes of the source files a problem or solution in ``folder`` may read (``sources_of``; conservative:
-    where solutions lie beside their problem, editing one runs that folder's pairs again). ``known`` keeps each
-    folder's answer for one triage: a problem folder is hashed once, not once per solution."""
-    if ("folder", folder) not in known:
-        known["folder", folder] = [f"{p.relative_to(folder)}:{_sha256(p)}" for p in sources_of(folder, skip)]
-    return known["folder", folder]
-
-
 def tool_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -211,32 +168,50 @@ def tool_version() -> str:
         return "unknown"
 
 
-def _key(pair: Pair, options: dict, known: dict, skip: frozenset) -> str:
+def snapshots(pairs: list[Pair]) -> dict[str, Given]:
+    """Each pair's files, read before any pair runs (``fp_analysis.snapshot``): a file several pairs share (their
+    problem, the helpers beside it) is read once."""
+    skip, read, taken = solution_folders(pairs), {}, {}
+
+    def snapshot(path: pathlib.Path) -> Snapshot:
+        path = path.absolute()
+        if path not in taken:
+            taken[path] = Snapshot.take(path, skip, read)
+        return taken[path]
+
+    return {pair.id: Given(snapshot(pair.problem), snapshot(pair.solution)) for pair in pairs}
+
+
+def _key(given: Given, options: dict) -> str:
     """What makes a stored row this pair's: both files' contents and the source files each may read
-    (``sources_of``), the check's options (the timeout and the resolved device among them), the tool's version.
-    ``known`` holds what this triage has hashed already."""
-    for path in (pair.problem, pair.solution):  # a problem shared by many solutions is read once per triage
-        if ("file", path) not in known:
-            known["file", path] = _sha256(path)
-    parts = [known["file", pair.problem], known["file", pair.solution], json.dumps(options, sort_keys=True),
+    (``sources_of``; conservative: where solutions lie beside their problem, editing one runs that folder's pairs
+    again), the check's options (the timeout and the resolved device among them), the tool's version."""
+    problem, solution = given.problem, given.solution
+    parts = [problem.digest(problem.name), solution.digest(solution.name), json.dumps(options, sort_keys=True),
              tool_version()]  # fmt: skip
-    parts += _folder_sources(pair.problem.parent, known, skip) + _folder_sources(pair.solution.parent, known, skip)
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+    parts += [
+        f"{relative}:{snapshot.digest(relative)}" for snapshot in (problem, solution) for relative in snapshot.sources
+    ]
+    # surrogateescape: a file name's undecodable bytes are hashed as the bytes they are
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-def explain_row(pair: Pair, options: dict, timeout: float, env: dict[str, str], built: dict | None) -> dict:
+def explain_row(
+    pair: Pair, options: dict, timeout: float, env: dict[str, str], built: dict | None, given: Given | None = None
+) -> dict:
     """The pair's row (a local slot's or a Ray task's work): its verdict and numbers, or how its job ended without
     one. ``built``: what building the solution ahead gave (``_build_ahead``), None where it was not built ahead.
     A solution whose import raised there (a compile error, say) has that as its row: the job would import the
     same file the same way. Any other failure of the build (a timeout under parallel builds, a kill by the OOM
     killer, a usage error) is left to the job, which meets it again or not, the problem's errors first as on a
-    CPU."""
+    CPU. ``given``: the pair's snapshot (``snapshots``); a job whose files changed is that pair's failure
+    (``Fate.MODIFIED_FILES``, which the triage does not store)."""
     start = time.perf_counter()
     row = {**_blank_row(), "build_seconds": None if built is None else built["seconds"]}
     try:
-        if built is not None and getattr(built.get("error"), "fate", None) is Fate.RAISED:
+        if built is not None and getattr(built.get("error"), "fate", None) in (Fate.RAISED, Fate.MODIFIED_FILES):
             raise built["error"]
-        explanation = explain_files(pair.problem, pair.solution, timeout=timeout, env=env, **options)
+        explanation = explain_files(pair.problem, pair.solution, timeout=timeout, env=env, given=given, **options)
         mismatch = explanation.mismatch
         row.update(
             verdict=explanation.verdict,
@@ -249,7 +224,8 @@ def explain_row(pair: Pair, options: dict, timeout: float, env: dict[str, str], 
             needed_atol=explanation.recommended_tolerance.get("atol"),
         )
     except UserCodeError as error:
-        row.update(verdict=USER_CODE_FAILED, exit_code=int(error.exit_code), error=str(error).splitlines()[0])
+        row.update(verdict=USER_CODE_FAILED, exit_code=int(error.exit_code), error=str(error).splitlines()[0],
+                   fate=error.fate.value)  # fmt: skip
     except OutOfScopeError as error:
         row.update(verdict=OUT_OF_SCOPE, exit_code=int(error.exit_code), error=str(error).splitlines()[0])
     except InternalError as error:
@@ -265,7 +241,7 @@ def explain_row(pair: Pair, options: dict, timeout: float, env: dict[str, str], 
 def _blank_row() -> dict:
     """Every field of a pair's row, unset: a row has them all, however its job ended (they are the store's columns)."""
     return {"verdict": None, "explained": None, "exit_code": None, "check_passed": None, "max_abs": None,
-            "candidate_vs_fp64": None, "reference_vs_fp64": None, "needed_atol": None, "error": None,
+            "candidate_vs_fp64": None, "reference_vs_fp64": None, "needed_atol": None, "error": None, "fate": None,
             "build_seconds": None, "seconds": 0.0}  # fmt: skip
 
 
@@ -284,13 +260,13 @@ def _needs_build(solution: pathlib.Path) -> bool:
     return "load_inline" in text or "cpp_extension" in text
 
 
-def _build_ahead(pair: Pair, timeout: float, env: dict[str, str]) -> dict:
+def _build_ahead(pair: Pair, timeout: float, env: dict[str, str], given: Given | None = None) -> dict:
     """Import the pair's solution alone (``jobs.prepare_file``), so that its extensions are built into the pair's
     extensions folder before a GPU's worker takes it; {"seconds", "error": the UserCodeError or FpaError or None}."""
     start = time.perf_counter()
     error = None
     try:
-        prepare_file(pair.solution, timeout=timeout, env=env)
+        prepare_file(pair.solution, timeout=timeout, env=env, given=given)
     except InternalError:
         pass  # ours, not the solution's: the explain job meets it again and its row says so
     except FpaError as failure:
@@ -301,8 +277,8 @@ def _build_ahead(pair: Pair, timeout: float, env: dict[str, str]) -> dict:
 def _identity(pair: Pair, key: str) -> dict:
     """The fields of a row that say which pair it is: always the current pair's (a stored result may have been
     another pair's with the same contents, or this pair's under another id, folder or label)."""
-    return {"pair_id": pair.id, "problem": str(pair.problem), "solution": str(pair.solution),
-            "expected": pair.expected, "pair_key": key}  # fmt: skip
+    return {"pair_id": safe_text(pair.id), "problem": safe_text(str(pair.problem)),
+            "solution": safe_text(str(pair.solution)), "expected": pair.expected, "pair_key": key}  # fmt: skip
 
 
 def _stored(directory, keys: set[str], unreadable: list[str]) -> dict[str, dict]:
@@ -391,9 +367,8 @@ def triage(
 def _triage(pairs, options, timeout, workers, builders, slots, rerun, store, store_dir, on_progress, cluster) -> dict:
     """``triage`` once its options are checked and its device, slots and (Ray) cluster are known."""
     device, seed, atol, rtol = options["device"], options["seed"], options["atol"], options["rtol"]
-    known: dict = {}
-    skip = solution_folders(pairs)
-    keys = {pair.id: _key(pair, {**options, "timeout": timeout}, known, skip) for pair in pairs}
+    given = snapshots(pairs)
+    keys = {pair.id: _key(given[pair.id], {**options, "timeout": timeout}) for pair in pairs}
     unreadable: list[str] = []
     rows = {} if rerun or not store else _stored(store_dir, set(keys.values()), unreadable)
     done = {
@@ -421,29 +396,31 @@ def _triage(pairs, options, timeout, workers, builders, slots, rerun, store, sto
             return {**env, **slots[slot % len(slots)]}
 
         def build(pair: Pair) -> dict:
-            return _build_ahead(pair, timeout, environment(pair, None))
+            return _build_ahead(pair, timeout, environment(pair, None), given[pair.id])
 
         def run(pair: Pair, built: dict | None, slot: int) -> dict:
-            return explain_row(pair, options, timeout, environment(pair, slot), built)
+            return explain_row(pair, options, timeout, environment(pair, slot), built, given[pair.id])
 
         if cluster is not None:
             from .triage_ray import as_finished
 
-            finishing = as_finished(cluster, todo, options, timeout, tool_version(), skip)
+            finishing = as_finished(cluster, todo, options, timeout, tool_version(), given)
         else:
             finishing = _as_finished(todo, workers, run, build if device == "cuda" else None, builders)
         stack.enter_context(contextlib.closing(finishing))  # on Ctrl-C, Ray's pending tasks cancelled first
         for pair, result in finishing:
             row = {**_identity(pair, keys[pair.id]), **result}
-            if store:
+            if row.get("fate") == Fate.MODIFIED_FILES.value:  # judged against files that changed: never reused
+                not_stored.append(f"{row['pair_id']}: its files changed while it ran")
+            elif store:
                 from .store import append_run, run_metadata
 
                 metadata = metadata or run_metadata("triage", options, seed, device)
                 try:
                     append_run([row], {**metadata, "run_id": f"{metadata['run_id'][:16]}-{len(done)}"},
                                directory=store_dir)  # fmt: skip
-                except (OSError, FpaError) as error:  # a full disk costs the resume, never the result
-                    not_stored.append(f"{pair.id}: {error}")
+                except Exception as error:  # a full disk, a value Parquet refuses: the resume pays, never the run
+                    not_stored.append(safe_text(f"{row['pair_id']}: {type(error).__name__}: {error}"))
             done[pair.id] = row
             verdicts[row["verdict"]] += 1
             if on_progress:

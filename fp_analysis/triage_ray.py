@@ -99,28 +99,18 @@ def cluster_slots(ray, device: str) -> int:
     return max(1, int(resources.get("GPU", 0)) if device == "cuda" else int(resources.get("CPU", 2)) // 2)
 
 
-def _payload(pair, version: str, skip: frozenset) -> dict:
+def _payload(pair, given, version: str) -> dict:
     """What a task needs of a pair: its id, the two files, and every source file each may read (contents, by path
-    from its folder: ``triage.sources_of``, the files the pair's key hashes)."""
-    from .triage import sources_of
-
-    folders = {"problem": pair.problem.parent, "solution": pair.solution.parent}
-    same = folders["solution"] == folders["problem"]
-    files = {}
-    for label, folder in folders.items():
-        if label == "solution" and same:
-            continue
-        for path in sources_of(folder, skip):
-            files[f"{label}/{path.relative_to(folder)}"] = path.read_bytes()
-    problem = f"problem/{pair.problem.name}"
-    solution = f"{'problem' if same else 'solution'}/{pair.solution.name}"
-    files[problem] = pair.problem.read_bytes()  # whatever their names end in (a manifest may name problem.txt)
-    files[solution] = pair.solution.read_bytes()
+    from its folder: the pair's snapshot, ``triage.snapshots``, read before any pair ran)."""
+    same = given.solution.folder == given.problem.folder
+    files = {f"problem/{relative}": data for relative, data in given.problem.contents.items()}
+    if not same:
+        files.update({f"solution/{relative}": data for relative, data in given.solution.contents.items()})
     return {
         "id": pair.id,
-        "problem": problem,
-        "solution": solution,
-        "folders": {label: str(folder) for label, folder in folders.items()},
+        "problem": f"problem/{given.problem.name}",
+        "solution": f"{'problem' if same else 'solution'}/{given.solution.name}",
+        "folders": {"problem": str(given.problem.folder), "solution": str(given.solution.folder)},
         "files": files,
         "version": version,
     }
@@ -149,12 +139,12 @@ def remote_row(payload: dict, options: dict, timeout: float) -> dict:
     return row
 
 
-def as_finished(ray, todo: list, options: dict, timeout: float, version: str, skip: frozenset = frozenset()):
+def as_finished(ray, todo: list, options: dict, timeout: float, version: str, given: dict):
     """(pair, row) for each pair of ``todo`` as its task finishes, every task submitted at once (Ray queues them
-    on the cluster's resources)."""
+    on the cluster's resources); ``given``: each pair's snapshot, by id."""
     resources = {"num_gpus": 1, "num_cpus": 1} if options["device"] == "cuda" else {"num_cpus": 2}
     task = ray.remote(max_retries=0, **resources)(remote_row)
-    pending = {task.remote(_payload(pair, version, skip), options, timeout): pair for pair in todo}
+    pending = {task.remote(_payload(pair, given[pair.id], version), options, timeout): pair for pair in todo}
     try:
         while pending:
             (ready,), _ = ray.wait(list(pending), num_returns=1)

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.abc
 import importlib.machinery
 import importlib.util
 import itertools
+import os
 import pathlib
 import site
 import sys
@@ -32,7 +34,7 @@ import torch
 from .errors import Fate, FpaError, Side, UserCodeError
 from .worker import report_event
 
-__all__ = ["UserFile", "call_id", "check_output"]
+__all__ = ["UserFile", "call_id", "check_output", "copied", "written_inputs"]
 
 _ids = itertools.count(1)
 
@@ -52,13 +54,15 @@ def call_id() -> int:
 
 
 class UserFile:
-    """One user file of ``side``, imported by ``load``."""
+    """One user file of ``side``, imported by ``load``: from the disk, or from ``sources`` (its snapshot,
+    ``fp_analysis.snapshot``: relative path from its folder → bytes, the file itself among them)."""
 
-    def __init__(self, path: str | pathlib.Path, side: Side):
-        self.path = pathlib.Path(path).resolve()
+    def __init__(self, path: str | pathlib.Path, side: Side, sources: dict[str, bytes] | None = None):
+        self.path = pathlib.Path(path).absolute() if sources is not None else pathlib.Path(path).resolve()
         self.side = Side(side)
         self.folder = str(self.path.parent)
-        digest = hashlib.sha256(str(self.path).encode()).hexdigest()[:12]
+        self.sources = sources
+        digest = hashlib.sha256(os.fsencode(self.path)).hexdigest()[:12]  # any name: undecodable bytes too
         self.name = f"fpa_{self.side.value}_{digest}"
         self.module: types.ModuleType | None = None
 
@@ -67,15 +71,24 @@ class UserFile:
 
         Any file name is accepted (``solution.txt`` too): the source loader is named explicitly. The module
         is registered in ``sys.modules`` under a private name, as an imported module would be, so code that
-        looks itself up there (dataclasses, pickle) works.
+        looks itself up there (dataclasses, pickle) works. From a snapshot, the file and the modules beside it
+        are served from memory (``_SnapshotFinder``, first on ``sys.meta_path``) and the folder comes last on
+        ``sys.path`` (for what is not source: a compiled extension), so nothing written there later is imported
+        in their place.
         """
-        if not self.path.is_file():
+        if self.sources is not None:
+            loader = _SnapshotLoader(str(self.path), self.sources[self.path.name])
+            sys.meta_path.insert(0, _SnapshotFinder(pathlib.Path(self.folder), self.sources))
+            if self.folder not in sys.path:
+                sys.path.append(self.folder)
+        elif not self.path.is_file():
             raise FpaError(f"{self.side.value} file not found: {self.path}")
-        loader = importlib.machinery.SourceFileLoader(self.name, str(self.path))
+        else:
+            loader = importlib.machinery.SourceFileLoader(self.name, str(self.path))
+            if self.folder not in sys.path:
+                sys.path.insert(0, self.folder)  # this process runs this side alone: its folder stays first
         module = importlib.util.module_from_spec(importlib.util.spec_from_loader(self.name, loader))
         sys.modules[self.name] = module
-        if self.folder not in sys.path:
-            sys.path.insert(0, self.folder)  # this process runs this side alone: its folder stays first
         self.call(f"importing {self.path.name}", loader.exec_module, module)
         missing = [n for n in required if not hasattr(module, n)]
         if missing:
@@ -130,6 +143,90 @@ class UserFile:
             ) from None
         finally:
             report_event("leave", id=event)
+
+
+class _SnapshotLoader(importlib.abc.SourceLoader):
+    """Source from memory under its file's name (tracebacks name the file); no bytecode is read or written."""
+
+    def __init__(self, path: str, data: bytes):
+        self.path, self.data = path, data
+
+    def get_filename(self, fullname: str) -> str:
+        return self.path
+
+    def get_data(self, path: str) -> bytes:
+        if path != self.path:
+            raise OSError(f"{path} is not in the snapshot")
+        return self.data
+
+
+class _SnapshotFinder(importlib.abc.MetaPathFinder):
+    """Finds the modules and packages of a snapshot's ``.py`` files by name, as the path finder would find them in
+    its folder: ``common.py`` is ``common``, ``pkg/__init__.py`` is ``pkg``, ``pkg/helper.py`` is ``pkg.helper``,
+    and a folder without ``__init__.py`` a namespace package."""
+
+    def __init__(self, folder: pathlib.Path, sources: dict[str, bytes]):
+        self.folder, self.sources = folder, sources
+        self.modules: dict[str, tuple[str, bool]] = {}  # name → (relative path, is a package)
+        parents = set()
+        for relative in sources:
+            parts = pathlib.PurePath(relative).parts
+            if not relative.endswith(".py") or not all(p.isidentifier() for p in (*parts[:-1], parts[-1][:-3])):
+                continue
+            names = [*parts[:-1], parts[-1][:-3]]
+            package = names[-1] == "__init__"
+            if package:
+                names.pop()
+            if names:
+                self.modules[".".join(names)] = (relative, package)
+                parents.update(".".join(names[:i]) for i in range(1, len(names)))
+        self.namespaces = parents - set(self.modules)
+
+    def find_spec(self, fullname: str, path=None, target=None):
+        if fullname in self.modules:
+            relative, package = self.modules[fullname]
+            origin = str(self.folder / relative)
+            locations = [str((self.folder / relative).parent)] if package else None
+            return importlib.util.spec_from_file_location(
+                fullname, origin, loader=_SnapshotLoader(origin, self.sources[relative]),
+                submodule_search_locations=locations,
+            )  # fmt: skip
+        if fullname in self.namespaces:
+            spec = importlib.machinery.ModuleSpec(fullname, None, is_package=True)
+            spec.submodule_search_locations = [str(self.folder.joinpath(*fullname.split(".")))]
+            return spec
+        return None
+
+
+def written_inputs(originals: list, used: list) -> list[int]:
+    """The indices of the tensors of ``used`` (copies of ``originals`` a call was given) that the call wrote into:
+    another shape, dtype or values than the original's (NaN equal to NaN)."""
+    written = []
+    for index, (original, copy) in enumerate(zip(originals, used, strict=True)):
+        if not isinstance(original, torch.Tensor):
+            continue
+        if copy.shape != original.shape or copy.dtype != original.dtype:
+            written.append(index)
+            continue
+        same = copy == original.to(copy.device)
+        if original.is_floating_point() or original.is_complex():
+            same |= copy.isnan() & original.to(copy.device).isnan()
+        if not bool(same.all()):
+            written.append(index)
+    return written
+
+
+def copied(values: list) -> list:
+    """``values`` with every tensor copied in its own layout (``wire.storage_span``: a strided or expanded input
+    stays one): what a call into the user's code gets, so that what it writes stays in the copy."""
+    from .wire import storage_span
+
+    def copy(t):
+        if not isinstance(t, torch.Tensor) or t.layout != torch.strided:
+            return t
+        return torch.as_strided(storage_span(t.detach()).clone(), t.shape, t.stride())
+
+    return [copy(v) for v in values]
 
 
 def check_output(

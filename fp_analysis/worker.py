@@ -44,10 +44,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hmac
 import importlib
 import json
 import os
 import pathlib
+import secrets
 import select
 import signal
 import subprocess
@@ -57,10 +59,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from . import forkserver, records
+from . import forkserver, hardening, records
 from .errors import Fate, FpaError, InternalError, OutOfScopeError, ParameterError, Side, UserCodeError
+from .interrupts import signal_name, terminate_as_interrupt
 
 __all__ = [
+    "CHANNEL_LOST_STATUS",
     "DEFAULT_TIMEOUT_S",
     "OUTPUT_LIMIT_BYTES",
     "CapturedOutput",
@@ -70,7 +74,6 @@ __all__ = [
     "child_setup",
     "report_event",
     "run_job",
-    "terminate_as_interrupt",
 ]
 
 # Seconds one call into the user's code may take. A full-size KernelBench forward on a 2-core CPU takes
@@ -81,6 +84,10 @@ DEFAULT_TIMEOUT_S = 300.0
 # Bytes a child may write to any one file (RLIMIT_FSIZE): its stdout and stderr files included. A hung
 # kernel printing in a loop stops here instead of filling the disk; extension builds stay far below.
 OUTPUT_LIMIT_BYTES = 2 * 10**9
+
+# The status a child leaves with when the user's code has closed the descriptors fpa talks to it through (its
+# channel, or the pipe that tells it its parent is alive): named as that, not as a crash with a traceback of ours.
+CHANNEL_LOST_STATUS = 86
 
 # The jobs a worker runs: name → (module, function). A function takes keyword arguments that are JSON
 # data and returns JSON data.
@@ -267,7 +274,7 @@ class ChildProcess:
         if code is None:  # a forked child whose fork server ended first: nobody saw how it ended
             raise InternalError(f"the fork server ended before the {self.name} process, so its end is unknown")
         if code < 0:
-            return Fate.KILLED, f"was killed by {_signal_name(-code)}", code
+            return Fate.KILLED, f"was killed by {signal_name(-code)}", code
         return Fate.EXITED, f"exited with status {code}", code
 
     def output(self) -> CapturedOutput:
@@ -305,8 +312,10 @@ def child_setup() -> None:
     fd = int(os.environ.pop(_PARENT_ENV))
 
     def watch():
-        with contextlib.suppress(OSError):
+        try:
             os.read(fd, 1)
+        except OSError:  # the user's code closed our pipe: the child can no longer learn of its parent's end
+            os._exit(CHANNEL_LOST_STATUS)
         os.killpg(os.getpgrp(), signal.SIGKILL)
 
     threading.Thread(target=watch, name="fpa-parent-watch", daemon=True).start()
@@ -335,38 +344,29 @@ def run_job(
         raise ParameterError(f"Got job={job!r}, but the only valid jobs are {', '.join(map(repr, JOBS))}.")
     with tempfile.TemporaryDirectory(prefix="fpa-worker-") as folder, terminate_as_interrupt():
         folder = pathlib.Path(folder)
-        (folder / "job.json").write_text(records.dumps({"job": job, "kwargs": {**kwargs, "timeout": timeout}}))
+        key = secrets.token_bytes(32)  # signs the worker's result: the user's code cannot read it (job.json goes)
+        job_record = {"job": job, "kwargs": {**kwargs, "timeout": timeout}, "key": key.hex()}
+        # json, not records: the paths must reach the worker as they are (a file name's undecodable bytes too)
+        (folder / "job.json").write_text(json.dumps(job_record, allow_nan=False))
         threads = {"OMP_NUM_THREADS": "1"} if job in _ONE_THREAD_JOBS and "OMP_NUM_THREADS" not in os.environ else {}
-        watch = _Watch(folder, timeout, on_event, env={**threads, **(env or {})}, module=JOBS[job][0])
+        watch = _Watch(folder, timeout, on_event, env={**threads, **(env or {})}, module=JOBS[job][0], key=key)
         watch.run()
         return watch.outcome()
-
-
-@contextlib.contextmanager
-def terminate_as_interrupt():
-    """SIGTERM/SIGHUP raise KeyboardInterrupt while a job runs, so its children are ended and its files removed."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt(f"ended by {_signal_name(signum)}")
-
-    saved = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in saved.items():
-            signal.signal(sig, handler)
 
 
 class _Watch:
     """The worker from start to exit: its events, its deadlines, its fate."""
 
     def __init__(
-        self, folder: pathlib.Path, timeout: float, on_event, env: dict[str, str] | None = None, module: str = ""
+        self,
+        folder: pathlib.Path,
+        timeout: float,
+        on_event,
+        env: dict[str, str] | None = None,
+        module: str = "",
+        key: bytes = b"",
     ):
-        self.folder, self.timeout, self.on_event, self.module = folder, timeout, on_event, module
+        self.folder, self.timeout, self.on_event, self.module, self.key = folder, timeout, on_event, module, key
         self.env = dict(env or {})
         self.calls: dict[int, dict] = {}  # the user calls under way, by id (the two sides' may overlap)
         self.last_call: dict | None = None
@@ -439,9 +439,11 @@ class _Watch:
 
     def _event(self, line: bytes) -> None:
         try:
-            event = json.loads(line)
-        except ValueError:
+            event = records.safe_data(json.loads(line))
+        except (ValueError, RecursionError):
             return  # not one of ours
+        if not _is_event(event):
+            return
         now = time.monotonic()
         if event.get("event") == "enter":
             event["started"] = now
@@ -468,7 +470,7 @@ class _Watch:
             )
         result_path = self.folder / "result.json"
         if result_path.exists():
-            record = json.loads(result_path.read_text())
+            record = self._signed(result_path, worker)
             if "value" in record:
                 return dataclasses.replace(result, value=record["value"], versions=record.get("versions", {}))
             raise _error_from_record(record["error"], worker)
@@ -482,6 +484,42 @@ class _Watch:
             f"the worker process {how} outside the user's code{after}",
             f"the worker process {how}{after}.\nIts stderr:\n{stderr}",
         )
+
+    def _signed(self, path: pathlib.Path, worker: dict) -> dict:
+        """The worker's result record from ``path``, its signature checked (its text made safe to print and store);
+        a result the worker did not write — the user's code can reach the folder, not the key — is a failure of
+        the user's code."""
+        try:
+            signed = json.loads(path.read_bytes())
+            text = signed["record"].encode()
+            if not hmac.compare_digest(hmac.new(self.key, text, "sha256").hexdigest(), signed["mac"]):
+                raise ValueError("wrong signature")
+            record = records.safe_data(json.loads(text))
+            if not isinstance(record, dict) or not ("value" in record or isinstance(record.get("error"), dict)):
+                raise ValueError("not a result")
+            return record
+        except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            where = self.last_call["where"] if self.last_call else "the job"
+            raise UserCodeError(
+                "the job's result was not the one fpa's worker wrote: code of the user's changed the files of fpa's "
+                "job folder",
+                side=Side.SOLUTION,
+                where=where,
+                fate=Fate.MODIFIED_FILES,
+                details={"worker": worker},
+            ) from None
+
+
+def _is_event(event) -> bool:
+    """Whether ``event`` is one the worker reports (``report_event``): the parent acts on no other."""
+    return (
+        isinstance(event, dict)
+        and event.get("event") in ("enter", "leave", "progress")
+        and isinstance(event.get("id", 0), int)
+        and all(isinstance(event.get(k, ""), str) for k in ("where", "side", "detail", "replay", "text"))
+        and isinstance(event.get("seconds", 0.0), (int, float))
+        and (event["event"] != "enter" or isinstance(event.get("where"), str))
+    )
 
 
 def _user_error(message: str, call: dict, fate: Fate, worker: dict, extra: dict) -> UserCodeError:
@@ -502,13 +540,6 @@ def _error_from_record(error: dict, worker: dict) -> FpaError:
     if kind == "usage":
         return FpaError(error["message"])
     return InternalError(error.get("message", "the worker failed"), error.get("traceback", ""))
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def _package_root() -> pathlib.Path:
@@ -535,10 +566,13 @@ def child_main(folder: str) -> None:
     import traceback
 
     child_setup()
+    hardening.not_dumpable()  # the solution's process may not read or write this one's memory (fp_analysis.hardening)
     folder = pathlib.Path(folder)
     _owner_pid = os.getpid()
     _channel = os.fdopen(int(os.environ.pop(_CHANNEL_ENV)), "w", buffering=1)
     job = json.loads((folder / "job.json").read_text())
+    (folder / "job.json").unlink()  # the key with it, before any user code runs
+    key = bytes.fromhex(job["key"])
     try:
         module, function = JOBS[job["job"]]
         value = getattr(importlib.import_module(module), function)(**job["kwargs"], folder=str(folder))
@@ -558,8 +592,9 @@ def child_main(folder: str) -> None:
         record = {"error": {"kind": "internal", "message": message, "traceback": traceback.format_exc()}}
     if os.getpid() != _owner_pid:  # a process the user's code forked, returning through our frames
         os._exit(0)
+    text = records.dumps(record)
     tmp = folder / "result.json.part"
-    tmp.write_text(records.dumps(record))
+    tmp.write_text(json.dumps({"record": text, "mac": hmac.new(key, text.encode(), "sha256").hexdigest()}))
     os.replace(tmp, folder / "result.json")
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):

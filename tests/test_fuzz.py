@@ -180,7 +180,7 @@ def test_cli_fuzz_json_and_exit_codes():
     assert result.exit_code == 1
     data = json.loads(result.stdout)
     assert set(data) == {"failures", "examples", "shrink_steps", "refused", "too_large", "refusals", "drawn",
-                         "verdicts", "max_examples", "worker"}  # fmt: skip
+                         "verdicts", "max_examples", "notes", "worker"}  # fmt: skip
     assert {"config", "convs", "command", "max_abs", "explanation", "not_from_get_init_inputs", "user_code"} <= set(
         data["failures"][0]
     )

@@ -7,8 +7,8 @@ printed, and that ``--json`` parses as strict JSON.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import operator
 import pathlib
 import re
 import time
@@ -521,7 +521,7 @@ def _run_solution(tmp_path, source: str, x, calls: int = 1):
         candidate.loaded()
         candidate.build([], {}, 0, x.device, where="ModelNew()")
         replies = [candidate.forward([x]) for _ in range(calls)]
-        return [out for out, _ in replies], replies[0][1], candidate.ipc
+        return [out for out, _, _ in replies], replies[0][1], candidate.ipc
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
@@ -546,10 +546,11 @@ def test_where_an_ipc_handle_cannot_be_opened_the_tensors_travel_as_bytes(tmp_pa
     import torch
 
     import fp_analysis.candidate as candidate_module
-    from fp_analysis.tensor_ipc import SharedCuda
 
-    # a handle that pickles by name and fails to open in the other process (1 / 0), as a real one would there
-    monkeypatch.setattr(candidate_module, "share", lambda t: SharedCuda(operator.truediv, (1, 0)))
+    # a handle of the right form that names no memory: it fails to open in the other process, as on a platform
+    # without CUDA IPC
+    share = candidate_module.share
+    monkeypatch.setattr(candidate_module, "share", lambda t: dataclasses.replace(share(t), handle=bytes(64)))
     x = torch.rand(3, 7, device="cuda")
     (out,), made_on, ipc = _run_solution(tmp_path, _WRITES_ITS_INPUT, x)
     assert not ipc and not out.is_cuda and made_on.startswith("cuda")

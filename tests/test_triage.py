@@ -330,7 +330,8 @@ def test_ray_options_are_checked_before_anything_runs(runs, monkeypatch):
 def test_a_pairs_key_holds_the_sources_it_may_read_and_not_the_other_samples(runs):
     """A helper in a package below the solution (``pkg/helper.py``) is part of the pair: editing it runs the pair
     again; the other samples below the problem's folder are not the problem's helpers."""
-    from fp_analysis.triage import _key, solution_folders, sources_of
+    from fp_analysis.snapshot import sources_of
+    from fp_analysis.triage import _key, snapshots, solution_folders
 
     pairs = discover(runs)
     skip = solution_folders(pairs)
@@ -342,7 +343,13 @@ def test_a_pairs_key_holds_the_sources_it_may_read_and_not_the_other_samples(run
     helper = pair.solution.parent / "pkg" / "helper.py"
     helper.write_text("SCALE = 1.0\n")
     assert helper in sources_of(pair.solution.parent, skip)
-    before, other_before = _key(pair, {}, {}, skip), _key(other, {}, {}, skip)
+
+    def keys():
+        given = snapshots(pairs)
+        return _key(given[pair.id], {}), _key(given[other.id], {})
+
+    before, other_before = keys()
     helper.write_text("SCALE = 1.5\n")
-    assert _key(pair, {}, {}, skip) != before  # its helper changed: run it again
-    assert _key(other, {}, {}, skip) == other_before  # another sample's helper is not this pair's
+    after, other_after = keys()
+    assert after != before  # its helper changed: run it again
+    assert other_after == other_before  # another sample's helper is not this pair's
