@@ -192,18 +192,21 @@ def reference_forward(problem: UserFile, model: nn.Module, inputs: list, **conte
 
 def written_notes(written: dict[str, set[int]]) -> list[str]:
     """The notes on the inputs each side wrote into (``written``: side → indices over every call; none: no note)."""
+    consequence = {
+        "reference": "under KernelBench, which runs ModelNew on the tensors Model has run on, the candidate would get "
+        "the changed input",
+        "candidate": "a harness that runs the reference after the candidate, or reuses the inputs, would see the "
+        "change",
+    }
     notes = []
     for side, name in (("reference", "Model.forward"), ("candidate", "ModelNew.forward")):
         indices = sorted(written.get(side, ()))
         if indices:
             which = ", ".join(map(str, indices))
             notes.append(
-                f"{name} modifies its input {which} in place. Each side was given a copy, so the other side and the "
-                "analysis saw the inputs as get_inputs() made them; under KernelBench, where ModelNew gets the "
-                "tensors Model has run on, "
-                + ("the candidate would see the reference's writes" if side == "reference" else
-                   "a harness that reuses the inputs would see the candidate's writes")
-            )  # fmt: skip
+                f"{name} writes into its input {which} (in place). Each side ran on its own copy of get_inputs(), so "
+                f"neither the other side nor the analysis saw the change; {consequence[side]}"
+            )
     return notes
 
 

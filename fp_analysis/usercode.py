@@ -224,7 +224,8 @@ def copied(values: list) -> list:
     def copy(t):
         if not isinstance(t, torch.Tensor) or t.layout != torch.strided:
             return t
-        return torch.as_strided(storage_span(t.detach()).clone(), t.shape, t.stride())
+        t = t.detach().resolve_conj().resolve_neg()
+        return torch.as_strided(storage_span(t).clone(), t.shape, t.stride())
 
     return [copy(v) for v in values]
 

@@ -103,7 +103,8 @@ def send(sock: socket.socket, seq: int, body: Any) -> None:
     be written (nothing is sent then). CUDA tensors travel as CPU bytes: a handle is sent as a ``SharedCuda``."""
     tensors: list[torch.Tensor] = []
     encoded = _encode(body, tensors, 0)
-    spans = [_span(t) for t in tensors]
+    tensors = [_sent(t) for t in tensors]
+    spans = [storage_span(t) for t in tensors]
     described = [
         {"dtype": _dtype_name(t), "shape": list(t.shape), "stride": list(t.stride()), "nbytes": s.numel() * s.itemsize}
         for t, s in zip(tensors, spans, strict=True)
@@ -115,17 +116,18 @@ def send(sock: socket.socket, seq: int, body: Any) -> None:
             sock.sendall(memoryview(span.view(torch.uint8).numpy()))
 
 
-def _span(tensor: torch.Tensor) -> torch.Tensor:
-    """The bytes sent for ``tensor``: ``storage_span`` of it on the CPU."""
+def _sent(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` as it is sent: on the CPU, its lazy negation and conjugation resolved (a handle or bytes carry
+    memory, not torch's lazy bits)."""
     t = tensor.detach()
-    return storage_span(t.cpu() if t.is_cuda else t)
+    return (t.cpu() if t.is_cuda else t).resolve_conj().resolve_neg()
 
 
 def storage_span(tensor: torch.Tensor) -> torch.Tensor:
-    """The 1-d stretch of ``tensor``'s storage that its strides reach (lazy negation and conjugation resolved):
-    ``torch.as_strided(span, shape, stride)`` is the tensor again, in the same layout (channels-last, a strided
-    view, a stride-0 expansion)."""
-    t = tensor.resolve_conj().resolve_neg()
+    """The 1-d stretch of ``tensor``'s storage that its strides reach: ``torch.as_strided(span, shape, stride)`` is
+    the tensor again, in the same layout (channels-last, a strided view, a stride-0 expansion). Lazy negation and
+    conjugation are not carried: resolve them first."""
+    t = tensor
     if t.numel() == 0:
         return torch.empty(0, dtype=t.dtype, device=t.device)
     length = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
@@ -291,6 +293,8 @@ def _decode(node, tensors: list, used: set, depth: int):
             return torch.device(value)
         except (RuntimeError, ValueError):
             raise Malformed(f"its body names a device {value!r} torch does not know") from None
+    if tag is None:
+        raise Malformed("its body holds an object without a '$' tag")
     raise Malformed(f"its body holds an object tagged {str(tag)[:40]!r} that the protocol does not allow")
 
 

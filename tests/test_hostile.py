@@ -1,0 +1,252 @@
+"""A hostile solution cannot reach the verdict: each way a generated solution can attack the grader is that
+solution's failure (exit 3, named), never a verdict — and never the end of a run.
+
+The solutions are in ``usercode_cases`` (each docstring says what it tries). Every case runs the real command line
+or the library call a grader uses, and asserts the exit status, the fate and message, and that the attack had no
+effect: no code ran in the worker, no file stayed edited, no pair was judged against an edit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from fp_analysis.errors import ExitCode
+from fp_analysis.records import loads_strict
+
+from .cli_runs import explain_args, fpa
+
+CASES = pathlib.Path(__file__).parent / "usercode_cases"
+ZEROS = """
+import torch
+from _conv import Conv
+
+
+class ModelNew(Conv):
+    def forward(self, x):
+        return torch.zeros_like(super().forward(x))
+"""
+RIGHT = """
+from _conv import Conv
+
+
+class ModelNew(Conv):
+    pass
+"""
+
+
+@pytest.fixture(autouse=True)
+def _isolated_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("FPA_STORE", str(tmp_path / "store"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def _explain(problem: pathlib.Path, solution: pathlib.Path, *extra: str):
+    """Exit code, strict-JSON stdout and stderr of ``fpa explain --json``; never a raw traceback of ours."""
+    run = fpa(*explain_args(problem, solution, "--trials", "2", "--json", *extra))
+    assert "Traceback (most recent call last)" not in run.stderr, run.stderr
+    assert run.data is not None, run.stdout  # strict JSON, whatever happened
+    return run.code, run.data, run.stderr
+
+
+@pytest.mark.parametrize(
+    ("solution", "fate", "message"),
+    [
+        (
+            "forged_pickle",
+            "malformed_reply",
+            r"forward: the solution's process sent a malformed reply: it does not start",
+        ),
+        ("out_of_turn", "malformed_reply", r"sent a reply out of turn \(to request 1000000 where \d+ was asked\)"),
+        (
+            "oversized",
+            "malformed_reply",
+            r"sent a malformed reply: its tensor 0 has \d+ elements, over the \d+ allowed",
+        ),
+        ("forks", "forked", r"ModelNew\.forward: the solution's process forked \(os\.fork\)"),
+        ("closes_channel", "closed_channel", r"ModelNew\.forward closed the descriptors fpa talks to the solution's"),
+        ("forges_result", "modified_files", r"the job's result was not the one fpa's worker wrote"),
+    ],
+)
+def test_a_solution_that_tampers_with_fpas_channel_or_folder_fails_with_exit_3(solution, fate, message, tmp_path,
+                                                                               monkeypatch):  # fmt: skip
+    canary = tmp_path / "ran-in-the-worker"
+    monkeypatch.setenv("FPA_TEST_CANARY", str(canary))
+    code, data, stderr = _explain(CASES / "problem.py", CASES / f"{solution}.py", "--timeout", "30")
+    error = data["error"]
+    assert code == ExitCode.USER_CODE and error["side"] == "solution" and error["fate"] == fate, data
+    assert __import__("re").search(message, error["message"]), error["message"]
+    assert stderr.startswith("error: the solution's code failed: ")
+    assert not canary.exists()  # nothing the solution's process sent was run
+
+
+def _pair_folder(root: pathlib.Path, solutions: dict[str, str]) -> pathlib.Path:
+    """A problem folder under ``root`` (the conv problem, its helper) with ``solutions`` (file name → source)."""
+    folder = root / "conv"
+    folder.mkdir(parents=True)
+    for name in ("problem.py", "_conv.py"):
+        shutil.copy(CASES / name, folder / name)
+    for name, source in solutions.items():
+        (folder / name).write_text(source)
+    return folder
+
+
+@pytest.mark.long
+def test_a_solution_that_edits_the_problem_fails_and_no_pair_is_judged_against_the_edit(tmp_path):
+    """In a triage the edit is undone at once; the pairs after it are judged against the problem as it was read, and
+    stored; the editing pair is not stored, so a resume runs it (and only it) again, with the same finding."""
+    from fp_analysis.store import read_store
+    from fp_analysis.triage import discover, triage
+
+    folder = _pair_folder(tmp_path / "runs", {"a_edits.py": (CASES / "edits_problem.py").read_text(),
+                                              "b_zeros.py": ZEROS, "c_right.py": RIGHT})  # fmt: skip
+    original = (folder / "problem.py").read_bytes()
+    options = {"device": "cpu", "workers": 1, "trials": 1, "timeout": 30, "store_dir": tmp_path / "store"}
+    first = triage(discover(tmp_path / "runs"), **options)
+    rows = {pathlib.Path(row["pair_id"]).name: row for row in first["pairs"]}
+    assert rows["a_edits"]["verdict"] == "user_code_failed" and rows["a_edits"]["fate"] == "modified_files"
+    assert "changed files the job was given" in rows["a_edits"]["error"] and "put them back" in rows["a_edits"]["error"]
+    assert rows["b_zeros"]["verdict"] == "bug" and rows["c_right"]["verdict"] == "identical"  # the original problem
+    assert (folder / "problem.py").read_bytes() == original
+    assert sorted(pathlib.Path(p).name for p in read_store(tmp_path / "store")["pair_id"].to_pylist()) == [
+        "b_zeros",
+        "c_right",
+    ]
+    again = triage(discover(tmp_path / "runs"), **options)
+    assert (again["ran"], again["reused"]) == (1, 2)
+    assert [row["verdict"] for row in again["pairs"]] == ["user_code_failed", "bug", "identical"]
+    assert (folder / "problem.py").read_bytes() == original
+
+
+def test_explain_and_fuzz_of_a_solution_that_edits_the_problem_exit_3_and_leave_it_as_it_was(tmp_path):
+    folder = _pair_folder(tmp_path, {"solution.py": (CASES / "edits_problem.py").read_text()})
+    original = (folder / "problem.py").read_bytes()
+    code, data, _ = _explain(folder / "problem.py", folder / "solution.py")
+    assert (
+        code == 3
+        and data["error"]["fate"] == "modified_files"
+        and data["error"]["files"] == [str(folder / "problem.py")]
+    )
+    assert (folder / "problem.py").read_bytes() == original
+    fuzz = fpa("fuzz", "--problem", folder / "problem.py", "--solution", folder / "solution.py", "--device", "cpu",
+               "--max-examples", "2", "--json")  # fmt: skip
+    assert fuzz.code == 3 and fuzz.data["error"]["fate"] == "modified_files", fuzz.stdout
+    assert (folder / "problem.py").read_bytes() == original
+
+
+def test_text_utf8_cannot_encode_is_printed_parsed_and_stored_safely(tmp_path):
+    """A message with lone surrogates, a NUL and an escape, from a solution whose file and folder names are not
+    UTF-8: explain's --json parses and text mode prints; a triage stores the row and shows the names."""
+    from fp_analysis.store import read_store
+    from fp_analysis.triage import discover, triage
+
+    root = pathlib.Path(os.fsdecode(bytes(tmp_path) + b"/runs-\xff"))
+    folder = _pair_folder(root, {})
+    solution = pathlib.Path(os.fsdecode(bytes(folder) + b"/s\xfe\xff.py"))
+    solution.write_text((CASES / "raises_surrogates.py").read_text())
+    code, data, _ = _explain(folder / "problem.py", solution)
+    message = data["error"]["message"]
+    assert code == 3 and "\\udcff" in message and "\\ud800" in message and "s\\xfe\\xff.py" in data["error"]["at"]
+    text = fpa(*explain_args(folder / "problem.py", solution, "--trials", "1", "--no-store"))
+    assert text.code == 3 and "\\ud800" in text.stderr and "\x1b" not in text.stderr
+    result = triage(discover(root), device="cpu", workers=1, trials=1, timeout=30, store_dir=tmp_path / "store")
+    (row,) = result["pairs"]
+    assert row["verdict"] == "user_code_failed" and row["pair_id"] == "conv/s\\xfe\\xff" and "\\udcff" in row["error"]
+    assert result["not_stored"] == [] and read_store(tmp_path / "store")["pair_id"].to_pylist() == ["conv/s\\xfe\\xff"]
+
+
+def test_inputs_either_side_writes_into_are_named_and_reach_neither_the_other_side_nor_the_analysis():
+    code, data, _ = _explain(CASES / "problem_writes_input.py", CASES / "writes_input.py")
+    assert code == 0 and data["verdict"] == "identical", data  # each side ran on get_inputs() as made
+    notes = " ".join(data["notes"])
+    assert "Model.forward writes into its input 0" in notes and "ModelNew.forward writes into its input 0" in notes
+    assert all(trial["inputs_written"] == {"reference": [0], "candidate": [0]} for trial in data["trials"])
+
+
+def test_the_solutions_process_cannot_open_the_memory_or_descriptors_of_fpas_processes():
+    """fpa's processes are not dumpable and the solution's holds no CAP_SYS_PTRACE (``fp_analysis.hardening``):
+    their memory and descriptors are out of its reach; the same probe without the guards opens both."""
+    hold = "import time; from fp_analysis.hardening import not_dumpable; {}print('ready', flush=True); time.sleep(60)"
+    probe = (
+        "import sys; from fp_analysis.hardening import drop_ptrace\n"
+        "if sys.argv[2] == 'guarded': drop_ptrace()\n"
+        "for name in ('mem', 'fd/1'):\n"
+        "    try:\n        open(f'/proc/{sys.argv[1]}/{name}', 'rb'); print('opened', name)\n"
+        "    except PermissionError:\n        print('refused', name)\n"
+    )
+    outcomes = {}
+    for guarded in ("guarded", "plain"):
+        code = hold.format("not_dumpable(); " if guarded == "guarded" else "")
+        target = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        try:
+            assert target.stdout.readline().strip() == "ready"
+            seen = subprocess.run(
+                [sys.executable, "-c", probe, str(target.pid), guarded], capture_output=True, text=True
+            )
+            outcomes[guarded] = seen.stdout.split()
+        finally:
+            target.kill()
+            target.wait()
+    assert outcomes["guarded"] == ["refused", "mem", "refused", "fd/1"], outcomes
+    assert outcomes["plain"] == ["opened", "mem", "opened", "fd/1"], outcomes
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("moment", ["after the first pair is stored", "0.1 s after the last pair is stored"])
+def test_sigterm_at_any_moment_of_a_triage_ends_it_with_130_or_its_result(tmp_path, moment):
+    """Never death by the signal: 130 with an error record while pairs remain, or the whole result once all are
+    stored; --json is one strict JSON document either way, and what was stored stays readable."""
+    from fp_analysis.store import read_store
+
+    _pair_folder(tmp_path / "runs", {"a_right.py": RIGHT, "b_zeros.py": ZEROS})
+    store = tmp_path / "store"
+    command = [sys.executable, "-m", "fp_analysis", "triage", str(tmp_path / "runs"), "--device", "cpu",
+               "--workers", "1", "--trials", "1", "--json"]  # fmt: skip
+    fpa_process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env={**os.environ, "FPA_STORE": str(store)})  # fmt: skip
+    wanted = 1 if moment.startswith("after the first") else 2
+    deadline = time.monotonic() + 120
+    while len(list(store.glob("run-*.parquet"))) < wanted and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert fpa_process.poll() is None or wanted == 2, "the triage ended before the signal"
+    time.sleep(0.1 if wanted == 2 else 0.0)
+    fpa_process.send_signal(signal.SIGTERM)
+    stdout, stderr = fpa_process.communicate(timeout=60)
+    assert fpa_process.returncode in (0, 130), (fpa_process.returncode, stderr)
+    data = loads_strict(stdout.decode())
+    assert data is not None, stdout
+    assert ("error" in data) == (fpa_process.returncode == 130)
+    assert b"Traceback" not in stderr
+    assert len(read_store(store)) >= wanted
+
+
+def test_a_reply_of_the_right_form_cannot_come_from_a_copy_of_the_process(tmp_path):
+    """The worker takes a reply only from the process it started: one whose header names another pid is refused."""
+    from fp_analysis.candidate import CandidateProcess
+
+    source = (
+        "import os, socket, sys\nimport torch\nfrom torch import nn\nfrom fp_analysis import wire\n\n"
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n"
+        "        channel = socket.socket(fileno=os.dup(int(sys.argv[-1])))\n"
+        "        pid = os.fork()\n"
+        "        if pid == 0:  # a copy answers with its own pid, and the original says nothing\n"
+        "            wire.send(channel, 3, {'output': x, 'device': 'cpu', 'mutated': []}); os._exit(0)\n"
+        "        os.waitpid(pid, 0); os._exit(0)\n"
+    )
+    (tmp_path / "solution.py").write_text(source)
+    import torch
+
+    with CandidateProcess(str(tmp_path / "solution.py"), tmp_path, timeout=30) as candidate:
+        candidate.build([], {}, 0, "cpu", where="ModelNew()")
+        with pytest.raises(Exception, match=r"forked: it sent a reply from another process \(pid \d+\)") as caught:
+            candidate.forward([torch.rand(3)])
+        assert caught.value.fate.value == "forked"
+    assert json.dumps(caught.value.to_dict())  # a record like any failure
