@@ -689,6 +689,9 @@ def _print_triage(result: dict, path: str, atol: float, rtol: float) -> None:
     for row in result["pairs"]:
         if row.get("error"):
             _out.print(f"{escape(row['pair_id'])}: {escape(row['error'])}", highlight=False)
+        for note in (row.get("notes") or "").split(" | "):
+            if note:
+                _out.print(f"{escape(row['pair_id'])}: note: {escape(note)}", highlight=False)
     _out.print("verdicts: " + ", ".join(f"{v} {n}" for v, n in sorted(summary["verdicts"].items())))
     matched, labelled_count = summary["expected_matched"]
     if labelled_count:

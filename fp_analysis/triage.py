@@ -222,6 +222,7 @@ def explain_row(
             candidate_vs_fp64=explanation.candidate_vs_fp64.get("max_abs"),
             reference_vs_fp64=explanation.reference_vs_fp64.get("max_abs"),
             needed_atol=explanation.recommended_tolerance.get("atol"),
+            notes=" | ".join(explanation.notes) or None,
         )
     except UserCodeError as error:
         row.update(verdict=USER_CODE_FAILED, exit_code=int(error.exit_code), error=str(error).splitlines()[0],
@@ -242,7 +243,7 @@ def _blank_row() -> dict:
     """Every field of a pair's row, unset: a row has them all, however its job ended (they are the store's columns)."""
     return {"verdict": None, "explained": None, "exit_code": None, "check_passed": None, "max_abs": None,
             "candidate_vs_fp64": None, "reference_vs_fp64": None, "needed_atol": None, "error": None, "fate": None,
-            "build_seconds": None, "seconds": 0.0}  # fmt: skip
+            "notes": None, "build_seconds": None, "seconds": 0.0}  # fmt: skip
 
 
 def internal_error_row(message: str) -> dict:

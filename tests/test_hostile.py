@@ -41,6 +41,16 @@ from _conv import Conv
 class ModelNew(Conv):
     pass
 """
+WRITES_INPUT = """
+from _conv import Conv
+
+
+class ModelNew(Conv):
+    def forward(self, x):
+        out = super().forward(x)
+        x.zero_()
+        return out
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -107,7 +117,8 @@ def test_a_solution_that_edits_the_problem_fails_and_no_pair_is_judged_against_t
     from fp_analysis.triage import discover, triage
 
     folder = _pair_folder(tmp_path / "runs", {"a_edits.py": (CASES / "edits_problem.py").read_text(),
-                                              "b_zeros.py": ZEROS, "c_right.py": RIGHT})  # fmt: skip
+                                              "b_zeros.py": ZEROS, "c_right.py": RIGHT,
+                                              "d_writes_input.py": WRITES_INPUT})  # fmt: skip
     original = (folder / "problem.py").read_bytes()
     options = {"device": "cpu", "workers": 1, "trials": 1, "timeout": 30, "store_dir": tmp_path / "store"}
     first = triage(discover(tmp_path / "runs"), **options)
@@ -115,14 +126,14 @@ def test_a_solution_that_edits_the_problem_fails_and_no_pair_is_judged_against_t
     assert rows["a_edits"]["verdict"] == "user_code_failed" and rows["a_edits"]["fate"] == "modified_files"
     assert "changed files the job was given" in rows["a_edits"]["error"] and "put them back" in rows["a_edits"]["error"]
     assert rows["b_zeros"]["verdict"] == "bug" and rows["c_right"]["verdict"] == "identical"  # the original problem
+    assert rows["d_writes_input"]["verdict"] == "identical"  # on its own copy of the inputs, and named:
+    assert "ModelNew.forward writes into its input 0" in rows["d_writes_input"]["notes"]
     assert (folder / "problem.py").read_bytes() == original
-    assert sorted(pathlib.Path(p).name for p in read_store(tmp_path / "store")["pair_id"].to_pylist()) == [
-        "b_zeros",
-        "c_right",
-    ]
+    stored = sorted(pathlib.Path(p).name for p in read_store(tmp_path / "store")["pair_id"].to_pylist())
+    assert stored == ["b_zeros", "c_right", "d_writes_input"]
     again = triage(discover(tmp_path / "runs"), **options)
-    assert (again["ran"], again["reused"]) == (1, 2)
-    assert [row["verdict"] for row in again["pairs"]] == ["user_code_failed", "bug", "identical"]
+    assert (again["ran"], again["reused"]) == (1, 3)
+    assert [row["verdict"] for row in again["pairs"]] == ["user_code_failed", "bug", "identical", "identical"]
     assert (folder / "problem.py").read_bytes() == original
 
 
