@@ -81,10 +81,16 @@ class Snapshot:
         return self.path.name
 
     @classmethod
-    def take(cls, path: str | os.PathLike, skip: frozenset = frozenset(), read: dict | None = None) -> Snapshot:
-        """Read ``path`` and the sources beside it (``sources_of(its folder, skip)``); ParameterError naming a file
-        that cannot be read, or a folder that holds more than ``MAX_FILES`` files or ``MAX_BYTES`` bytes of them.
-        ``read``: the files read so far (path → bytes), shared by snapshots of files in one folder."""
+    def take(
+        cls,
+        path: str | os.PathLike,
+        skip: frozenset = frozenset(),
+        read: dict | None = None,
+        depth: int = _SOURCE_DEPTH,
+    ) -> Snapshot:
+        """Read ``path`` and the sources beside it (``sources_of(its folder, skip, depth)``); ParameterError naming a
+        file that cannot be read, or a folder that holds more than ``MAX_FILES`` files or ``MAX_BYTES`` bytes of
+        them. ``read``: the files read so far (path → bytes), shared by snapshots of files in one folder."""
         read = {} if read is None else read
 
         def _read(file: pathlib.Path) -> bytes:
@@ -94,7 +100,7 @@ class Snapshot:
 
         path = pathlib.Path(path).absolute()
         folder = path.parent
-        found = sources_of(folder, skip)
+        found = sources_of(folder, skip, depth)
         if len(found) > MAX_FILES:
             raise ParameterError(
                 f"{_shown(folder)} holds more than {MAX_FILES} source files within {_SOURCE_DEPTH} levels of folders, "
@@ -172,8 +178,10 @@ class Given:
     solution: Snapshot
 
     @classmethod
-    def take(cls, problem, solution, skip: frozenset = frozenset()) -> Given:
-        return cls(Snapshot.take(problem, skip), Snapshot.take(solution, skip))
+    def take(cls, problem, solution, depth: int = 0) -> Given:
+        """Both files and the sources beside them, ``depth`` levels of subfolders deep (a single pair may lie in a
+        crowded folder, ``/tmp`` say: by default the folder itself; a triage reads deeper, ``triage.snapshots``)."""
+        return cls(Snapshot.take(problem, depth=depth), Snapshot.take(solution, depth=depth))
 
     def changed(self) -> list[str]:
         """The paths of the given files whose bytes differ now from when they were read (each named once)."""

@@ -72,13 +72,15 @@ class UserFile:
         Any file name is accepted (``solution.txt`` too): the source loader is named explicitly. The module
         is registered in ``sys.modules`` under a private name, as an imported module would be, so code that
         looks itself up there (dataclasses, pickle) works. From a snapshot, the file and the modules beside it
-        are served from memory (``_SnapshotFinder``, first on ``sys.meta_path``) and the folder comes last on
-        ``sys.path`` (for what is not source: a compiled extension), so nothing written there later is imported
-        in their place.
+        are served from memory (``_SnapshotFinder``, before the path finder on ``sys.meta_path``) and the folder
+        comes last on ``sys.path`` (for what the snapshot does not hold: a compiled extension, a deeper package), so
+        nothing written there later is imported in their place.
         """
         if self.sources is not None:
             loader = _SnapshotLoader(str(self.path), self.sources[self.path.name])
-            sys.meta_path.insert(0, _SnapshotFinder(pathlib.Path(self.folder), self.sources))
+            # before the path finder, where the folder would come on sys.path: after the built-in and frozen modules
+            at = next((i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder), 0)
+            sys.meta_path.insert(at, _SnapshotFinder(pathlib.Path(self.folder), self.sources))
             if self.folder not in sys.path:
                 sys.path.append(self.folder)
         elif not self.path.is_file():

@@ -56,11 +56,13 @@ _PREFIX = struct.Struct("<4sI")
 
 # The dtypes a tensor may cross in, by name: nothing else is constructed from a message.
 DTYPES = {
-    str(dtype).removeprefix("torch."): dtype
-    for dtype in (
-        torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.complex64, torch.complex128,
-        torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool,
+    name: getattr(torch, name)
+    for name in (
+        "float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+        "float8_e5m2fnuz", "complex128", "complex64", "complex32", "int64", "int32", "int16", "int8", "uint64",
+        "uint32", "uint16", "uint8", "bool",
     )
+    if isinstance(getattr(torch, name, None), torch.dtype)  # the float8 and wide unsigned ones: newer torch only
 }  # fmt: skip
 _DEPTH = 64  # nesting of a body: get_init_inputs() gives flat lists; a deep one is an attack on the parser
 _CHUNK = 1 << 24  # bytes read per recv
