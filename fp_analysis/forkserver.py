@@ -112,6 +112,7 @@ _DISABLE_ENV = "FPA_FORK_SERVER"
 _CONNECTION_ENV = "FPA_FORK_SERVER_FD"  # a worker's own connection to the server
 _START_S = 600.0  # seconds the server may take to import _PRELOAD (ours, not the user's code)
 _MAX_MESSAGE = 1 << 20
+_ADOPTED_SCAN_S = 1.0  # how often the server looks for orphans it adopted (_end_adopted)
 _MAX_FDS = 64
 
 _threads = 1  # in the server: torch's thread count for a process whose environment does not set one
@@ -423,9 +424,10 @@ def serve(connection_fd: int, alive_fd: int) -> None:
     """The server's life: preload, say ready, then fork on request and report what its children became."""
     global _threads
     connection = socket.socket(fileno=connection_fd)
-    from .hardening import not_dumpable
+    from .hardening import adopt_orphans, not_dumpable
 
     not_dumpable()  # no job's code may write into the process every later job is forked from (fp_analysis.hardening)
+    adopt_orphans()  # and what it starts apart from its job ends here (_end_adopted)
     try:
         for module in _PRELOAD:
             importlib.import_module(module)
@@ -443,7 +445,8 @@ def serve(connection_fd: int, alive_fd: int) -> None:
     statuses: dict[int, socket.socket] = {}  # child pid → its status socket
     connection.send(json.dumps({"ready": True}).encode())
     while True:
-        ready = select.select([alive_fd, wake_read, *clients], [], [])[0]
+        ready = select.select([alive_fd, wake_read, *clients], [], [], _ADOPTED_SCAN_S)[0]
+        _end_adopted(statuses)
         if alive_fd in ready:  # the requester has ended: so do we (the children watch their own parents)
             os._exit(0)
         if wake_read in ready:
@@ -523,6 +526,23 @@ def _warm_up() -> None:
         index = sample_output_indices(tuple(y.shape), 8, 0)
         terms = gather_terms(spec_of_module(module), x, module.weight.detach(), module.bias.detach(), index)
         np.asarray(add32(accumulate(terms.w, terms.x, AccumulationSpec(), terms.bias), terms.bias))
+
+
+def _end_adopted(statuses: dict[int, socket.socket]) -> None:
+    """SIGKILL every child of the server that it did not fork: an orphan it adopted as the subreaper of its children's
+    descendants (``hardening.adopt_orphans``), such as a daemon a solution left in a session of its own, which would
+    otherwise outlive its job (and act on the next: edit its files, signal its processes). ``_reap`` collects them."""
+    me = os.getpid()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in statuses:
+            continue
+        try:
+            state, parent = pathlib.Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[:2]
+        except (OSError, ValueError):
+            continue
+        if int(parent) == me and state != "Z":
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(name), signal.SIGKILL)
 
 
 def _reap(statuses: dict[int, socket.socket]) -> None:

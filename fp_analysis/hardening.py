@@ -13,7 +13,11 @@ Hence:
   from its effective, permitted and inheritable sets, and from its bounding set, so no program it runs gets it
   back (capabilities(7)).
 
-Both are best effort: on another OS, or where ``prctl``/``capset`` are refused, they do nothing and say so by
+* The fork server, which every job's processes are forked from, adopts the orphans among their descendants
+  (``adopt_orphans``) and ends them: a process the user's code starts in a session of its own does not outlive
+  its job by more than a moment (``fp_analysis.forkserver``).
+
+All are best effort: on another OS, or where ``prctl``/``capset`` are refused, they do nothing and say so by
 returning False. Signals and files are not covered: a process of the same user may still signal fpa's processes
 or write files that user can write (docs/isolation.md says what that leaves, and what fpa checks instead).
 """
@@ -23,9 +27,10 @@ from __future__ import annotations
 import ctypes
 import sys
 
-__all__ = ["drop_ptrace", "not_dumpable"]
+__all__ = ["adopt_orphans", "drop_ptrace", "not_dumpable"]
 
 _PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
 _PR_CAPBSET_DROP = 24
 _CAP_SYS_PTRACE = 19
 _CAPABILITY_VERSION_3 = 0x20080522  # capget(2): two 32-bit words per set
@@ -44,6 +49,14 @@ def not_dumpable() -> bool:
     """Make this process not dumpable (see the module docstring); whether it is now."""
     libc = _libc()
     return libc is not None and libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+
+
+def adopt_orphans() -> bool:
+    """Make this process the subreaper of its descendants (``prctl(PR_SET_CHILD_SUBREAPER)``): a process whose
+    parent ends is re-parented here, not to init — so a daemon the user's code starts in a session of its own is
+    still this process's to end. Whether it now is."""
+    libc = _libc()
+    return libc is not None and libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
 
 
 class _Header(ctypes.Structure):

@@ -98,6 +98,20 @@ def test_a_solution_that_tampers_with_fpas_channel_or_folder_fails_with_exit_3(s
     assert not canary.exists()  # nothing the solution's process sent was run
 
 
+def test_a_process_the_solution_leaves_in_a_session_of_its_own_does_not_outlive_its_job(tmp_path, monkeypatch):
+    """The fork server adopts the orphans of its children's descendants and ends them: a daemon cannot act on later
+    jobs (edit their files, signal their processes)."""
+    pid_file = tmp_path / "daemon.pid"
+    monkeypatch.setenv("FPA_TEST_CANARY", str(pid_file))
+    code, data, _ = _explain(CASES / "problem.py", CASES / "leaves_a_daemon.py")
+    assert code == 0 and data["verdict"] == "identical"
+    status = pathlib.Path(f"/proc/{int(pid_file.read_text())}/stat")
+    deadline = time.monotonic() + 10
+    while status.exists() and status.read_text().rsplit(")", 1)[1].split()[0] != "Z" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not status.exists() or status.read_text().rsplit(")", 1)[1].split()[0] == "Z", "the daemon still runs"
+
+
 def _pair_folder(root: pathlib.Path, solutions: dict[str, str]) -> pathlib.Path:
     """A problem folder under ``root`` (the conv problem, its helper) with ``solutions`` (file name → source)."""
     folder = root / "conv"
