@@ -156,26 +156,27 @@ def _run_given(given: Given | None, job: str, options: dict, **run) -> JobResult
 
 
 def _unchanged(given: Given, before: bool = False, worker: dict | None = None) -> None:
-    """UserCodeError (``Fate.MODIFIED_FILES``) when a file ``given`` holds has changed since it was read; after a
-    job, the files are put back as they were read (``Given.restore``)."""
+    """UserCodeError (``Fate.MODIFIED_FILES``) when a file ``given`` holds has changed since it was read; the files
+    are put back as they were read (``Given.restore``), so that the pairs after this one are judged as they were
+    given."""
     changed = given.changed()
     if not changed:
         return
     names = ", ".join(safe_text(name) for name in changed[:4])
     names += f" and {len(changed) - 4} more" if changed[4:] else ""
+    restored, failed = given.restore()
     if before:
         message = (
             f"the pair's files changed after fpa read them and before its job began ({names}): the code of another "
             "job, or another program, edited them; this pair was not judged"
         )
     else:
-        restored, failed = given.restore()
         message = (
             f"the user's code changed files the job was given ({names}): a solution may not edit the files it is "
             "judged against (the job imported them from the copy read before it began)"
         )
-        message += "; fpa put them back as they were" if restored and not failed else ""
-        message += f"; fpa could not put back {'; '.join(safe_text(f) for f in failed)}" if failed else ""
+    message += "; fpa put them back as they were" if restored and not failed else ""
+    message += f"; fpa could not put back {'; '.join(safe_text(f) for f in failed)}" if failed else ""
     details = {"files": [safe_text(name) for name in changed]} | ({"worker": worker} if worker else {})
     raise UserCodeError(message, side=Side.SOLUTION, where="the job", fate=Fate.MODIFIED_FILES, details=details)
 
