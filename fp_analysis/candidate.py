@@ -10,17 +10,20 @@ problem and the analysis (``CandidateProcess``); the two talk over a socket pair
 * ``build``: seed torch as KernelBench does, then ``ModelNew(*args, **kwargs).to(device)``; the reply holds
   the parameters and buffers the parameter check can use (floating tensors of the sizes asked for);
 * ``forward``: run it on inputs (moved to the model's device) under ``torch.no_grad``; the reply holds the
-  output, the device it was made on, and which inputs the solution wrote into. CUDA tensors cross as CUDA IPC
-  handles, each side copying what it receives into memory of its own (``fp_analysis.tensor_ipc``), other
-  tensors as CPU bytes; where a handle cannot be opened the worker sends the inputs again as bytes, or asks for
-  the output so (``resend``), and keeps to bytes for the rest of the job.
+  device the output was made on, which inputs the solution wrote into, and the output: on a GPU, written into a
+  buffer the worker exported for it; otherwise as CPU bytes. CUDA inputs cross as CUDA IPC handles to copies in a
+  memory pool of the worker's own, which the candidate copies into memory of its own (``fp_analysis.tensor_ipc``);
+  where a handle cannot be opened the worker sends the inputs again as bytes, and keeps to bytes for the rest of
+  the job.
 
 The channel carries ``fp_analysis.wire`` frames — a JSON header and raw bytes, never a pickle — because the
-process at its other end runs code that may be hostile to the grader: nothing it sends is executed. Each reply
-must answer the request just sent (its sequence number), come from the candidate process itself (its pid: a
-forked copy answering is ``Fate.FORKED``), and hold exactly the fields its request allows, of their types and
-within the sizes the request can need (``_Checked``); anything else is ``Fate.MALFORMED_REPLY``, and the process
-is ended, since nothing it sends after that can be trusted.
+process at its other end runs code that may be hostile to the grader: nothing it sends is executed, and the worker
+opens no handle it made. Each reply must answer the request just sent (its sequence number), carry the candidate
+process's pid (a stray copy of the process answering is ``Fate.FORKED``), and be one of the records its request
+allows, each field of its type and within the sizes the request can need (``fp_analysis.replies``); anything else
+is ``Fate.MALFORMED_REPLY``, and the process is ended, since nothing it sends after that can be trusted. A call
+that forks the process (Python's ``os.fork``, fork-based ``multiprocessing``) is ``Fate.FORKED`` itself: a copy
+could answer in its place.
 
 Each request is a call into the user's code: the client times it (``timeout``; a request that does not
 return kills the candidate process with what it started), reports it to the worker's parent
@@ -31,7 +34,6 @@ return kills the candidate process with what it started), reports it to the work
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import pathlib
 import select
@@ -41,8 +43,9 @@ import traceback
 
 from . import hardening, wire
 from .errors import Fate, FpaError, InternalError, Side, UserCodeError
+from .replies import checked
 from .snapshot import Snapshot
-from .tensor_ipc import IpcUnavailable, SharedCuda, exportable_copy, share
+from .tensor_ipc import IpcUnavailable, SharedCuda, exportable_copy, exportable_empty, share
 from .usercode import UserFile, call_id, copied, seed_all, written_inputs
 from .worker import CHANNEL_LOST_STATUS, ChildProcess, child_setup, report_event
 
@@ -118,7 +121,7 @@ class CandidateProcess:
             call = self._load_call
             if not _readable(self.sock, _START_S):
                 raise InternalError(f"the candidate process did not start within {_START_S:g} s")
-            self._reply({**call, "seq": 0, "expect": "ready"}, deadline=None)
+            self._reply({**call, "seq": 0, "expect": "ready"}, None, wire.Limits(_REPLY_HEADER, 0, 0))
             report_event("enter", **_event(call))
             call["sent"] = time.monotonic()
             try:
@@ -143,34 +146,42 @@ class CandidateProcess:
         )
         return self._receive(self._send(request, where, detail, replay, expect="build"), limits)["parameters"]
 
-    def forward(self, inputs: list, *, like=None, detail=None, replay=None):
+    def forward(self, inputs: list, *, like, detail=None, replay=None):
         """``ModelNew.forward(*inputs)``: (the output, the device it was made on, the indices of the inputs it wrote
-        into). The output is on the GPU where it crossed by CUDA IPC, on the CPU otherwise. ``like``: the
-        reference's output, whose size bounds what the reply may hold."""
+        into). ``like``: the reference's output. Where it is on the GPU and handles can be used, the output is
+        written into a buffer of its shape and dtype that this process exported (``tensor_ipc.exportable_empty``)
+        and arrives on the GPU; otherwise it arrives as a CPU tensor, which the reply may hold up to a few times the
+        reference output's size (a wrong shape is still named)."""
         import torch
 
-        kept, exported = [], set()  # the copies the candidate opens by handle: alive until it has answered
+        kept = []  # what the candidate opens by handle: alive until it has answered
+
+        def exported(tensor):
+            if tensor is not None:
+                handle = share(tensor)
+                if handle is not None:
+                    kept.append(tensor)
+                    return handle
+            return None
 
         def as_sent(t):
             if not isinstance(t, torch.Tensor):
                 return t
             if self.ipc and t.is_cuda:
-                copy = exportable_copy(t)  # the candidate's own: what its code does to it stays there
-                handle = share(copy) if copy is not None else None
+                handle = exported(exportable_copy(t))  # the candidate's own: what its code does to it stays there
                 if handle is not None:
-                    kept.append(copy)
-                    exported.add(handle.handle)
                     return handle
             return t.detach().cpu()
 
         where = "ModelNew.forward"
-        request = {"op": "forward", "inputs": [as_sent(t) for t in inputs], "ipc": self.ipc,
-                   **_context(where, detail, replay)}  # fmt: skip
-        elements = _SLACK * like.numel() + _SLACK_ELEMENTS if like is not None else 1 << 48
+        request = {"op": "forward", "inputs": [as_sent(t) for t in inputs], **_context(where, detail, replay)}
+        buffer = exportable_empty(like) if self.ipc and like.is_cuda else None
+        request["into"] = exported(buffer)
+        elements = _SLACK * like.numel() + _SLACK_ELEMENTS
         limits = wire.Limits(_REPLY_HEADER, tensors=1, payload_bytes=8 * elements, elements=elements)
         call = self._send(request, where, detail, replay, expect="forward")
-        reply = self._receive(call, limits)
-        if "ipc_unavailable" in reply:  # it opened none of them, and ran none of the user's code
+        reply = self._receive(call, limits, len(inputs))
+        if "ipc_unavailable" in reply:  # it opened none of the handles, and ran none of the user's code
             self.ipc = False
             return self.forward(inputs, like=like, detail=detail, replay=replay)
         if "returned" in reply:
@@ -181,20 +192,11 @@ class CandidateProcess:
                 fate=Fate.BAD_OUTPUT,
                 details=_context(None, detail, replay),
             )
-        output = reply["output"]
-        if isinstance(output, SharedCuda):
-            try:
-                output.check(sender_pid=self.child.proc.pid, own=frozenset(exported))
-            except ValueError as error:
-                raise self._broken(call, Fate.MALFORMED_REPLY, f"a CUDA handle that {error}") from None
-            try:
-                output = output.open()
-            except IpcUnavailable:
-                self.ipc = False
-                resend = {"op": "resend", **_context(f"{where} (its output again, as bytes)", detail, replay)}
-                again = self._send(resend, resend["where"], detail, replay, expect="resend")
-                output = self._receive(again, limits)["output"]
-        return output, reply["device"], reply["mutated"]
+        if "written" in reply:
+            if buffer is None:
+                raise self._broken(call, Fate.MALFORMED_REPLY, "a reply that it wrote into a buffer it was not given")
+            return buffer.clone(), reply["device"], reply["mutated"]  # copied out: what it writes later stays there
+        return reply["output"], reply["device"], reply["mutated"]
 
     # ------------------------------------------------------------------------------------------- the channel
 
@@ -221,26 +223,27 @@ class CandidateProcess:
             pass  # the process is gone; _receive names how it ended
         return call
 
-    def _receive(self, call: dict, limits: wire.Limits | None = None) -> dict:
-        """The reply to ``call``, waited for at most the timeout from when it was sent; raises what it says."""
+    def _receive(self, call: dict, limits: wire.Limits | None = None, inputs: int = 0) -> dict:
+        """The reply to ``call``, waited for at most the timeout from when it was sent; raises what it says.
+        ``limits``: what the reply may carry (none of tensors by default); ``inputs``: how many a forward was given."""
         reply = {}
         try:
-            reply = self._reply(call, deadline=call["sent"] + self.timeout, limits=limits)
+            reply = self._reply(call, call["sent"] + self.timeout, limits or wire.Limits(_REPLY_HEADER, 0, 0), inputs)
         finally:
             # the process's own measure of the call, where it sent one (the reply may wait while we work)
             report_event("leave", id=call["id"], seconds=reply.get("seconds", time.monotonic() - call["sent"]))
         if "user_code" in reply:
-            raise UserCodeError.from_dict({**reply["user_code"], "side": Side.SOLUTION.value})
+            raise reply["user_code"]
         if "usage" in reply:
             raise FpaError(reply["usage"])
         if "internal" in reply:
             raise InternalError(f"the candidate process failed: {reply['internal']}", reply["traceback"])
         return reply
 
-    def _reply(self, call: dict, deadline: float | None, limits: wire.Limits | None = None) -> dict:
+    def _reply(self, call: dict, deadline: float | None, limits: wire.Limits, inputs: int = 0) -> dict:
         """The next message, checked to be the reply ``call`` expects (see the module docstring)."""
         try:
-            message = wire.receive(self.sock, limits=limits or wire.Limits(_REPLY_HEADER), deadline=deadline)
+            message = wire.receive(self.sock, limits=limits, deadline=deadline)
         except wire.WireTimeout:
             self.child.kill()
             self.child.proc.wait()  # reaped: alive() says so from now on
@@ -256,13 +259,12 @@ class CandidateProcess:
         except (EOFError, OSError):
             raise self._ended(call) from None
         if message.pid != self.child.proc.pid:
-            raise self._broken(call, Fate.FORKED, f"a reply from another process (pid {message.pid}): a copy of it "
-                               "answered in its place")  # fmt: skip
+            raise self._broken(call, Fate.FORKED, f"a reply from another process (pid {message.pid})")
         if message.seq != call["seq"]:
             raise self._broken(call, Fate.MALFORMED_REPLY, f"a reply out of turn (to request {message.seq} where "
                                f"{call['seq']} was asked)")  # fmt: skip
         try:
-            return _checked(call["expect"], message.body)
+            return checked(call["expect"], message.body, inputs=inputs, elapsed=time.monotonic() - call["sent"])
         except wire.Malformed as error:
             raise self._broken(call, Fate.MALFORMED_REPLY, f"a malformed reply: {error}") from None
 
@@ -320,91 +322,6 @@ def _readable(sock: socket.socket, seconds: float) -> bool:
     poll = select.poll()
     poll.register(sock, select.POLLIN)
     return bool(poll.poll(seconds * 1000))
-
-
-# ------------------------------------------------------------------------------------- what a reply may hold
-
-
-def _checked(expect: str, body) -> dict:
-    """``body`` if it is a reply ``expect`` allows (its fields, their types), else ``wire.Malformed``."""
-    import torch
-
-    if not isinstance(body, dict) or not all(isinstance(k, str) for k in body):
-        raise wire.Malformed("its body is not a record")
-    fields = dict(body)
-    seconds = fields.pop("seconds", 0.0)
-    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or not 0 <= seconds < math.inf:
-        raise wire.Malformed("its seconds are not a non-negative number")
-
-    def text(value, limit: int = 1 << 20) -> bool:
-        return isinstance(value, str) and len(value) <= limit
-
-    def tensor(value) -> bool:
-        return isinstance(value, torch.Tensor)
-
-    if set(fields) == {"user_code"} and expect != "ready":
-        record = fields["user_code"]
-        try:
-            error = UserCodeError.from_dict({**record, "side": Side.SOLUTION.value})
-        except (TypeError, ValueError, KeyError, AttributeError):
-            raise wire.Malformed("its error record is not one") from None
-        if not (text(str(error)) and text(error.where, 4096)) or not _plain(error.details):
-            raise wire.Malformed("its error record holds what an error record does not")
-    elif set(fields) == {"usage"} and expect != "ready":
-        if not text(fields["usage"], 1 << 16):
-            raise wire.Malformed("its usage error is not a short text")
-    elif set(fields) == {"internal", "traceback"} and expect != "ready":
-        if not (text(fields["internal"], 1 << 16) and text(fields["traceback"])):
-            raise wire.Malformed("its internal error is not a short text")
-    elif expect == "ready":
-        if fields != {"ready": True}:
-            raise wire.Malformed("it does not say that the process is ready")
-    elif expect == "load":
-        notes = fields.get("notes")
-        if set(fields) != {"notes"} or not isinstance(notes, list) or not all(text(n, 4096) for n in notes):
-            raise wire.Malformed("it does not hold the import's notes")
-    elif expect == "build":
-        parameters = fields.get("parameters")
-        if set(fields) != {"parameters"} or not isinstance(parameters, dict):
-            raise wire.Malformed("it does not hold ModelNew's parameters")
-        for name, value in parameters.items():
-            if not (text(name, 4096) and (value is None or (tensor(value) and value.is_floating_point()))):
-                raise wire.Malformed("its parameters are not named floating-point tensors")
-    elif expect == "forward" and set(fields) == {"returned"}:
-        if not text(fields["returned"], 4096):
-            raise wire.Malformed("its description of what forward returned is not a short text")
-    elif expect == "forward" and set(fields) == {"ipc_unavailable"}:
-        if not text(fields["ipc_unavailable"], 4096):
-            raise wire.Malformed("its reason is not a short text")
-    elif expect in ("forward", "resend"):
-        allowed = {"output", "device", "mutated"} if expect == "forward" else {"output", "device"}
-        output, device, mutated = fields.get("output"), fields.get("device"), fields.get("mutated", [])
-        handle_ok = expect == "forward" and isinstance(output, SharedCuda)
-        if set(fields) != allowed or not (tensor(output) or handle_ok) or not text(device, 64):
-            raise wire.Malformed(f"it does not hold {expect}'s output and its device")
-        if not (isinstance(mutated, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in mutated)):
-            raise wire.Malformed("its list of inputs written into is not a list of indices")
-        fields["mutated"] = sorted(set(mutated))
-        try:
-            torch.device(device)
-        except (RuntimeError, ValueError):
-            raise wire.Malformed(f"its device {device[:40]!r} is not one torch knows") from None
-    else:
-        raise wire.Malformed(f"its fields ({', '.join(sorted(fields))[:200]}) are not a reply to {expect}")
-    return {**fields, "seconds": float(seconds)}
-
-
-def _plain(value, depth: int = 0) -> bool:
-    """Whether ``value`` is JSON data (what an error's details may hold)."""
-    if depth > 8:
-        return False
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return True
-    if isinstance(value, (list, tuple)):
-        return all(_plain(v, depth + 1) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
-    return False
 
 
 # --------------------------------------------------------------------------------------------- server side
@@ -517,9 +434,9 @@ def _build(state: dict, request: dict) -> dict:
 
 def _forward(state: dict, request: dict) -> dict:
     torch = state["torch"]
-    state["sent"] = None  # the worker has copied the last output it was sent by handle: it asks again only then
     try:
         inputs = [_received(t, state["device"], torch) for t in request["inputs"]]
+        into = request["into"].view() if request["into"] is not None else None  # the worker's buffer for the output
     except IpcUnavailable as error:
         return {"ipc_unavailable": str(error)}
     given = copied(inputs)  # the solution gets copies, so that what it writes into them can be told
@@ -536,16 +453,15 @@ def _forward(state: dict, request: dict) -> dict:
     try:
         with torch._C.DisableTorchFunctionSubclass():
             plain = torch.Tensor.as_subclass(out.detach(), torch.Tensor).resolve_neg().resolve_conj()
+            if into is not None and plain.is_cuda and plain.shape == into.shape and plain.dtype == into.dtype:
+                into.copy_(plain)
+                torch.cuda.synchronize()
+                return {"written": True, "device": str(out.device), "mutated": mutated}
             if plain.numel() and plain.untyped_storage().nbytes() > plain.numel() * plain.element_size():
                 plain = plain.contiguous()  # a view into a larger buffer: send what it shows, not the buffer
-            handle = share(plain) if request.get("ipc") else None
-            if handle is None:
-                plain = plain.to("cpu")
+            plain = plain.to("cpu")
     except Exception as error:
         return {"returned": f"a tensor that cannot be read ({type(error).__name__}: {error})"}
-    if handle is not None:
-        state["sent"] = plain  # alive until the worker has copied it (its next request)
-        return {"output": handle, "device": str(out.device), "mutated": mutated}
     return {"output": plain, "device": str(out.device), "mutated": mutated}
 
 
@@ -556,14 +472,7 @@ def _received(value, device, torch):
     return value.to(device) if isinstance(value, torch.Tensor) else value
 
 
-def _resend(state: dict, request: dict) -> dict:
-    """The last output again, as a CPU tensor: the worker could not open its handle."""
-    if state.get("sent") is None:
-        raise RuntimeError("asked to send an output again, but none is kept")
-    return {"output": state["sent"].to("cpu"), "device": str(state["sent"].device)}
-
-
-_HANDLERS = {"load": _load, "build": _build, "forward": _forward, "resend": _resend}
+_HANDLERS = {"load": _load, "build": _build, "forward": _forward}
 
 
 def _switches(torch) -> dict:

@@ -138,7 +138,7 @@ def _print_user_code_error(error: UserCodeError, as_json: bool) -> None:
     details = dict(error.details)
     worker = details.pop("worker", None)
     if as_json:
-        record = {"exit_code": int(ExitCode.USER_CODE), "kind": ExitCode.USER_CODE.name.lower(), **error.to_dict()}
+        record = {**error.to_dict(), "exit_code": int(ExitCode.USER_CODE), "kind": ExitCode.USER_CODE.name.lower()}
         record.pop("worker", None)
         print(records.dumps({"error": record, "worker": worker or {}}))
     at = f" (at {details['at']})" if details.get("at") else ""

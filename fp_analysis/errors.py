@@ -115,13 +115,14 @@ class UserCodeError(FpaError, RuntimeError):
         self.details = dict(details or {})
 
     def to_dict(self) -> dict:
-        """The record ``--json`` prints under ``error`` (and that a worker hands back): message included."""
+        """The record ``--json`` prints under ``error`` (and that a worker hands back): message included. The fixed
+        fields come last, so that no detail can stand in for them."""
         return {
+            **self.details,
             "message": str(self),
             "side": self.side.value,
             "where": self.where,
             "fate": self.fate.value,
-            **self.details,
         }
 
     @classmethod

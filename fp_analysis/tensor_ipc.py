@@ -2,36 +2,31 @@
 
 Sent as CPU bytes through the socket pair, a full-size seed-000 trial (67 M input and 134 M output floats) cost
 ~4 s on an H200: a copy to the host, the socket and a copy back, each way. A CUDA IPC handle
-(``cudaIpcGetMemHandle``, through torch's storage sharing) names the GPU memory instead, and the receiver copies it
-on the GPU into memory of its own (``SharedCuda.open``), so neither process can change what the other keeps. The
-sender's memory must live until that copy; the sender keeps its tensor until its next message is answered.
+(``cudaIpcGetMemHandle``, through torch's storage sharing) names the GPU memory instead. A handle is plain data
+(``SharedCuda``: the fields of torch's ``_share_cuda_``), written into a message by ``fp_analysis.wire``.
 
-A handle is plain data (``SharedCuda``: the fields of torch's ``_share_cuda_``), written into a message by
-``fp_analysis.wire``, and a handle that comes from the solution's process is checked before it is opened: the view
-must lie inside the storage it names, the reference counter must be one the sender made, and the handle must not
-name memory the receiver itself exported. What the worker exports is copied into a memory pool of its own first
-(``exportable_copy``): a handle maps the whole allocation segment around a tensor, and the caching allocator packs
-tensors into shared segments, so an input copied from the general pool could expose the reference's output lying
-beside it to a solution that maps the segment itself.
+Only the worker makes handles, and only for memory it set apart for the candidate process: copies of the inputs
+(``exportable_copy``) and an empty buffer for the output (``exportable_empty``), both in a memory pool of their own.
+The candidate process copies the inputs into memory of its own (``SharedCuda.open``) and writes its output into
+the buffer (``SharedCuda.view``); the worker copies the buffer out when the reply comes. The worker never opens a
+handle the candidate process made: a handle's sizes are the sender's word, and torch maps whatever they claim —
+past the shared allocation, into the receiver's own memory. The pool matters too: a handle maps the whole
+allocation segment around a tensor, and the caching allocator packs tensors into shared segments, so an input
+copied from the general pool could expose the reference's output lying beside it to a solution that maps the
+segment itself. The sender keeps what it shared alive until its next request is answered.
 
-IPC can fail where the platform has none, or for memory torch's caching allocator did not make (a solution's
-own ``cudaMalloc`` behind ``from_blob``): ``share`` then returns None, ``SharedCuda.open`` raises
-``IpcUnavailable``, and the tensor travels as CPU bytes (``fp_analysis.candidate`` decides per tensor and, after
-a failure to open, for the rest of the job).
+IPC can fail where the platform has none: ``share`` then returns None, ``SharedCuda.open``/``view`` raise
+``IpcUnavailable``, and the tensors travel as CPU bytes for the rest of the job (``fp_analysis.candidate``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import re
 
 import torch
 
-__all__ = ["IpcUnavailable", "SharedCuda", "exportable_copy", "share"]
+__all__ = ["IpcUnavailable", "SharedCuda", "exportable_copy", "exportable_empty", "share"]
 
-# torch's name for the shared reference counter of a CUDA tensor it exports: /torch_<pid>_<random>_<counter>
-_REF_COUNTER = re.compile(r"/torch_(\d{1,10})_\d{1,20}_\d{1,20}")
 _HANDLE_BYTES = 256  # a cudaIpcMemHandle_t or cudaIpcEventHandle_t is 64 bytes; room for other allocators' forms
 
 
@@ -92,25 +87,8 @@ class SharedCuda:
             raise ValueError("its shape and stride differ in length")
         return cls(dtype=dtype, **values)
 
-    def check(self, sender_pid: int | None = None, own: frozenset[bytes] = frozenset()) -> None:
-        """ValueError unless the handle may be opened: the view inside the storage, the reference counter the
-        sender's own (``sender_pid``), and the handle none of ``own`` (what this process exported itself)."""
-        itemsize = torch.empty(0, dtype=self.dtype).element_size()
-        span = 0 if 0 in self.shape else 1 + sum((n - 1) * s for n, s in zip(self.shape, self.stride, strict=True))
-        if span and (self.offset + span) * itemsize > self.storage_bytes:
-            raise ValueError(
-                f"its view reaches byte {(self.offset + span) * itemsize} of a storage of {self.storage_bytes}"
-            )
-        if math.prod(self.shape) > 1 << 48:
-            raise ValueError("its view has more elements than any GPU holds")
-        match = _REF_COUNTER.fullmatch(self.ref_counter.decode("ascii", "replace"))
-        if match is None or (sender_pid is not None and int(match.group(1)) != sender_pid):
-            raise ValueError("its reference counter is not one the sending process made")
-        if self.handle in own:
-            raise ValueError("it names memory that this process exported itself")
-
-    def open(self) -> torch.Tensor:
-        """A copy, in this process's own GPU memory, of the tensor the handle names (``check`` it first)."""
+    def view(self) -> torch.Tensor:
+        """The tensor the handle names, mapped into this process (writes reach the sender's memory)."""
         if not torch.cuda.is_available() or self.device >= torch.cuda.device_count():
             raise IpcUnavailable(f"there is no CUDA device {self.device} here")
         try:
@@ -119,10 +97,13 @@ class SharedCuda:
                 self.ref_counter_offset, self.event, self.event_sync,
             )  # fmt: skip
             view = torch.empty(0, dtype=self.dtype, device=f"cuda:{self.device}")
-            view.set_(storage, self.offset, self.shape, self.stride)
-            return view.clone()
+            return view.set_(storage, self.offset, self.shape, self.stride)
         except Exception as error:
             raise IpcUnavailable(f"{type(error).__name__}: {error}") from None
+
+    def open(self) -> torch.Tensor:
+        """A copy, in this process's own GPU memory, of the tensor the handle names."""
+        return self.view().clone()
 
 
 def _count(value) -> bool:
@@ -149,16 +130,27 @@ def share(tensor: torch.Tensor) -> SharedCuda | None:
 _pools: dict[int, object] = {}  # device index → the memory pool of what this process exports
 
 
-def exportable_copy(tensor: torch.Tensor) -> torch.Tensor | None:
-    """A copy of the CUDA tensor ``tensor`` in memory that holds nothing but exports (see the module docstring), its
-    lazy negation and conjugation resolved; None where torch has no memory pools (then send it as bytes)."""
+def _in_export_pool(device: torch.device, make) -> torch.Tensor | None:
+    """``make()`` run with the allocations it makes in the export pool of ``device`` (see the module docstring); None
+    where torch has no memory pools (then the tensors travel as bytes)."""
     try:
-        index = tensor.device.index if tensor.device.index is not None else torch.cuda.current_device()
+        index = device.index if device.index is not None else torch.cuda.current_device()
         pool = _pools.get(index)
         if pool is None:
             with torch.cuda.device(index):
                 pool = _pools[index] = torch.cuda.MemPool()
         with torch.cuda.use_mem_pool(pool, device=index):
-            return tensor.detach().resolve_neg().resolve_conj().clone()
+            return make()
     except Exception:
         return None
+
+
+def exportable_copy(tensor: torch.Tensor) -> torch.Tensor | None:
+    """A copy of the CUDA tensor ``tensor`` in the export pool, its lazy negation and conjugation resolved."""
+    return _in_export_pool(tensor.device, lambda: tensor.detach().resolve_neg().resolve_conj().clone())
+
+
+def exportable_empty(like: torch.Tensor) -> torch.Tensor | None:
+    """An empty contiguous tensor of ``like``'s shape, dtype and device in the export pool: a buffer the other
+    process writes its output into."""
+    return _in_export_pool(like.device, lambda: torch.empty(like.shape, dtype=like.dtype, device=like.device))

@@ -48,6 +48,7 @@ __all__ = [
     "WireTimeout",
     "receive",
     "send",
+    "span_length",
     "storage_span",
 ]
 
@@ -82,7 +83,8 @@ class Unsendable(Exception):
 
 @dataclasses.dataclass(frozen=True)
 class Limits:
-    """What a reader accepts: header bytes, tensors in one message, payload bytes in all."""
+    """What a reader accepts: header bytes, tensors in one message, payload bytes in all, and elements in one tensor
+    (counting the dimensions of an empty one)."""
 
     header_bytes: int = 1 << 22
     tensors: int = 4096
@@ -92,6 +94,8 @@ class Limits:
 
 @dataclasses.dataclass(frozen=True)
 class Message:
+    """A frame as received: its sequence number, the pid its sender wrote, and its body (tensors in place)."""
+
     seq: int
     pid: int
     body: Any
@@ -129,11 +133,18 @@ def storage_span(tensor: torch.Tensor) -> torch.Tensor:
     """The 1-d stretch of ``tensor``'s storage that its strides reach: ``torch.as_strided(span, shape, stride)`` is
     the tensor again, in the same layout (channels-last, a strided view, a stride-0 expansion). Lazy negation and
     conjugation are not carried: resolve them first."""
-    t = tensor
-    if t.numel() == 0:
-        return torch.empty(0, dtype=t.dtype, device=t.device)
-    length = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
-    return torch.as_strided(t, (length,), (1,), t.storage_offset())
+    length = span_length(list(tensor.shape), list(tensor.stride()))
+    if length == 0:
+        return torch.empty(0, dtype=tensor.dtype, device=tensor.device)
+    return torch.as_strided(tensor, (length,), (1,), tensor.storage_offset())
+
+
+def span_length(shape: list[int], stride: list[int]) -> int:
+    """Elements from a view's first to its last element, both included (0 for an empty view): what its storage
+    must hold."""
+    if 0 in shape:
+        return 0
+    return 1 + sum((n - 1) * s for n, s in zip(shape, stride, strict=True))
 
 
 def _dtype_name(tensor: torch.Tensor) -> str:
@@ -207,11 +218,17 @@ def receive(sock: socket.socket, *, limits: Limits = Limits(), deadline: float |
         raise Malformed(f"it carries {total} bytes of tensors, over the {limits.payload_bytes} this reply may hold")
     tensors = []
     for dtype, shape, stride, nbytes in layouts:
-        raw = torch.empty(nbytes, dtype=torch.uint8)
+        try:  # the sizes are checked; torch may still refuse what they add up to (a stride product past int64)
+            raw = torch.empty(nbytes, dtype=torch.uint8)
+        except (RuntimeError, MemoryError) as error:
+            raise Malformed(f"its tensors cannot be held ({type(error).__name__})") from None
         if nbytes:
             _read_into(sock, memoryview(raw.numpy()), deadline)
-        flat = raw.view(dtype) if nbytes else torch.empty(0, dtype=dtype)
-        tensors.append(torch.as_strided(flat, shape, stride) if flat.numel() else torch.empty(shape, dtype=dtype))
+        try:
+            flat = raw.view(dtype) if nbytes else torch.empty(0, dtype=dtype)
+            tensors.append(torch.as_strided(flat, shape, stride) if nbytes else torch.empty(shape, dtype=dtype))
+        except (RuntimeError, ValueError) as error:
+            raise Malformed(f"its tensor's layout is not one torch can make ({error})") from None
     used: set[int] = set()
     body = _decode(header["body"], tensors, used, 0)
     if used != set(range(len(tensors))):
@@ -238,10 +255,12 @@ def _layout(described, index: int, limits: Limits) -> tuple[torch.dtype, list[in
             raise Malformed(f"its {what}'s {name} is not a list of at most 64 non-negative integers")
     if len(stride) != len(shape) or not _is_int(nbytes):
         raise Malformed(f"its {what}'s shape, stride and nbytes do not fit together")
-    if math.prod(shape) > limits.elements:
-        raise Malformed(f"its {what} has {math.prod(shape)} elements, over the {limits.elements} allowed")
+    # an empty tensor too: torch computes its strides all the same, and 2^62 × 2^62 overflows them
+    largest = math.prod(n for n in shape if n)
+    if largest > limits.elements:
+        raise Malformed(f"its {what} has dimensions of {largest} elements, over the {limits.elements} allowed")
     itemsize = torch.empty(0, dtype=dtype).element_size()
-    span = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, stride, strict=True))
+    span = span_length(shape, stride)
     if nbytes != span * itemsize:
         raise Malformed(f"its {what} claims {nbytes} bytes where its shape and strides reach {span * itemsize}")
     return dtype, shape, stride, nbytes

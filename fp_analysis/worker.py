@@ -32,10 +32,12 @@ output); the parent's deadline for them is later by ``_SOLUTION_GRACE_S``.
 
 The worker writes its result (or the error that stopped it) as strict JSON to a file, published by
 rename, then leaves with ``os._exit`` so that threads or ``atexit`` handlers the user's code left behind
-cannot hold it. The parent raises what stopped the job: ``UserCodeError`` (exit 3) when the user's code
-raised, exited, was killed, timed out or returned the wrong thing; ``FpaError`` (exit 2) for a usage
-error the job found (a Model out of scope, say); ``InternalError`` (exit 4) otherwise, with the child's
-traceback.
+cannot hold it. The result is signed (HMAC-SHA256) with a key the parent hands the worker through a pipe, which
+the worker reads and closes before any user code runs: the user's code can reach the job's folder, not the key,
+so a result it wrote there is not taken for the worker's. The parent raises what stopped the job:
+``UserCodeError`` (exit 3) when the user's code raised, exited, was killed, timed out or returned the wrong
+thing; ``FpaError`` (exit 2) for a usage error the job found (a Model out of scope, say); ``InternalError``
+(exit 4) otherwise, with the child's traceback.
 
 This module does not import torch: the parent that only supervises starts fast.
 """
@@ -112,6 +114,7 @@ _KEEP_BYTES = 16_384
 _SOLUTION_GRACE_S = 15.0
 
 _CHANNEL_ENV = "FPA_WORKER_FD"
+_KEY_ENV = "FPA_KEY_FD"  # the pipe the worker reads its result's signing key from (never a file: see run_job)
 _PARENT_ENV = "FPA_PARENT_FD"
 _channel = None  # the worker's end of the event pipe; None outside a worker
 _owner_pid = None  # the worker's pid: a process the user's code forks must not speak for it
@@ -339,15 +342,18 @@ def run_job(
     ``details["worker"]`` holds the time spent and the captured output), ``FpaError`` for a usage error the
     job found, ``InternalError`` otherwise. SIGTERM and SIGHUP end the job as Ctrl-C does, children included.
     ``env``: variables set for the job's processes only (``fpa triage``'s GPU per job and extensions folder).
+    The calling process makes itself not dumpable (``hardening.not_dumpable``): it holds the key the result is
+    signed with, and reads the result.
     """
     if job not in JOBS:
         raise ParameterError(f"Got job={job!r}, but the only valid jobs are {', '.join(map(repr, JOBS))}.")
     with tempfile.TemporaryDirectory(prefix="fpa-worker-") as folder, terminate_as_interrupt():
         folder = pathlib.Path(folder)
-        key = secrets.token_bytes(32)  # signs the worker's result: the user's code cannot read it (job.json goes)
-        job_record = {"job": job, "kwargs": {**kwargs, "timeout": timeout}, "key": key.hex()}
+        hardening.not_dumpable()  # this process holds the key and reads the result: out of the user's code's reach
         # json, not records: the paths must reach the worker as they are (a file name's undecodable bytes too)
+        job_record = {"job": job, "kwargs": {**kwargs, "timeout": timeout}}
         (folder / "job.json").write_text(json.dumps(job_record, allow_nan=False))
+        key = secrets.token_bytes(32)  # signs the worker's result; it travels by pipe, never through a file
         threads = {"OMP_NUM_THREADS": "1"} if job in _ONE_THREAD_JOBS and "OMP_NUM_THREADS" not in os.environ else {}
         watch = _Watch(folder, timeout, on_event, env={**threads, **(env or {})}, module=JOBS[job][0], key=key)
         watch.run()
@@ -377,19 +383,22 @@ class _Watch:
 
     def run(self) -> None:
         read_end, write_end = os.pipe()
+        key_read, key_write = os.pipe()
         try:
+            os.write(key_write, self.key)  # 32 bytes: the pipe holds them until the worker reads them
             self.child = ChildProcess(
                 "worker",
                 [str(self.folder)],
                 self.folder,
                 Side.PROBLEM.value,
-                pass_fds=(write_end,),
-                env={**self.env, _CHANNEL_ENV: str(write_end)},
+                pass_fds=(write_end, key_read),
+                env={**self.env, _CHANNEL_ENV: str(write_end), _KEY_ENV: str(key_read)},
                 serve_forks=True,
                 preload=(self.module,) if self.module else (),
             )
         finally:
-            os.close(write_end)
+            for fd in (write_end, key_read, key_write):
+                os.close(fd)
         try:
             self._follow(read_end)
         finally:  # on Ctrl-C or an error of ours too: neither the worker nor what it started outlives us
@@ -571,8 +580,9 @@ def child_main(folder: str) -> None:
     _owner_pid = os.getpid()
     _channel = os.fdopen(int(os.environ.pop(_CHANNEL_ENV)), "w", buffering=1)
     job = json.loads((folder / "job.json").read_text())
-    (folder / "job.json").unlink()  # the key with it, before any user code runs
-    key = bytes.fromhex(job["key"])
+    key_fd = int(os.environ.pop(_KEY_ENV))
+    key = os.read(key_fd, 64)
+    os.close(key_fd)  # before any user code runs
     try:
         module, function = JOBS[job["job"]]
         value = getattr(importlib.import_module(module), function)(**job["kwargs"], folder=str(folder))
@@ -580,7 +590,7 @@ def child_main(folder: str) -> None:
 
         record = {"value": value, "versions": versions()}
     except UserCodeError as error:
-        record = {"error": {"kind": "user_code", **error.to_dict()}}
+        record = {"error": {**error.to_dict(), "kind": "user_code"}}
     except InternalError as error:
         record = {"error": {"kind": "internal", "message": str(error), "traceback": error.traceback}}
     except OutOfScopeError as error:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import shutil
 import signal
 import subprocess
@@ -79,7 +80,7 @@ def _explain(problem: pathlib.Path, solution: pathlib.Path, *extra: str):
         (
             "oversized",
             "malformed_reply",
-            r"sent a malformed reply: its tensor 0 has \d+ elements, over the \d+ allowed",
+            r"sent a malformed reply: its tensor 0 has dimensions of \d+ elements, over the \d+ allowed",
         ),
         ("forks", "forked", r"ModelNew\.forward: the solution's process forked \(os\.fork\)"),
         ("closes_channel", "closed_channel", r"ModelNew\.forward closed the descriptors fpa talks to the solution's"),
@@ -93,7 +94,7 @@ def test_a_solution_that_tampers_with_fpas_channel_or_folder_fails_with_exit_3(s
     code, data, stderr = _explain(CASES / "problem.py", CASES / f"{solution}.py", "--timeout", "30")
     error = data["error"]
     assert code == ExitCode.USER_CODE and error["side"] == "solution" and error["fate"] == fate, data
-    assert __import__("re").search(message, error["message"]), error["message"]
+    assert re.search(message, error["message"]), error["message"]
     assert stderr.startswith("error: the solution's code failed: ")
     assert not canary.exists()  # nothing the solution's process sent was run
 
@@ -272,7 +273,7 @@ def test_a_reply_of_the_right_form_cannot_come_from_a_copy_of_the_process(tmp_pa
     with CandidateProcess(str(tmp_path / "solution.py"), tmp_path, timeout=30) as candidate:
         candidate.build([], {}, 0, "cpu", where="ModelNew()")
         with pytest.raises(Exception, match=r"forked: it sent a reply from another process \(pid \d+\)") as caught:
-            candidate.forward([torch.rand(3)])
+            candidate.forward([torch.rand(3)], like=torch.rand(3))
         assert caught.value.fate.value == "forked"
     assert json.dumps(caught.value.to_dict())  # a record like any failure
 

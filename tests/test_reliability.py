@@ -520,7 +520,7 @@ def _run_solution(tmp_path, source: str, x, calls: int = 1):
     with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
         candidate.loaded()
         candidate.build([], {}, 0, x.device, where="ModelNew()")
-        replies = [candidate.forward([x]) for _ in range(calls)]
+        replies = [candidate.forward([x], like=x) for _ in range(calls)]  # the cases return x's shape
         return [out for out, _, _ in replies], replies[0][1], candidate.ipc
 
 
@@ -678,17 +678,24 @@ def test_an_output_with_a_lazy_negation_arrives_negated(tmp_path, device):
 
 
 @pytest.mark.gpu
-def test_an_output_handle_the_worker_cannot_open_is_sent_again_as_bytes(tmp_path, monkeypatch):
-    """The candidate shared its output, but the worker cannot open the handle: it asks for the output again
-    (``resend``), as a CPU tensor, and keeps to bytes for the job."""
+def test_an_output_unlike_the_references_crosses_as_bytes_and_the_worker_opens_no_handle_of_the_solutions(
+    tmp_path, monkeypatch
+):
+    """A GPU output is written into the buffer the worker exported for the reference's shape and dtype; one of
+    another shape cannot be, and crosses as CPU bytes (so the check can name its shape). The worker never opens a
+    handle the solution's process made (its sizes are the sender's word)."""
     import torch
 
-    from fp_analysis.tensor_ipc import IpcUnavailable, SharedCuda
+    from fp_analysis.tensor_ipc import SharedCuda
 
     def refuse(self):
-        raise IpcUnavailable("not here")
+        raise AssertionError("the worker opened a handle")
 
-    monkeypatch.setattr(SharedCuda, "open", refuse)  # in this process only: the candidate opens its inputs
     x = torch.rand(3, 7, device="cuda")
-    (out,), _, ipc = _run_solution(tmp_path, _WRITES_ITS_INPUT, x)
-    assert not ipc and not out.is_cuda and torch.equal(out.cuda(), (x + 1.0) * 2.0)
+    monkeypatch.setattr(SharedCuda, "open", refuse)  # in this process only: the candidate opens its inputs
+    monkeypatch.setattr(SharedCuda, "view", refuse)
+    (out,), made_on, ipc = _run_solution(tmp_path, _WRITES_ITS_INPUT, x)
+    assert ipc and out.is_cuda and torch.equal(out, (x + 1.0) * 2.0)
+    (tmp_path / "shorter").mkdir()
+    (out,), made_on, ipc = _run_solution(tmp_path / "shorter", _WRITES_ITS_INPUT.replace("x * 2.0", "x[:2] * 2.0"), x)
+    assert ipc and not out.is_cuda and made_on.startswith("cuda") and out.shape == (2, 7)

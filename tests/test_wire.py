@@ -162,6 +162,13 @@ def _tensor(dtype="float32", shape=(2, 3), stride=(3, 1), nbytes=24):
             wire.Limits(),
             "elements, over",
         ),
+        (  # empty, but torch would compute strides past int64 for it
+            _frame({"$": "tensor", "i": 0}, [_tensor(shape=(0, 2**62 - 1, 2**62 - 1), stride=(0, 0, 0), nbytes=0)]),
+            b"",
+            wire.Limits(),
+            "elements, over",
+        ),
+        (_frame({"$": "tensor", "i": 0}, [_tensor()]), bytes(24), wire.Limits(tensors=0, payload_bytes=0), "carries 1"),
         (_frame([{"$": "tensor", "i": 0}] * 2, [_tensor()]), bytes(24), wire.Limits(), "or twice"),
         (_frame(None, [_tensor()] * 3), bytes(72), wire.Limits(tensors=2), "carries 3 tensors"),
         (_frame({"$": "dict", "v": [[[1], 2]]}), b"", wire.Limits(), "dict key of type list"),
@@ -211,24 +218,3 @@ def _handle(**changes) -> SharedCuda:
 def test_a_cuda_handle_crosses_as_plain_fields(channel):
     handle = _handle(offset=3, storage_bytes=200)
     assert _round_trip(channel, {"h": handle}).body["h"] == handle
-
-
-@pytest.mark.parametrize(
-    ("changes", "reason"),
-    [
-        ({"storage_bytes": 79}, "reaches byte 80 of a storage of 79"),
-        ({"offset": 1}, "reaches byte 84"),
-        ({"stride": (50, 1)}, "reaches byte"),
-        ({"ref_counter": b"/torch_1_2_3"}, "reference counter"),
-        ({"ref_counter": b"/dev/shm/../etc/passwd"}, "reference counter"),
-    ],
-)
-def test_a_cuda_handle_that_reaches_outside_its_storage_or_is_not_the_senders_is_refused(changes, reason):
-    with pytest.raises(ValueError, match=reason):
-        _handle(**changes).check(sender_pid=os.getpid())
-    _handle().check(sender_pid=os.getpid())  # the same handle unchanged passes
-
-
-def test_a_cuda_handle_naming_the_receivers_own_export_is_refused():
-    with pytest.raises(ValueError, match="exported itself"):
-        _handle().check(sender_pid=os.getpid(), own=frozenset({bytes(64)}))
