@@ -32,11 +32,19 @@ from .options import (
     check_tolerance,
 )
 from .records import safe_text
-from .snapshot import Given
+from .snapshot import Given, Journal
 from .verdict import Explanation
 from .worker import DEFAULT_TIMEOUT_S, JobResult, run_job
 
-__all__ = ["default_max_examples", "explain_files", "fuzz_files", "parse_replay", "prepare_file", "replay_files"]
+__all__ = [
+    "default_max_examples",
+    "explain_files",
+    "fuzz_files",
+    "parse_replay",
+    "prepare_file",
+    "refuse_stale_edits",
+    "replay_files",
+]
 
 
 def explain_files(
@@ -138,21 +146,40 @@ def _pair(problem, solution) -> dict:
 
 
 def _run_given(given: Given | None, job: str, options: dict, **run) -> JobResult:
-    """``run_job`` on the snapshot of the job's files (``given``, or one taken now): the problem imported from it,
-    and the files checked unchanged before the job and after it, however it ended (see the module docstring)."""
+    """``run_job`` on the snapshot of the job's files (``given``, or one taken now): both sides import from it, the
+    files are checked unchanged before the job and after it, however it ended, and a journal of them stays on disk
+    while it runs (see the module docstring)."""
     if given is None:
         given = Given.take(options.get("problem", options["solution"]), options["solution"])
+        refuse_stale_edits([given.problem, given.solution])
     _unchanged(given, before=True)
     sources = {"solution_sources": given.solution.encoded()}
     if "problem" in options:
         sources["problem_sources"] = given.problem.encoded()
-    try:
-        result = run_job(job, {**options, **sources}, **run)
-    except FpaError as error:
-        _unchanged(given, worker=getattr(error, "details", {}).get("worker"))
-        raise
-    _unchanged(given, worker=result.worker_record())
+    with Journal(given):
+        try:
+            result = run_job(job, {**options, **sources}, **run)
+        except FpaError as error:
+            _unchanged(given, worker=getattr(error, "details", {}).get("worker"))
+            raise
+        except BaseException:  # interrupted: what the user's code changed is put back before the command ends
+            given.restore()
+            raise
+        _unchanged(given, worker=result.worker_record())
     return result
+
+
+def refuse_stale_edits(snapshots) -> None:
+    """ParameterError naming the files of ``snapshots`` that changed while an earlier job given them ran, which was
+    ended before it could check them (``snapshot.Journal``)."""
+    stale = Journal.stale_edits(snapshots)
+    if stale:
+        named = "; ".join(map(safe_text, stale))
+        raise ParameterError(
+            "these files changed while an earlier fpa job that was given them ran, and that job was ended before it "
+            f"could check them (by SIGKILL, say), so they may hold a solution's edit: {named}. Put the copy back, or, "
+            "if the change is yours, delete the record; then run again."
+        )
 
 
 def _unchanged(given: Given, before: bool = False, worker: dict | None = None) -> None:

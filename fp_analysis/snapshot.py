@@ -24,12 +24,15 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import json
 import os
 import pathlib
+import socket
+import uuid
 
 from .errors import ParameterError
 
-__all__ = ["MAX_BYTES", "MAX_FILES", "PROBLEM_FILE", "SOURCE_SUFFIXES", "Given", "Snapshot", "sources_of"]
+__all__ = ["MAX_BYTES", "MAX_FILES", "PROBLEM_FILE", "SOURCE_SUFFIXES", "Given", "Journal", "Snapshot", "sources_of"]
 
 PROBLEM_FILE = "problem.py"
 # The files a problem or solution may read besides itself: helper modules, and sources an extension builds from.
@@ -204,3 +207,81 @@ class Given:
             for relative in snapshot.changed():
                 found.setdefault(str(snapshot.folder / relative), (snapshot, relative))
         return found
+
+
+class Journal:
+    """A job's given files, as they were read, on disk while it runs (``with Journal(given):``).
+
+    fpa puts back what a solution edits when the job ends (``Given.restore``), but a solution can end fpa itself
+    first (SIGKILL), and its edit would stand: the next run would read the edited problem as the reference. So
+    each job leaves this record while it runs, removed when it ends however it ends but by SIGKILL. A record whose
+    writer is gone is stale: ``stale_edits`` names the files that differ from it, and a run given one of them is
+    refused until the user puts the file back or deletes the record (an edit of their own). A stale record whose
+    files are all as recorded is simply removed.
+    """
+
+    def __init__(self, given: Given):
+        from .places import cache_dir
+
+        self.given = given
+        self.path = cache_dir("journal") / f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:12]}.json"
+
+    def __enter__(self) -> Journal:
+        files = {
+            str(snapshot.folder / relative): base64.b64encode(data).decode()
+            for snapshot in (self.given.problem, self.given.solution)
+            for relative, data in snapshot.contents.items()
+        }
+        record = {"host": socket.gethostname(), "pid": os.getpid(), "files": files}
+        temporary = self.path.with_name(f".{self.path.name}.part")
+        temporary.write_text(json.dumps(record))
+        os.replace(temporary, self.path)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.path.unlink(missing_ok=True)
+
+    @staticmethod
+    def stale_edits(snapshots) -> list[str]:
+        """'path (as it was read: copy)' for each file of ``snapshots`` that a stale record holds otherwise (see the
+        class docstring), the copy written beside the record; stale records that nothing differs from are removed."""
+        from .places import cache_dir
+
+        read = {str(s.folder / relative): data for s in snapshots for relative, data in s.contents.items()}
+        found = []
+        for record_path in sorted(cache_dir("journal").glob("*.json")):
+            try:
+                record = json.loads(record_path.read_text())
+                if record["host"] != socket.gethostname() or _alive(int(record["pid"])):
+                    continue
+                files = {path: base64.b64decode(text) for path, text in record["files"].items()}
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # not a record of ours, or one being written
+            changed = [path for path, data in files.items() if _bytes_now(path) != data]
+            if not changed:  # nothing stayed changed: the record, and copies written beside it before, go
+                for copy in record_path.parent.glob(f"{record_path.stem}-*"):
+                    copy.unlink(missing_ok=True)
+                record_path.unlink(missing_ok=True)
+            for number, path in enumerate(changed):
+                if path in read:
+                    copy = record_path.with_name(f"{record_path.stem}-{number}-{pathlib.Path(path).name}")
+                    copy.write_bytes(files[path])
+                    found.append(f"{path} (as it was read: {copy}; the record: {record_path})")
+        return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _bytes_now(path: str) -> bytes | None:
+    try:
+        return pathlib.Path(path).read_bytes()
+    except OSError:
+        return None

@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 from .errors import ExitCode, Fate, FpaError, InternalError, OutOfScopeError, ParameterError, UserCodeError
 from .interrupts import terminate_as_interrupt
-from .jobs import explain_files, prepare_file
+from .jobs import explain_files, prepare_file, refuse_stale_edits
 from .options import (
     TRIALS_MAX,
     check_count,
@@ -369,6 +369,7 @@ def _triage(pairs, options, timeout, workers, builders, slots, rerun, store, sto
     """``triage`` once its options are checked and its device, slots and (Ray) cluster are known."""
     device, seed, atol, rtol = options["device"], options["seed"], options["atol"], options["rtol"]
     given = snapshots(pairs)
+    refuse_stale_edits({id(s): s for g in given.values() for s in (g.problem, g.solution)}.values())
     keys = {pair.id: _key(given[pair.id], {**options, "timeout": timeout}) for pair in pairs}
     unreadable: list[str] = []
     rows = {} if rerun or not store else _stored(store_dir, set(keys.values()), unreadable)

@@ -72,13 +72,13 @@ class UserFile:
         Any file name is accepted (``solution.txt`` too): the source loader is named explicitly. The module
         is registered in ``sys.modules`` under a private name, as an imported module would be, so code that
         looks itself up there (dataclasses, pickle) works. From a snapshot, the file and the modules beside it
-        are served from memory (``_SnapshotFinder``, before the path finder on ``sys.meta_path``) and the folder
-        comes last on ``sys.path`` (for what the snapshot does not hold: a compiled extension, a deeper package), so
-        nothing written there later is imported in their place.
+        are served from memory (``_SnapshotFinder``), and the folder comes last on ``sys.path`` (for what the
+        snapshot does not hold: a compiled extension, a package deeper than it reads), so nothing written there later
+        is imported in their place, and nothing there shadows an installed module.
         """
         if self.sources is not None:
             loader = _SnapshotLoader(str(self.path), self.sources[self.path.name])
-            # before the path finder, where the folder would come on sys.path: after the built-in and frozen modules
+            # before the path finder (its packages' submodules are the snapshot's too), after built-in and frozen ones
             at = next((i for i, f in enumerate(sys.meta_path) if f is importlib.machinery.PathFinder), 0)
             sys.meta_path.insert(at, _SnapshotFinder(pathlib.Path(self.folder), self.sources))
             if self.folder not in sys.path:
@@ -165,7 +165,9 @@ class _SnapshotLoader(importlib.abc.SourceLoader):
 class _SnapshotFinder(importlib.abc.MetaPathFinder):
     """Finds the modules and packages of a snapshot's ``.py`` files by name, as the path finder would find them in
     its folder: ``common.py`` is ``common``, ``pkg/__init__.py`` is ``pkg``, ``pkg/helper.py`` is ``pkg.helper``,
-    and a folder without ``__init__.py`` a namespace package."""
+    and a folder without ``__init__.py`` a namespace package — but a top-level name an installed or standard module
+    has is left to it: a file beside the user's (a ``colorsys.py`` a solution wrote there, in an earlier run) is
+    never imported in its place."""
 
     def __init__(self, folder: pathlib.Path, sources: dict[str, bytes]):
         self.folder, self.sources = folder, sources
@@ -185,6 +187,10 @@ class _SnapshotFinder(importlib.abc.MetaPathFinder):
         self.namespaces = parents - set(self.modules)
 
     def find_spec(self, fullname: str, path=None, target=None):
+        if "." not in fullname and (fullname in self.modules or fullname in self.namespaces):
+            elsewhere = [p for p in sys.path if p != str(self.folder)]
+            if importlib.machinery.PathFinder.find_spec(fullname, elsewhere) is not None:
+                return None  # installed or standard: the path finder's
         if fullname in self.modules:
             relative, package = self.modules[fullname]
             origin = str(self.folder / relative)

@@ -168,6 +168,30 @@ def test_explain_and_fuzz_of_a_solution_that_edits_the_problem_exit_3_and_leave_
     assert (folder / "problem.py").read_bytes() == original
 
 
+def test_an_edit_left_by_a_job_that_was_killed_is_refused_until_put_back(tmp_path):
+    """A solution that edits the problem and then SIGKILLs fpa leaves the edit; the journal the job left says so, and
+    the next run given that file refuses it (exit 2) until the file is put back, naming the copy to put back."""
+    from fp_analysis.snapshot import Given, Journal
+
+    folder = _pair_folder(tmp_path, {"solution.py": RIGHT})
+    original = (folder / "problem.py").read_bytes()
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    journal = Journal(Given.take(folder / "problem.py", folder / "solution.py")).__enter__()
+    record = json.loads(journal.path.read_text())
+    journal.path.write_text(json.dumps({**record, "pid": ended.pid}))  # as a job killed mid-run leaves it
+    (folder / "problem.py").write_bytes(original.replace(b"return self.conv(x)", b"return 0 * self.conv(x)"))
+    code, data, _ = _explain(folder / "problem.py", folder / "solution.py")
+    assert code == ExitCode.USAGE and str(folder / "problem.py") in data["error"]["message"], data
+    copy = re.search(r"as it was read: (\S+);", data["error"]["message"]).group(1)
+    assert pathlib.Path(copy).read_bytes() == original
+    shutil.copy(copy, folder / "problem.py")
+    code, data, _ = _explain(folder / "problem.py", folder / "solution.py")
+    assert (
+        code == 0 and data["verdict"] == "identical" and not journal.path.exists() and not pathlib.Path(copy).exists()
+    )
+
+
 def test_text_utf8_cannot_encode_is_printed_parsed_and_stored_safely(tmp_path):
     """A message with lone surrogates, a NUL and an escape, from a solution whose file and folder names are not
     UTF-8: explain's --json parses and text mode prints; a triage stores the row and shows the names."""
@@ -223,6 +247,27 @@ def test_the_solutions_process_cannot_open_the_memory_or_descriptors_of_fpas_pro
             target.wait()
     assert outcomes["guarded"] == ["refused", "mem", "refused", "fd/1"], outcomes
     assert outcomes["plain"] == ["opened", "mem", "opened", "fd/1"], outcomes
+
+
+def test_an_interrupted_job_puts_back_what_the_solution_edited(tmp_path):
+    """SIGTERM while the solution runs (after it edited the problem): exit 130, and the problem as it was read."""
+    source = (
+        (CASES / "edits_problem.py")
+        .read_text()
+        .replace("class ModelNew", "import time\ntime.sleep(30)\n\n\nclass ModelNew")
+    )
+    folder = _pair_folder(tmp_path, {"solution.py": source})
+    original = (folder / "problem.py").read_bytes()
+    command = [sys.executable, "-m", "fp_analysis", "explain", "--problem", str(folder / "problem.py"),
+               "--solution", str(folder / "solution.py"), "--device", "cpu", "--no-store"]  # fmt: skip
+    fpa_process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while (folder / "problem.py").read_bytes() == original and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (folder / "problem.py").read_bytes() != original, "the solution never edited the problem"
+    fpa_process.send_signal(signal.SIGTERM)
+    fpa_process.communicate(timeout=60)
+    assert fpa_process.returncode == 130 and (folder / "problem.py").read_bytes() == original
 
 
 @pytest.mark.long
