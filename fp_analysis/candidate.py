@@ -53,6 +53,8 @@ __all__ = ["CandidateProcess", "prepare_job", "serve"]
 
 # Seconds the candidate process may take to start (import torch): ours, not the user's, so not --timeout.
 _START_S = 600.0
+# What a request from the worker may carry: it is trusted; the bound is memory's.
+_REQUESTS = wire.Limits(header_bytes=1 << 40)
 # Seconds a process that closed its end of the channel has to end before it is ended.
 _CLOSING_S = 5.0
 # What a reply may carry besides tensors (notes, a user error's traceback): far more than any honest one needs.
@@ -353,7 +355,8 @@ def serve(solution: str, fd: int | str) -> None:
     _answer(sock, 0, {"ready": True})
     while True:
         try:
-            request = wire.receive(sock).body  # the worker's: trusted, but the user's code may have taken the channel
+            # the worker's, so no limit but memory's (a snapshot of many sources); the user's code may have taken it
+            request = wire.receive(sock, limits=_REQUESTS).body
             seq, op = request["seq"], request["op"]
         except EOFError:
             os._exit(0)

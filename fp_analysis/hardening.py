@@ -31,6 +31,7 @@ __all__ = ["adopt_orphans", "drop_ptrace", "not_dumpable"]
 
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_NO_NEW_PRIVS = 38
 _PR_CAPBSET_DROP = 24
 _CAP_SYS_PTRACE = 19
 _CAPABILITY_VERSION_3 = 0x20080522  # capget(2): two 32-bit words per set
@@ -68,20 +69,21 @@ class _Data(ctypes.Structure):
 
 
 def drop_ptrace() -> bool:
-    """Give up ``CAP_SYS_PTRACE`` for good (see the module docstring); whether this process is now without it."""
+    """Give up ``CAP_SYS_PTRACE`` for good (see the module docstring), and the means of gaining privileges back
+    through a program it runs (``PR_SET_NO_NEW_PRIVS``: set-user-ID bits and file capabilities are ignored); whether
+    this process is now without it."""
     libc = _libc()
     if libc is None:
         return False
+    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    libc.prctl(_PR_CAPBSET_DROP, _CAP_SYS_PTRACE, 0, 0, 0)  # refused without CAP_SETPCAP: nothing to drop there then
     header, data = _Header(_CAPABILITY_VERSION_3, 0), (_Data * 2)()
     if libc.capget(ctypes.byref(header), data) != 0:
         return False
     bit = 1 << _CAP_SYS_PTRACE  # in the first 32-bit word
     if (data[0].effective | data[0].permitted | data[0].inheritable) & bit:
-        libc.prctl(_PR_CAPBSET_DROP, _CAP_SYS_PTRACE, 0, 0, 0)  # refused without CAP_SETPCAP: the sets still go
         data[0].effective &= ~bit
         data[0].permitted &= ~bit
         data[0].inheritable &= ~bit
-        if libc.capset(ctypes.byref(header), data) != 0:
-            return False
-    libc.prctl(_PR_CAPBSET_DROP, _CAP_SYS_PTRACE, 0, 0, 0)
+        return libc.capset(ctypes.byref(header), data) == 0
     return True

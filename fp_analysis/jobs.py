@@ -152,7 +152,7 @@ def _run_given(given: Given | None, job: str, options: dict, **run) -> JobResult
     if given is None:
         given = Given.take(options.get("problem", options["solution"]), options["solution"])
         refuse_stale_edits([given.problem, given.solution])
-    _unchanged(given, before=True)
+    _given_before(given)
     sources = {"solution_sources": given.solution.encoded()}
     if "problem" in options:
         sources["problem_sources"] = given.problem.encoded()
@@ -160,12 +160,12 @@ def _run_given(given: Given | None, job: str, options: dict, **run) -> JobResult
         try:
             result = run_job(job, {**options, **sources}, **run)
         except FpaError as error:
-            _unchanged(given, worker=getattr(error, "details", {}).get("worker"))
+            _given_after(given, getattr(error, "details", {}).get("worker"))
             raise
         except BaseException:  # interrupted: what the user's code changed is put back before the command ends
             given.restore()
             raise
-        _unchanged(given, worker=result.worker_record())
+        _given_after(given, result.worker_record())
     return result
 
 
@@ -182,26 +182,31 @@ def refuse_stale_edits(snapshots) -> None:
         )
 
 
-def _unchanged(given: Given, before: bool = False, worker: dict | None = None) -> None:
-    """UserCodeError (``Fate.MODIFIED_FILES``) when a file ``given`` holds has changed since it was read; the files
-    are put back as they were read (``Given.restore``), so that the pairs after this one are judged as they were
-    given."""
+def _given_before(given: Given) -> None:
+    """Before a job: the pair is not judged (UserCodeError, ``Fate.MODIFIED_FILES``) when its files changed after they
+    were read (another job's code edited them, or another program); they are put back for the pairs after it."""
+    _unchanged(given, "the pair's files changed after fpa read them and before its job began ({names}): the code of "
+               "another job, or another program, edited them; this pair was not judged")  # fmt: skip
+
+
+def _given_after(given: Given, worker: dict | None) -> None:
+    """After a job, however it ended: UserCodeError (``Fate.MODIFIED_FILES``) when its files changed while it ran;
+    they are put back as they were read."""
+    _unchanged(given, "files the job was given changed while it ran ({names}), by the solution's code (or, where "
+               "jobs ran side by side, another's): a solution may not edit the files it is judged against (the job "
+               "imported them from the copy read before it began)", worker)  # fmt: skip
+
+
+def _unchanged(given: Given, message: str, worker: dict | None = None) -> None:
+    """Raise ``message`` (``{names}`` filled in) when a file ``given`` holds has changed since it was read, having put
+    the files back (``Given.restore``) so that the pairs after this one are judged as they were given."""
     changed = given.changed()
     if not changed:
         return
     names = ", ".join(safe_text(name) for name in changed[:4])
     names += f" and {len(changed) - 4} more" if changed[4:] else ""
     restored, failed = given.restore()
-    if before:
-        message = (
-            f"the pair's files changed after fpa read them and before its job began ({names}): the code of another "
-            "job, or another program, edited them; this pair was not judged"
-        )
-    else:
-        message = (
-            f"the user's code changed files the job was given ({names}): a solution may not edit the files it is "
-            "judged against (the job imported them from the copy read before it began)"
-        )
+    message = message.format(names=names)
     message += "; fpa put them back as they were" if restored and not failed else ""
     message += f"; fpa could not put back {'; '.join(safe_text(f) for f in failed)}" if failed else ""
     details = {"files": [safe_text(name) for name in changed]} | ({"worker": worker} if worker else {})

@@ -28,6 +28,7 @@ import json
 import os
 import pathlib
 import socket
+import tempfile
 import uuid
 
 from .errors import ParameterError
@@ -38,7 +39,7 @@ PROBLEM_FILE = "problem.py"
 # The files a problem or solution may read besides itself: helper modules, and sources an extension builds from.
 SOURCE_SUFFIXES = (".py", ".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp")
 _SOURCE_DEPTH = 4  # subfolder levels searched for them
-MAX_FILES = 5000
+MAX_FILES = 20_000
 MAX_BYTES = 256 * 2**20
 
 
@@ -101,7 +102,7 @@ class Snapshot:
                 read[file] = _read_file(file)
             return read[file]
 
-        path = pathlib.Path(path).absolute()
+        path = pathlib.Path(path).resolve()  # a link's target's folder: where Python would find its helpers
         folder = path.parent
         found = sources_of(folder, skip, depth)
         if len(found) > MAX_FILES:
@@ -142,16 +143,22 @@ class Snapshot:
         """Write the file's snapshot back in its place (a new file, renamed over whatever is there); OSError if it
         cannot be."""
         target = self.folder / relative
-        temporary = target.with_name(f".{target.name}.fpa-restore-{os.getpid()}")
+        descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".fpa-restore")
         try:
-            temporary.write_bytes(self.contents[relative])
+            with os.fdopen(descriptor, "wb") as out:  # a name of its own: no link planted there is followed
+                out.write(self.contents[relative])
             os.replace(temporary, target)
         finally:
-            temporary.unlink(missing_ok=True)
+            pathlib.Path(temporary).unlink(missing_ok=True)
 
     def encoded(self) -> dict[str, str]:
-        """``contents`` as JSON data (base64), for the worker that imports from it (``decoded``)."""
-        return {relative: base64.b64encode(data).decode("ascii") for relative, data in self.contents.items()}
+        """What a process imports from (``decoded``): the file itself and the ``.py`` files of ``contents``, as JSON
+        data (base64). The other sources (an extension's ``.cu``) are read from the disk by the user's code."""
+        return {
+            relative: base64.b64encode(data).decode("ascii")
+            for relative, data in self.contents.items()
+            if relative == self.name or relative.endswith(".py")
+        }
 
     @staticmethod
     def decoded(encoded: dict[str, str]) -> dict[str, bytes]:

@@ -156,7 +156,7 @@ def _default_id(solution: pathlib.Path, folder: pathlib.Path) -> str:
 
 def solution_folders(pairs: list[Pair]) -> frozenset:
     """The folders holding the pairs' solutions: not helpers of a problem whose folder holds them."""
-    return frozenset(pair.solution.parent for pair in pairs)
+    return frozenset(pair.solution.resolve().parent for pair in pairs)
 
 
 def tool_version() -> str:
@@ -174,7 +174,7 @@ def snapshots(pairs: list[Pair]) -> dict[str, Given]:
     skip, read, taken = solution_folders(pairs), {}, {}
 
     def snapshot(path: pathlib.Path) -> Snapshot:
-        path = path.absolute()
+        path = path.resolve()
         if path not in taken:
             taken[path] = Snapshot.take(path, skip, read)
         return taken[path]

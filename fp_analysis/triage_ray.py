@@ -104,8 +104,8 @@ def _payload(pair, given, version: str) -> dict:
     from its folder: the pair's snapshot, ``triage.snapshots``, read before any pair ran)."""
     same = given.solution.folder == given.problem.folder
     files = {f"problem/{relative}": data for relative, data in given.problem.contents.items()}
-    if not same:
-        files.update({f"solution/{relative}": data for relative, data in given.solution.contents.items()})
+    # beside the problem, the solution's snapshot adds its own file (one a manifest names solution.txt, say)
+    files.update({f"{'problem' if same else 'solution'}/{rel}": data for rel, data in given.solution.contents.items()})
     return {
         "id": pair.id,
         "problem": f"problem/{given.problem.name}",

@@ -58,7 +58,7 @@ class UserFile:
     ``fp_analysis.snapshot``: relative path from its folder → bytes, the file itself among them)."""
 
     def __init__(self, path: str | pathlib.Path, side: Side, sources: dict[str, bytes] | None = None):
-        self.path = pathlib.Path(path).absolute() if sources is not None else pathlib.Path(path).resolve()
+        self.path = pathlib.Path(path).resolve()
         self.side = Side(side)
         self.folder = str(self.path.parent)
         self.sources = sources

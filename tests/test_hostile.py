@@ -139,7 +139,8 @@ def test_a_solution_that_edits_the_problem_fails_and_no_pair_is_judged_against_t
     first = triage(discover(tmp_path / "runs"), **options)
     rows = {pathlib.Path(row["pair_id"]).name: row for row in first["pairs"]}
     assert rows["a_edits"]["verdict"] == "user_code_failed" and rows["a_edits"]["fate"] == "modified_files"
-    assert "changed files the job was given" in rows["a_edits"]["error"] and "put them back" in rows["a_edits"]["error"]
+    assert "files the job was given changed while it ran" in rows["a_edits"]["error"]
+    assert "put them back" in rows["a_edits"]["error"]
     assert rows["b_zeros"]["verdict"] == "bug" and rows["c_right"]["verdict"] == "identical"  # the original problem
     assert rows["d_writes_input"]["verdict"] == "identical"  # on its own copy of the inputs, and named:
     assert "ModelNew.forward writes into its input 0" in rows["d_writes_input"]["notes"]
