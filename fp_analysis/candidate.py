@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
-import select
 import socket
 import time
 import traceback
@@ -121,7 +120,7 @@ class CandidateProcess:
             raise self.failed
         if self.notes is None:
             call = self._load_call
-            if not _readable(self.sock, _START_S):
+            if not wire.readable(self.sock, _START_S):
                 raise InternalError(f"the candidate process did not start within {_START_S:g} s")
             self._reply({**call, "seq": 0, "expect": "ready"}, None, wire.Limits(_REPLY_HEADER, 0, 0))
             report_event("enter", **_event(call))
@@ -318,12 +317,6 @@ def _context(where: str | None, detail: str | None, replay: str | None) -> dict:
 def _event(call: dict) -> dict:
     """The fields of ``call`` the worker's parent is told of."""
     return {k: call[k] for k in ("id", "side", "where", "detail", "replay") if k in call}
-
-
-def _readable(sock: socket.socket, seconds: float) -> bool:
-    poll = select.poll()
-    poll.register(sock, select.POLLIN)
-    return bool(poll.poll(seconds * 1000))
 
 
 # --------------------------------------------------------------------------------------------- server side

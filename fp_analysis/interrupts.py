@@ -20,6 +20,7 @@ _ENDING = (signal.SIGTERM, signal.SIGHUP)
 
 
 def signal_name(number: int) -> str:
+    """The name of signal ``number`` (``SIGTERM``), or "signal N" for one Python does not name."""
     try:
         return signal.Signals(number).name
     except ValueError:

@@ -125,6 +125,7 @@ class Snapshot:
         return cls(path, contents, tuple(str(p.relative_to(folder)) for p in found))
 
     def digest(self, relative: str) -> str:
+        """The SHA-256 (hex) of the file ``relative`` as it was read."""
         return hashlib.sha256(self.contents[relative]).hexdigest()
 
     def changed(self) -> list[str]:
@@ -162,6 +163,7 @@ class Snapshot:
 
     @staticmethod
     def decoded(encoded: dict[str, str]) -> dict[str, bytes]:
+        """The files ``encoded`` holds: relative path → bytes (what ``usercode.UserFile`` imports from)."""
         return {relative: base64.b64decode(text) for relative, text in encoded.items()}
 
 

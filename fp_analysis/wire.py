@@ -46,6 +46,7 @@ __all__ = [
     "Message",
     "Unsendable",
     "WireTimeout",
+    "readable",
     "receive",
     "send",
     "span_length",
@@ -325,17 +326,22 @@ def _read(sock: socket.socket, size: int, deadline: float | None, first: bool = 
     return buffer
 
 
+def readable(sock: socket.socket, seconds: float) -> bool:
+    """Whether ``sock`` has something to read (or was closed) within ``seconds``."""
+    if seconds <= 0:
+        return False
+    poll = select.poll()  # not select(): a descriptor's number may exceed FD_SETSIZE
+    poll.register(sock, select.POLLIN)
+    return bool(poll.poll(seconds * 1000))
+
+
 def _read_into(sock: socket.socket, view: memoryview, deadline: float | None, first: bool = False) -> None:
     """Fill ``view`` from ``sock``. EOFError when the peer closed before the first byte of a frame (``first``),
     ``Malformed`` when it closed inside one, ``WireTimeout`` past ``deadline``."""
     got = 0
     while got < len(view):
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            poll = select.poll()  # not select(): a descriptor's number may exceed FD_SETSIZE
-            poll.register(sock, select.POLLIN)
-            if left <= 0 or not poll.poll(left * 1000):
-                raise WireTimeout()
+        if deadline is not None and not readable(sock, deadline - time.monotonic()):
+            raise WireTimeout()
         n = sock.recv_into(view[got:], min(len(view) - got, _CHUNK))
         if n == 0:
             if first and got == 0:
