@@ -36,7 +36,9 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
+import shutil
 import socket
+import tempfile
 import time
 import traceback
 
@@ -48,7 +50,11 @@ from .tensor_ipc import IpcUnavailable, SharedCuda, exportable_copy, exportable_
 from .usercode import UserFile, call_id, copied, seed_all, written_inputs
 from .worker import CHANNEL_LOST_STATUS, ChildProcess, child_setup, report_event
 
-__all__ = ["CandidateProcess", "prepare_job", "serve"]
+__all__ = ["SANDBOX_ENV", "CandidateProcess", "prepare_job", "serve"]
+
+# Set to 0, the solution's process runs without its sandbox (``hardening.sandbox``): for a solution that must write
+# elsewhere, run by someone who trusts it.
+SANDBOX_ENV = "FPA_SANDBOX"
 
 # Seconds the candidate process may take to start (import torch): ours, not the user's, so not --timeout.
 _START_S = 600.0
@@ -73,6 +79,7 @@ class CandidateProcess:
         self.timeout = timeout
         self.name = pathlib.Path(solution).name
         ours, theirs = socket.socketpair()
+        self.tmp = tempfile.mkdtemp(prefix="fpa-solution-")  # the only temporary folder its sandbox lets it write
         try:
             self.child = ChildProcess(
                 "candidate",
@@ -80,9 +87,11 @@ class CandidateProcess:
                 pathlib.Path(folder),
                 Side.SOLUTION.value,
                 pass_fds=(theirs.fileno(),),
+                env={"TMPDIR": self.tmp},
             )
         except BaseException:
             ours.close()
+            shutil.rmtree(self.tmp, ignore_errors=True)
             raise
         finally:
             theirs.close()
@@ -105,10 +114,11 @@ class CandidateProcess:
         return self.child.proc.poll() is None
 
     def close(self) -> None:
-        """End the candidate process (and what it started)."""
+        """End the candidate process (and what it started), and remove its temporary folder."""
         with contextlib.suppress(OSError):
             self.sock.close()
         self.child.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def loaded(self) -> list[str]:
         """Wait for the solution's import; returns the notes on torch switches its import changed.
@@ -335,6 +345,9 @@ def serve(solution: str, fd: int | str) -> None:
     hardening.drop_ptrace()  # out of the worker's memory and descriptors (fp_analysis.hardening)
     import torch
 
+    if os.environ.get(SANDBOX_ENV) != "0":
+        hardening.sandbox(_writable(torch))  # before any of the user's code: what it may write, whom it may signal
+
     owner = os.getpid()
     os.register_at_fork(after_in_parent=lambda: _forks.__setitem__(0, _forks[0] + 1))
     sock = socket.socket(fileno=int(fd))
@@ -388,6 +401,25 @@ def _answer(sock: socket.socket, seq: int, reply: dict) -> None:
                                   "seconds": reply.get("seconds", 0.0)})  # fmt: skip
     except OSError:  # the user's code closed our channel, or the worker is gone
         os._exit(CHANNEL_LOST_STATUS)
+
+
+def _writable(torch) -> list[str]:
+    """The folders a solution's process may write below (``hardening.sandbox``): its own temporary folder (``TMPDIR``,
+    which the worker made for it), the folder torch builds extensions in, the caches of Triton, torch and CUDA's
+    JIT compiler, and ``/dev`` (the GPU's device files, shared memory). Each is made first where it is missing."""
+    from torch.utils.cpp_extension import get_default_build_root
+
+    home = pathlib.Path.home()
+    folders = [
+        os.environ.get("TORCH_EXTENSIONS_DIR") or get_default_build_root(),
+        os.environ.get("TRITON_CACHE_DIR") or home / ".triton",
+        os.environ.get("CUDA_CACHE_PATH") or home / ".nv",
+        pathlib.Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache") / "torch",
+    ]
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            pathlib.Path(folder).mkdir(parents=True, exist_ok=True)
+    return [os.environ.get("TMPDIR", tempfile.gettempdir()), *map(str, folders), "/dev"]
 
 
 def _load(state: dict, request: dict) -> dict:

@@ -13,6 +13,11 @@ Hence:
   from its effective, permitted and inheritable sets, and from its bounding set, so no program it runs gets it
   back (capabilities(7)).
 
+* The solution's process confines itself with Landlock (``sandbox``, Linux 5.13 and later; no privilege needed):
+  from then on it and everything it starts may write only below the folders a build needs (its own temporary
+  folder, the extensions' build folder, the compilers' caches, ``/dev``) — not the problem, the other samples, the
+  results store or fpa's installation — and, with Landlock ABI 6 (Linux 6.12), may not signal any process outside
+  its sandbox: it cannot stop or kill fpa's processes.
 * The fork server, which every job's processes are forked from, adopts the orphans among their descendants
   (``adopt_orphans``) and ends them: a process the user's code starts in a session of its own does not outlive
   its job by more than a moment (``fp_analysis.forkserver``).
@@ -25,9 +30,11 @@ or write files that user can write (docs/isolation.md says what that leaves, and
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
+import typing
 
-__all__ = ["adopt_orphans", "drop_ptrace", "not_dumpable"]
+__all__ = ["Sandbox", "adopt_orphans", "drop_ptrace", "not_dumpable", "sandbox"]
 
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
@@ -87,3 +94,80 @@ def drop_ptrace() -> bool:
         data[0].inheritable &= ~bit
         return libc.capset(ctypes.byref(header), data) == 0
     return True
+
+
+# Landlock (linux/landlock.h): the system calls are the same on every architecture (the generic table).
+_LANDLOCK_CREATE_RULESET, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT_SELF = 444, 445, 446
+_LANDLOCK_CREATE_RULESET_VERSION = 1
+_LANDLOCK_RULE_PATH_BENEATH = 1
+_SCOPE_SIGNAL = 1 << 1  # ABI 6
+# The access rights to the file system that change it (reading and executing stay free): writing, removing, making
+# anything; moving between folders (REFER, ABI 2) and truncating (ABI 3).
+_WRITE_FILE, _REMOVE_DIR, _REMOVE_FILE, _MAKE_CHAR, _MAKE_DIR, _MAKE_REG = (
+    1 << 1,
+    1 << 4,
+    1 << 5,
+    1 << 6,
+    1 << 7,
+    1 << 8,
+)
+_MAKE_SOCK, _MAKE_FIFO, _MAKE_BLOCK, _MAKE_SYM, _REFER, _TRUNCATE = 1 << 9, 1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14
+_WRITES_ABI1 = (_WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_CHAR | _MAKE_DIR | _MAKE_REG | _MAKE_SOCK | _MAKE_FIFO
+                | _MAKE_BLOCK | _MAKE_SYM)  # fmt: skip
+_WRITES = {1: _WRITES_ABI1, 2: _WRITES_ABI1 | _REFER, 3: _WRITES_ABI1 | _REFER | _TRUNCATE}
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = (("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64))  # fmt: skip
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+
+class Sandbox(typing.NamedTuple):
+    """What ``sandbox`` put in place: the Landlock ABI, the folders left writable, and whether signals are scoped."""
+
+    abi: int
+    writable: tuple[str, ...]
+    signals: bool
+
+
+def sandbox(writable) -> Sandbox | None:
+    """Confine this process and all it starts (see the module docstring): writes only below the existing folders of
+    ``writable``, no signals out of the sandbox where the kernel scopes them. None where Landlock is not there (an
+    older kernel, another OS, a seccomp filter refusing it): nothing is confined then."""
+    libc = _libc()
+    if libc is None:
+        return None
+    libc.syscall.restype = ctypes.c_long
+    abi = libc.syscall(_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), _LANDLOCK_CREATE_RULESET_VERSION)
+    if abi < 1:
+        return None
+    writes = _WRITES[min(abi, 3)]
+    attr = _RulesetAttr(writes, 0, _SCOPE_SIGNAL if abi >= 6 else 0)
+    size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else ctypes.sizeof(ctypes.c_uint64)
+    ruleset = libc.syscall(_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
+    if ruleset < 0:
+        return None
+    allowed = []
+    try:
+        for folder in writable:
+            try:
+                descriptor = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:  # not there: nothing to allow
+                continue
+            try:
+                rule = _PathBeneathAttr(writes, descriptor)
+                if libc.syscall(_LANDLOCK_ADD_RULE, ruleset, _LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule), 0) == 0:
+                    allowed.append(str(folder))
+            finally:
+                os.close(descriptor)
+        libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # what restricting oneself without privileges requires
+        if libc.syscall(_LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0:
+            return None
+    finally:
+        os.close(ruleset)
+    return Sandbox(abi, tuple(allowed), abi >= 6)

@@ -60,6 +60,22 @@ def _isolated_files(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
 
 
+@pytest.fixture
+def unsandboxed(monkeypatch):
+    """The solution's process without its Landlock sandbox (as on a kernel without Landlock): the checks beneath it
+    (snapshots, the journal, the signed result) must hold by themselves."""
+    monkeypatch.setenv("FPA_SANDBOX", "0")
+
+
+def _landlock() -> int:
+    """The kernel's Landlock ABI (0: none)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return max(0, libc.syscall(444, None, ctypes.c_size_t(0), 1))
+
+
 def _explain(problem: pathlib.Path, solution: pathlib.Path, *extra: str):
     """Exit code, strict-JSON stdout and stderr of ``fpa explain --json``; never a raw traceback of ours."""
     run = fpa(*explain_args(problem, solution, "--trials", "2", "--json", *extra))
@@ -88,7 +104,7 @@ def _explain(problem: pathlib.Path, solution: pathlib.Path, *extra: str):
     ],
 )
 def test_a_solution_that_tampers_with_fpas_channel_or_folder_fails_with_exit_3(solution, fate, message, tmp_path,
-                                                                               monkeypatch):  # fmt: skip
+                                                                               monkeypatch, unsandboxed):  # fmt: skip
     canary = tmp_path / "ran-in-the-worker"
     monkeypatch.setenv("FPA_TEST_CANARY", str(canary))
     code, data, stderr = _explain(CASES / "problem.py", CASES / f"{solution}.py", "--timeout", "30")
@@ -99,14 +115,62 @@ def test_a_solution_that_tampers_with_fpas_channel_or_folder_fails_with_exit_3(s
     assert not canary.exists()  # nothing the solution's process sent was run
 
 
-def test_a_process_the_solution_leaves_in_a_session_of_its_own_does_not_outlive_its_job(tmp_path, monkeypatch):
+@pytest.mark.skipif(_landlock() < 1, reason="the kernel has no Landlock: the checks beneath the sandbox are tested")
+def test_the_sandbox_lets_the_solution_write_only_what_a_build_needs_and_signal_nothing_of_fpas(tmp_path):
+    """Under its Landlock sandbox the solution's process may write its temporary folder and the extensions' build
+    folder, but not the problem, fpa's installation, the results store or the user's cache; and, with Landlock ABI
+    6, not signal fpa's processes. What it tried is printed; the output is right, so the pair is identical."""
+    import fp_analysis
+
+    folder = _pair_folder(tmp_path, {})
+    cache = pathlib.Path(os.environ["XDG_CACHE_HOME"])
+    targets = {"problem": folder / "problem.py", "installation": pathlib.Path(fp_analysis.__file__).parent / "_probe",
+               "store": pathlib.Path(os.environ["FPA_STORE"]) / "run-forged.parquet",
+               "cache": cache / "fp_analysis" / "journal" / "forged.json"}  # fmt: skip
+    for target in targets.values():
+        target.parent.mkdir(parents=True, exist_ok=True)
+    probe = f"""
+import os, signal, tempfile
+from torch.utils.cpp_extension import get_default_build_root
+from _conv import Conv
+
+for name, path in {dict((k, str(v)) for k, v in targets.items())!r}.items():
+    try:
+        open(path, "a").close()
+        print("wrote", name)
+    except PermissionError:
+        print("refused", name)
+for name, folder in (("tmp", tempfile.gettempdir()), ("extensions", get_default_build_root())):
+    with open(os.path.join(folder, "probe"), "w") as out:
+        out.write("allowed")
+    print("wrote", name)
+try:
+    os.kill(os.getppid(), 0)  # the fork server
+    print("signalled the fork server")
+except PermissionError:
+    print("refused a signal")
+
+
+class ModelNew(Conv):
+    pass
+"""
+    (folder / "solution.py").write_text(probe)
+    code, data, _ = _explain(folder / "problem.py", folder / "solution.py")
+    printed = data["worker"]["solution"]["stdout"]
+    assert code == 0 and data["verdict"] == "identical", data
+    assert all(f"refused {name}" in printed for name in targets), printed
+    assert not targets["installation"].exists() and not targets["store"].exists()
+    assert "wrote tmp" in printed and "wrote extensions" in printed
+    assert ("refused a signal" in printed) == (_landlock() >= 6), printed
+
+
+def test_a_process_the_solution_leaves_in_a_session_of_its_own_does_not_outlive_its_job():
     """The fork server adopts the orphans of its children's descendants and ends them: a daemon cannot act on later
     jobs (edit their files, signal their processes)."""
-    pid_file = tmp_path / "daemon.pid"
-    monkeypatch.setenv("FPA_TEST_CANARY", str(pid_file))
     code, data, _ = _explain(CASES / "problem.py", CASES / "leaves_a_daemon.py")
     assert code == 0 and data["verdict"] == "identical"
-    status = pathlib.Path(f"/proc/{int(pid_file.read_text())}/stat")
+    pid = int(re.search(r"daemon (\d+)", data["worker"]["solution"]["stdout"]).group(1))
+    status = pathlib.Path(f"/proc/{pid}/stat")
     deadline = time.monotonic() + 10
     while status.exists() and status.read_text().rsplit(")", 1)[1].split()[0] != "Z" and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -125,7 +189,7 @@ def _pair_folder(root: pathlib.Path, solutions: dict[str, str]) -> pathlib.Path:
 
 
 @pytest.mark.long
-def test_a_solution_that_edits_the_problem_fails_and_no_pair_is_judged_against_the_edit(tmp_path):
+def test_a_solution_that_edits_the_problem_fails_and_no_pair_is_judged_against_the_edit(tmp_path, unsandboxed):
     """In a triage the edit is undone at once; the pairs after it are judged against the problem as it was read, and
     stored; the editing pair is not stored, so a resume runs it (and only it) again, with the same finding."""
     from fp_analysis.store import read_store
@@ -153,7 +217,7 @@ def test_a_solution_that_edits_the_problem_fails_and_no_pair_is_judged_against_t
     assert (folder / "problem.py").read_bytes() == original
 
 
-def test_explain_and_fuzz_of_a_solution_that_edits_the_problem_exit_3_and_leave_it_as_it_was(tmp_path):
+def test_explain_and_fuzz_of_a_solution_that_edits_the_problem_exit_3_and_leave_it_as_it_was(tmp_path, unsandboxed):
     folder = _pair_folder(tmp_path, {"solution.py": (CASES / "edits_problem.py").read_text()})
     original = (folder / "problem.py").read_bytes()
     code, data, _ = _explain(folder / "problem.py", folder / "solution.py")
@@ -250,7 +314,7 @@ def test_the_solutions_process_cannot_open_the_memory_or_descriptors_of_fpas_pro
     assert outcomes["plain"] == ["opened", "mem", "opened", "fd/1"], outcomes
 
 
-def test_an_interrupted_job_puts_back_what_the_solution_edited(tmp_path):
+def test_an_interrupted_job_puts_back_what_the_solution_edited(tmp_path, unsandboxed):
     """SIGTERM while the solution runs (after it edited the problem): exit 130, and the problem as it was read."""
     source = (
         (CASES / "edits_problem.py")
