@@ -471,14 +471,16 @@ def _forward(state: dict, request: dict) -> dict:
     context = {k: request[k] for k in ("detail", "replay") if k in request}
     with torch.no_grad():
         out = state["file"].call("ModelNew.forward", state["model"], *given, **context)
-    mutated = written_inputs(inputs, given)
-    if not isinstance(out, torch.Tensor):
-        return {"returned": f"a {type(out).__name__}, not a tensor"}
-    if out.layout != torch.strided:
-        return {"returned": f"a {out.layout} tensor, not a dense one"}
-    # A subclass of the solution's own would not be a plain tensor in the worker, and its __torch_function__ is the
-    # user's code: send the plain tensor underneath (this still runs under the worker's timeout).
+    # What forward returned, and what it left in its inputs, may be objects of the user's own (a subclass whose
+    # properties raise, an input whose class it swapped): reading them is the user's code too, so whatever that
+    # raises is what the solution returned, never an error of ours (this still runs under the worker's timeout).
     try:
+        mutated = written_inputs(inputs, given)
+        if type(out) is not torch.Tensor and not issubclass(type(out), torch.Tensor):
+            return {"returned": f"a {type(out).__name__}, not a tensor"}
+        if out.layout != torch.strided:
+            return {"returned": f"a {out.layout} tensor, not a dense one"}
+        # a subclass of the solution's own: the plain tensor underneath (its __torch_function__ is the user's code)
         with torch._C.DisableTorchFunctionSubclass():
             plain = torch.Tensor.as_subclass(out.detach(), torch.Tensor).resolve_neg().resolve_conj()
             if into is not None and plain.is_cuda and plain.shape == into.shape and plain.dtype == into.dtype:
@@ -488,8 +490,8 @@ def _forward(state: dict, request: dict) -> dict:
             if plain.numel() and plain.untyped_storage().nbytes() > plain.numel() * plain.element_size():
                 plain = plain.contiguous()  # a view into a larger buffer: send what it shows, not the buffer
             plain = plain.to("cpu")
-    except Exception as error:
-        return {"returned": f"a tensor that cannot be read ({type(error).__name__}: {error})"}
+    except BaseException as error:
+        return {"returned": f"something that cannot be read ({type(error).__name__})"}
     return {"output": plain, "device": str(out.device), "mutated": mutated}
 
 

@@ -74,6 +74,7 @@ __all__ = [
     "child_started",
     "describe",
     "prestart",
+    "resume",
     "serve",
     "spawn",
     "target_command",
@@ -302,14 +303,24 @@ class ForkServer:
             if own is not None:
                 own[0].close()
                 own[1].close()
-        if not select.select([status], [], [], _START_S)[0]:
-            status.close()
-            raise ForkServerError("the fork server did not answer")
+        deadline = time.monotonic() + _START_S
+        while not select.select([status], [], [], 1.0)[0]:
+            self.resume()
+            if time.monotonic() > deadline:
+                status.close()
+                raise ForkServerError("the fork server did not answer")
         answer = status.recv(64)
         if not answer:
             status.close()
             raise ForkServerError("the fork server ended without starting the child")
         return ForkedProcess(int(answer), status)
+
+    def resume(self) -> None:
+        """SIGCONT the server this process started, if something stopped it (``hardening.resume_if_stopped``)."""
+        if self._process is not None:
+            from .hardening import resume_if_stopped
+
+            resume_if_stopped(self._process.pid)
 
     def close(self) -> None:
         """Let go of the server; the one this process started ends."""
@@ -386,6 +397,13 @@ def _end_unused() -> None:
         with contextlib.suppress(OSError):
             server._process.kill()
         server.close()
+
+
+def resume() -> None:
+    """SIGCONT this process's fork server if something stopped it: a job waiting on it would wait for ever."""
+    server = _server
+    if server is not None:
+        server.resume()
 
 
 def spawn(child: ChildSpec) -> ForkedProcess | None:

@@ -31,10 +31,11 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import sys
 import typing
 
-__all__ = ["Sandbox", "adopt_orphans", "drop_ptrace", "not_dumpable", "sandbox"]
+__all__ = ["Sandbox", "adopt_orphans", "drop_ptrace", "not_dumpable", "resume_if_stopped", "sandbox"]
 
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
@@ -57,6 +58,23 @@ def not_dumpable() -> bool:
     """Make this process not dumpable (see the module docstring); whether it is now."""
     libc = _libc()
     return libc is not None and libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+
+
+def resume_if_stopped(pid: int) -> bool:
+    """Send SIGCONT to ``pid`` if it is stopped (a process of the same user may SIGSTOP fpa's own where Landlock does
+    not scope signals; none of fpa's is ever stopped on purpose); whether it was."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            state = stat.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    if state not in ("T", "t"):
+        return False
+    try:
+        os.kill(pid, signal.SIGCONT)
+    except OSError:
+        return False
+    return True
 
 
 def adopt_orphans() -> bool:

@@ -213,8 +213,8 @@ def written_inputs(originals: list, used: list) -> list[int]:
     for index, (original, copy) in enumerate(zip(originals, used, strict=True)):
         if not isinstance(original, torch.Tensor):
             continue
-        if copy.shape != original.shape or copy.dtype != original.dtype:
-            written.append(index)
+        if type(copy) is not type(original) or copy.shape != original.shape or copy.dtype != original.dtype:
+            written.append(index)  # another class too: the user's code swapped it
             continue
         same = copy == original.to(copy.device)
         if original.is_floating_point() or original.is_complex():
@@ -272,15 +272,16 @@ def _first_line(error: BaseException) -> str:
     return first[:300] + ("…" if len(first) > 300 else "")
 
 
-def _user_traceback(error: BaseException, limit: int = 40) -> str:
-    """The exception's traceback without our own frames, at most its last ``limit`` lines."""
+def _user_traceback(error: BaseException, limit: int = 40, width: int = 2000) -> str:
+    """The exception's traceback without our own frames, at most its last ``limit`` lines of ``width`` characters
+    (a message of megabytes stays a message, not a megabyte of record)."""
     try:
         lines = traceback.format_exception(type(error), error, error.__traceback__)
     except Exception:  # a __str__ or __repr__ of the user's that fails
         lines = traceback.format_tb(error.__traceback__)
     ours = str(pathlib.Path(__file__).resolve())
     text = "".join(line for line in lines if ours not in line).splitlines()
-    return "\n".join(text[-limit:])
+    return "\n".join(line[:width] + ("…" if len(line) > width else "") for line in text[-limit:])
 
 
 def _innermost_user_frame(error: BaseException) -> str | None:

@@ -109,6 +109,9 @@ _ONE_THREAD_JOBS = frozenset({"fuzz", "replay"})
 # How much of each captured stream is kept: its first and last this many bytes.
 _KEEP_BYTES = 16_384
 
+# Seconds to wait for a killed child's end to be reported (by the fork server, where it was forked).
+_REAP_S = 10.0
+
 # The worker times calls into the solution itself (it learns the candidate process's fate); the parent
 # steps in only this much later, if the worker itself is stuck.
 _SOLUTION_GRACE_S = 15.0
@@ -251,9 +254,11 @@ class ChildProcess:
             self.proc.kill()
 
     def close(self) -> None:
-        """Kill the child's group if anything of it is left, reap it, and let go of the pipe."""
+        """Kill the child's group if anything of it is left, reap it (or wait ``_REAP_S`` for its reaper, the fork
+        server, to say so: one the user's code stopped never would), and let go of the pipe."""
         self.kill()
-        self.proc.wait()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(_REAP_S)
         with contextlib.suppress(OSError):
             os.close(self._alive)
 
@@ -273,7 +278,11 @@ class ChildProcess:
 
     def ending(self) -> tuple[Fate, str, int | None]:
         """How the child ended: (fate, 'exited with status 3' / 'was killed by SIGSEGV', return code)."""
-        code = self.proc.wait()
+        try:
+            code = self.proc.wait(_REAP_S)
+        except subprocess.TimeoutExpired:  # its reaper, the fork server, does not answer (stopped, say)
+            self.kill()
+            return Fate.KILLED, "ended, and its end was not reported in time", None
         if code is None:  # a forked child whose fork server ended first: nobody saw how it ended
             raise InternalError(f"the fork server ended before the {self.name} process, so its end is unknown")
         if code < 0:
@@ -445,6 +454,8 @@ class _Watch:
                 self.child.wait_ended(wait)  # the pipe closes as the child exits: no fixed sleep after it
             if self.child.has_ended() and not (open_pipe and select.select([read_end], [], [], 0)[0]):
                 return
+            hardening.resume_if_stopped(self.child.proc.pid)  # never stopped on purpose: nor is the fork server
+            forkserver.resume()
 
     def _event(self, line: bytes) -> None:
         try:
