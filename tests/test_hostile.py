@@ -177,6 +177,36 @@ def test_a_process_the_solution_leaves_in_a_session_of_its_own_does_not_outlive_
     assert not status.exists() or status.read_text().rsplit(")", 1)[1].split()[0] == "Z", "the daemon still runs"
 
 
+def test_what_forward_returns_is_read_as_the_users_code():
+    code, data, _ = _explain(CASES / "problem.py", CASES / "returns_unreadable.py")
+    error = data["error"]
+    assert code == 3 and error["fate"] == "bad_output", data
+    assert error["message"] == "ModelNew.forward returned something that cannot be read (SystemExit)"
+
+
+def test_a_solution_that_stops_fpas_processes_does_not_stop_the_run(unsandboxed):
+    """Where Landlock does not scope signals, a solution may SIGSTOP the fork server and the worker: they are
+    resumed, and the job ends as it would have."""
+    code, data, _ = _explain(CASES / "problem.py", CASES / "stops_fpa.py", "--timeout", "60")
+    assert code == 0 and data["verdict"] == "identical", data
+
+
+@pytest.mark.long
+def test_a_small_bug_in_one_batch_item_of_a_large_output_is_the_item_analysed(tmp_path):
+    """A large output is analysed one batch item at a time: the item where the candidate departs furthest, so a bug
+    below the tolerance in one item, beside equal items, is found (the check passes: a false pass), not hidden."""
+    problem = (CASES / "problem.py").read_text().replace("torch.rand(2, 4, 12, 14)", "torch.rand(3, 4, 512, 400)")
+    folder = _pair_folder(tmp_path, {"solution.py": RIGHT.replace("    pass", (
+        "    def forward(self, x):\n"
+        "        out = super().forward(x)\n"
+        "        out[1, 3, 100:110, 100:110] += 5e-5  # below the tolerance, in item 1 only\n"
+        "        return out\n"))})  # fmt: skip
+    (folder / "problem.py").write_text(problem)
+    code, data, _ = _explain(folder / "problem.py", folder / "solution.py", "--trials", "1")
+    assert code == 1 and data["verdict"] == "bug" and data["mismatch"]["failed_trials"] == 0, data
+    assert data["context"]["analysed_batch_items"] == {"items": [1], "of": 3}
+
+
 def _pair_folder(root: pathlib.Path, solutions: dict[str, str]) -> pathlib.Path:
     """A problem folder under ``root`` (the conv problem, its helper) with ``solutions`` (file name → source)."""
     folder = root / "conv"
