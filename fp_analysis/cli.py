@@ -114,7 +114,7 @@ def _error_exit(code: ExitCode, message: str, as_json: bool, traceback_text: str
         message = f"{message} (internal error of fpa; full traceback in {where})"
     if not quiet:
         label = "internal error" if code is ExitCode.INTERNAL else "error"
-        _err.print(f"[bold red]{label}:[/] {escape(message)}", highlight=False, soft_wrap=True)
+        _err.print(f"[bold red]{label}:[/] {_shown(message)}", highlight=False, soft_wrap=True)
     if as_json:
         with contextlib.suppress(OSError):  # stdout itself may be what failed (a full disk, a closed pipe)
             print(records.dumps({"error": record}), flush=True)
@@ -149,7 +149,7 @@ def _print_user_code_error(error: UserCodeError, as_json: bool) -> None:
         soft_wrap=True,
     )
     if details.get("replay"):
-        _err.print(f"  reproduce: {escape(details['replay'])}", soft_wrap=True, highlight=False)
+        _err.print(f"  reproduce: {_shown(details['replay'])}", soft_wrap=True, highlight=False)
     if worker:
         _print_worker(worker, _err)
 
@@ -438,7 +438,7 @@ class _WorkerStatus:
         else:
             return
         if self.status is not None:
-            self.status.update(escape(f"{self.text}…"))
+            self.status.update(_shown(f"{self.text}…"))
 
     def __exit__(self, *exc):
         self._stop.set()
@@ -488,7 +488,7 @@ def _print_explanation(result) -> None:
     _out.print(f"[bold {colour}]verdict: {result.verdict}[/] ({how})")
     for c in result.causes:
         residual = "" if c.residual_max is None else f" Residual max {c.residual_max:.3g}."
-        _out.print(f"  • [bold]{c.name}[/] ({c.side}): {escape(c.evidence)}.{residual}", highlight=False)
+        _out.print(f"  • [bold]{c.name}[/] ({c.side}): {_shown(c.evidence)}.{residual}", highlight=False)
     items = result.context.get("analysed_batch_items")
     scope = f" (batch item {items['items'][0]} of {items['of']})" if items else ""
     for name, stats in (("candidate", result.candidate_vs_fp64), ("reference", result.reference_vs_fp64)):
@@ -512,7 +512,7 @@ def _print_explanation(result) -> None:
             highlight=False,
         )
     for note in result.notes:
-        _out.print(f"  note: {escape(note)}", highlight=False)
+        _out.print(f"  note: {_shown(note)}", highlight=False)
     _print_worker(result.worker)
 
 
@@ -520,6 +520,12 @@ def _printable(text: str) -> str:
     """``text`` with control characters (ANSI escapes, NUL, bells) shown as escapes, for the terminal: what
     the user's code printed or raised must not drive our terminal."""
     return "".join(c if c.isprintable() or c in "\t" else repr(c)[1:-1] for c in text)
+
+
+def _shown(text) -> str:
+    """Text from the user's code or the file system (a pair's name, an error, a note) as rich may print it: its
+    control characters escaped (``_printable``), its markup inert."""
+    return escape(_printable(str(text)))
 
 
 def _print_worker(worker: dict, console: Console = _out) -> None:
@@ -646,9 +652,9 @@ def triage(
         )  # fmt: skip
     work_done()  # the work is done: a signal now does not cut its output short
     for line in result["not_stored"]:
-        _err.print(f"[yellow]warning:[/] not stored (a rerun will explain it again): {escape(line)}")
+        _err.print(f"[yellow]warning:[/] not stored (a rerun will explain it again): {_shown(line)}")
     for line in result["unreadable"]:
-        _err.print(f"[yellow]warning:[/] a stored file was skipped: {escape(line)}")
+        _err.print(f"[yellow]warning:[/] a stored file was skipped: {_shown(line)}")
     if as_json:
         print(records.dumps(result))
     else:
@@ -658,9 +664,9 @@ def triage(
 
         try:
             written = write_report(result, report, title=f"fpa triage {path}")
-            _err.print(f"report: {escape(str(written))}", highlight=False)
+            _err.print(f"report: {_shown(str(written))}", highlight=False)
         except Exception as error:  # e.g. the disk filled during the run
-            _err.print(f"[yellow]warning:[/] the report was not written: {escape(str(error))}")
+            _err.print(f"[yellow]warning:[/] the report was not written: {_shown(str(error))}")
 
 
 def _print_triage(result: dict, path: str, atol: float, rtol: float) -> None:
@@ -679,27 +685,27 @@ def _print_triage(result: dict, path: str, atol: float, rtol: float) -> None:
         expected = []
         if labelled:
             mark = "" if not row.get("expected") or matches_expected(row) else " ✗"
-            expected = [escape(str(row.get("expected") or "")) + mark]
+            expected = [_shown(row.get("expected") or "") + mark]
         table.add_row(
-            escape(row["pair_id"]), escape(str(row["verdict"])), *expected, check, _num(row.get("max_abs")),
+            _shown(row["pair_id"]), _shown(row["verdict"]), *expected, check, _num(row.get("max_abs")),
             _num(row.get("candidate_vs_fp64")), _num(row.get("needed_atol") if row.get("explained") else None),
             f"{row.get('seconds') or 0:.1f}",
         )  # fmt: skip
     _out.print(table)
     for row in result["pairs"]:
         if row.get("error"):
-            _out.print(f"{escape(row['pair_id'])}: {escape(row['error'])}", highlight=False)
+            _out.print(f"{_shown(row['pair_id'])}: {_shown(row['error'])}", highlight=False)
         for note in (row.get("notes") or "").split(" | "):
             if note:
-                _out.print(f"{escape(row['pair_id'])}: note: {escape(note)}", highlight=False)
+                _out.print(f"{_shown(row['pair_id'])}: note: {_shown(note)}", highlight=False)
     _out.print("verdicts: " + ", ".join(f"{v} {n}" for v, n in sorted(summary["verdicts"].items())))
     matched, labelled_count = summary["expected_matched"]
     if labelled_count:
         _out.print(f"expected labels: {matched} of {labelled_count} matched", highlight=False)
     if summary["false_passes"]:
-        _out.print(f"[bold]false passes at atol={atol}, rtol={rtol}:[/] " + escape(", ".join(summary["false_passes"])))
+        _out.print(f"[bold]false passes at atol={atol}, rtol={rtol}:[/] " + _shown(", ".join(summary["false_passes"])))
     for problem, need in summary["needed_atol_by_problem"].items():
-        _out.print(f"{escape(problem)}: its explained pairs need atol ≈ {need:.3g}")
+        _out.print(f"{_shown(problem)}: its explained pairs need atol ≈ {need:.3g}")
     timing = result["timing"]
     if timing["pairs"]:
         built = f", {timing['build_s']:.0f} s building {timing['built_ahead']} ahead" if timing["built_ahead"] else ""
@@ -784,7 +790,7 @@ def fuzz(
             _out.print(f"  verdicts of the examples: {seen}", highlight=False)
         if result.get("refused"):
             top = result.get("refusals") or [{}]
-            most = f" (most often: {escape(top[0]['reason'])})" if top[0] else ""
+            most = f" (most often: {_shown(top[0]['reason'])})" if top[0] else ""
             _out.print(
                 f"  {result['refused']} drawn configurations the problem's own Model refused were not examples{most}",
                 highlight=False,
@@ -792,22 +798,22 @@ def fuzz(
         if result.get("drawn"):
             _out.print(f"  drawn: {', '.join(result['drawn'])} and the input shapes", highlight=False)
         for note in result.get("notes", []):
-            _out.print(f"  note: {escape(note)}", highlight=False)
+            _out.print(f"  note: {_shown(note)}", highlight=False)
         for f in failures:
             explanation = f.get("explanation") or {}
             verdict = explanation.get("verdict")
             evidence = explanation.get("evidence") or "; ".join(c["evidence"] for c in explanation.get("causes", []))
-            _out.print(f"[bold red]minimal failing config[/]: {escape(records.dumps(f['config'], indent=None))}")
+            _out.print(f"[bold red]minimal failing config[/]: {_shown(records.dumps(f['config'], indent=None))}")
             for conv in f.get("convs") or []:
-                _out.print(f"  {escape(conv)}", highlight=False)
+                _out.print(f"  {_shown(conv)}", highlight=False)
             if f.get("not_from_get_init_inputs"):
                 _out.print(
                     f"  note: {', '.join(f['not_from_get_init_inputs'])} set away from the default, which "
                     "get_init_inputs() never passes (KernelBench does not check such configurations)",
                     highlight=False,
                 )
-            _out.print(f"  {verdict}: {escape(str(evidence))}", highlight=False)
-            _out.print(f"  reproduce: {escape(f['command'])}", soft_wrap=True, highlight=False)
+            _out.print(f"  {verdict}: {_shown(str(evidence))}", highlight=False)
+            _out.print(f"  reproduce: {_shown(f['command'])}", soft_wrap=True, highlight=False)
         if result.get("worker"):
             _print_worker(result["worker"])
     if user_code:

@@ -9,6 +9,7 @@ ended when the command ends (``forkserver.prestart``).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -21,8 +22,11 @@ def main() -> None:
     raise_on_signals()  # first: a SIGTERM from here on ends the command the documented way (exit 130)
     try:
         _main()
-    except KeyboardInterrupt:  # before the command line took over (it says the same itself)
-        print("error: interrupted; nothing was judged", file=sys.stderr)
+    except KeyboardInterrupt:  # before the command line took over (it says the same itself, --json included)
+        message = "interrupted; nothing was judged"
+        print(f"error: {message}", file=sys.stderr)
+        if "--json" in sys.argv[1:]:
+            print(json.dumps({"error": {"exit_code": 130, "kind": "interrupted", "message": message}}), flush=True)
         raise SystemExit(130) from None
 
 

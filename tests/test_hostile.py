@@ -302,6 +302,8 @@ def test_text_utf8_cannot_encode_is_printed_parsed_and_stored_safely(tmp_path):
     assert code == 3 and "\\udcff" in message and "\\ud800" in message and "s\\xfe\\xff.py" in data["error"]["at"]
     text = fpa(*explain_args(folder / "problem.py", solution, "--trials", "1", "--no-store"))
     assert text.code == 3 and "\\ud800" in text.stderr and "\x1b" not in text.stderr
+    shown = fpa("triage", root, "--device", "cpu", "--trials", "1", "--no-store")
+    assert shown.code == 0 and "\x1b" not in shown.stdout and "s\\xfe\\xff" in shown.stdout, shown.stdout
     result = triage(discover(root), device="cpu", workers=1, trials=1, timeout=30, store_dir=tmp_path / "store")
     (row,) = result["pairs"]
     assert row["verdict"] == "user_code_failed" and row["pair_id"] == "conv/s\\xfe\\xff" and "\\udcff" in row["error"]
