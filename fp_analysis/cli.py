@@ -663,7 +663,7 @@ def triage(
         from .triage_report import write_report
 
         try:
-            written = write_report(result, report, title=f"fpa triage {path}")
+            written = write_report(result, report, title=f"fpa triage {records.safe_text(path)}")
             _err.print(f"report: {_shown(str(written))}", highlight=False)
         except Exception as error:  # e.g. the disk filled during the run
             _err.print(f"[yellow]warning:[/] the report was not written: {_shown(str(error))}")
@@ -674,7 +674,8 @@ def _print_triage(result: dict, path: str, atol: float, rtol: float) -> None:
     from .triage import matches_expected
 
     summary = result["summary"]
-    table = Table(title=f"fpa triage {path}: {summary['pairs']} pairs ({result['ran']} run, {result['reused']} stored)")
+    table = Table(title=f"fpa triage {_shown(path)}: {summary['pairs']} pairs ({result['ran']} run, {result['reused']} "
+                  "stored)")  # fmt: skip
     labelled = any(row.get("expected") for row in result["pairs"])
     columns = ("pair", "verdict", *(("expected",) if labelled else ()), "check", "max |diff|", "candidate vs fp64",
                "needed atol", "s")  # fmt: skip
