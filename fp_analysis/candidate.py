@@ -38,6 +38,7 @@ import os
 import pathlib
 import shutil
 import socket
+import sys
 import tempfile
 import time
 import traceback
@@ -87,7 +88,9 @@ class CandidateProcess:
                 pathlib.Path(folder),
                 Side.SOLUTION.value,
                 pass_fds=(theirs.fileno(),),
-                env={"TMPDIR": self.tmp},
+                # its temporary folder; numba's cache in it (the sandbox refuses the __pycache__ beside a module, and
+                # a cache shared with other solutions would carry one's code into another's process)
+                env={"TMPDIR": self.tmp, "NUMBA_CACHE_DIR": str(pathlib.Path(self.tmp) / "numba")},
             )
         except BaseException:
             ours.close()
@@ -193,6 +196,8 @@ class CandidateProcess:
         call = self._send(request, where, detail, replay, expect="forward")
         reply = self._receive(call, limits, len(inputs))
         if "ipc_unavailable" in reply:  # it opened none of the handles, and ran none of the user's code
+            if not kept:  # it was sent none: no reply of fpa's says that
+                raise self._broken(call, Fate.MALFORMED_REPLY, "a reply that it could not open handles it was not sent")
             self.ipc = False
             return self.forward(inputs, like=like, detail=detail, replay=replay)
         if "returned" in reply:
@@ -247,8 +252,15 @@ class CandidateProcess:
             raise reply["user_code"]
         if "usage" in reply:
             raise FpaError(reply["usage"])
-        if "internal" in reply:
-            raise InternalError(f"the candidate process failed: {reply['internal']}", reply["traceback"])
+        if "internal" in reply:  # fpa's code failed in the solution's process: the solution's code had it to itself
+            raise UserCodeError(
+                f"{call['where']}: fpa's code in the solution's process failed ({reply['internal']}); the solution's "
+                "code may have changed it",
+                side=Side.SOLUTION,
+                where=call["where"],
+                fate=Fate.RAISED,
+                details={**_context(None, call.get("detail"), call.get("replay")), "traceback": reply["traceback"]},
+            )
         return reply
 
     def _reply(self, call: dict, deadline: float | None, limits: wire.Limits, inputs: int = 0) -> dict:
@@ -345,6 +357,8 @@ def serve(solution: str, fd: int | str) -> None:
     hardening.drop_ptrace()  # out of the worker's memory and descriptors (fp_analysis.hardening)
     import torch
 
+    if "numba" in sys.modules:  # imported by the fork server's warm-up, under the server's environment
+        sys.modules["numba"].core.config.reload_config()  # NUMBA_CACHE_DIR is this process's
     if os.environ.get(SANDBOX_ENV) != "0":
         hardening.sandbox(_writable(torch))  # before any of the user's code: what it may write, whom it may signal
 

@@ -28,6 +28,7 @@ import json
 import os
 import pathlib
 import socket
+import stat
 import tempfile
 import uuid
 
@@ -112,6 +113,7 @@ class Snapshot:
             )
         contents = {path.name: _read(path)}
         total = len(contents[path.name])
+        found = [source for source in found if not source.is_symlink()]  # a link is read where it leads, or is fake
         for source in found:
             relative = str(source.relative_to(folder))
             if relative not in contents:
@@ -130,15 +132,7 @@ class Snapshot:
 
     def changed(self) -> list[str]:
         """The files (relative paths) whose bytes differ from the snapshot now, or that are gone."""
-        out = []
-        for relative, data in self.contents.items():
-            try:
-                now = (self.folder / relative).read_bytes()
-            except OSError:
-                now = None
-            if now != data:
-                out.append(relative)
-        return out
+        return [relative for relative, data in self.contents.items() if not _holds(self.folder / relative, data)]
 
     def restore(self, relative: str) -> None:
         """Write the file's snapshot back in its place (a new file, renamed over whatever is there); OSError if it
@@ -171,9 +165,23 @@ def _read_file(path: pathlib.Path) -> bytes:
     if not path.is_file():  # a FIFO would block the read for ever, a folder fails it
         raise ParameterError(f"Cannot read {_shown(path)}: it is not a regular file.")
     try:
-        return path.read_bytes()
+        if path.stat().st_size > MAX_BYTES:  # asked before reading: a sparse file of terabytes costs nothing to make
+            raise ParameterError(f"{_shown(path)} holds more than {MAX_BYTES // 2**20} MB: it is no source file.")
+        with open(path, "rb") as file:
+            return file.read(MAX_BYTES + 1)
     except OSError as error:
         raise ParameterError(f"Cannot read {_shown(path)}: {error.strerror}.") from None
+
+
+def _holds(path: pathlib.Path | str, data: bytes) -> bool:
+    """Whether the file ``path`` holds exactly ``data`` (read no further than that: it may have become a huge one; and
+    not at all if it has become anything but a regular file: a FIFO would block the read for ever)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    with os.fdopen(descriptor, "rb") as file:
+        return stat.S_ISREG(os.fstat(descriptor).st_mode) and file.read(len(data) + 1) == data
 
 
 def _shown(path) -> str:
@@ -266,7 +274,7 @@ class Journal:
                 files = {path: base64.b64decode(text) for path, text in record["files"].items()}
             except (OSError, ValueError, KeyError, TypeError):
                 continue  # not a record of ours, or one being written
-            changed = [path for path, data in files.items() if _bytes_now(path) != data]
+            changed = [path for path, data in files.items() if not _holds(path, data)]
             if not changed:  # nothing stayed changed: the record, and copies written beside it before, go
                 for copy in record_path.parent.glob(f"{record_path.stem}-*"):
                     copy.unlink(missing_ok=True)
@@ -287,10 +295,3 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def _bytes_now(path: str) -> bytes | None:
-    try:
-        return pathlib.Path(path).read_bytes()
-    except OSError:
-        return None

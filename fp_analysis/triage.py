@@ -378,7 +378,11 @@ def _triage(pairs, options, timeout, workers, builders, slots, rerun, store, sto
     }
     reused = len(done)
     verdicts = Counter(row["verdict"] for row in done.values())
-    metadata, not_stored = None, []
+    not_stored = []
+    if store:  # before any pair runs: nothing of fpa's is imported after the user's code could have written it
+        from .store import append_run, run_metadata
+
+        metadata = run_metadata("triage", options, seed, device)
     todo = [pair for pair in pairs if pair.id not in done]
     started = time.perf_counter()
     with (
@@ -415,9 +419,6 @@ def _triage(pairs, options, timeout, workers, builders, slots, rerun, store, sto
             if row.get("fate") == Fate.MODIFIED_FILES.value:  # judged against files that changed: never reused
                 not_stored.append(f"{row['pair_id']}: its files changed while it ran")
             elif store:
-                from .store import append_run, run_metadata
-
-                metadata = metadata or run_metadata("triage", options, seed, device)
                 try:
                     append_run([row], {**metadata, "run_id": f"{metadata['run_id'][:16]}-{len(done)}"},
                                directory=store_dir)  # fmt: skip

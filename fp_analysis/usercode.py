@@ -187,7 +187,12 @@ class _SnapshotFinder(importlib.abc.MetaPathFinder):
         self.namespaces = parents - set(self.modules)
 
     def find_spec(self, fullname: str, path=None, target=None):
-        if "." not in fullname and (fullname in self.modules or fullname in self.namespaces):
+        if fullname not in self.modules and fullname not in self.namespaces:
+            return None
+        if "." in fullname:  # a submodule: the snapshot's only within a package the snapshot gave
+            if not any(str(p).startswith(str(self.folder) + os.sep) for p in path or ()):
+                return None  # fp_analysis.x planted beside the problem is not the installed package's x
+        else:
             elsewhere = [p for p in sys.path if p != str(self.folder)]
             if importlib.machinery.PathFinder.find_spec(fullname, elsewhere) is not None:
                 return None  # installed or standard: the path finder's

@@ -110,17 +110,22 @@ def send(sock: socket.socket, seq: int, body: Any) -> None:
     be written (nothing is sent then). CUDA tensors travel as CPU bytes: a handle is sent as a ``SharedCuda``."""
     tensors: list[torch.Tensor] = []
     encoded = _encode(body, tensors, 0)
-    tensors = [_sent(t) for t in tensors]
-    spans = [storage_span(t) for t in tensors]
-    described = [
-        {"dtype": _dtype_name(t), "shape": list(t.shape), "stride": list(t.stride()), "nbytes": s.numel() * s.itemsize}
-        for t, s in zip(tensors, spans, strict=True)
-    ]
-    header = json.dumps({"seq": seq, "pid": os.getpid(), "body": encoded, "tensors": described}).encode()
+    try:  # all of it made ready before a byte is sent: a failure half-way would leave the channel out of step
+        tensors = [_sent(t) for t in tensors]
+        names = [_dtype_name(t) for t in tensors]
+        payload = [memoryview(storage_span(t).reshape(-1).view(torch.uint8).numpy()) for t in tensors]
+        header = json.dumps({"seq": seq, "pid": os.getpid(), "body": encoded, "tensors": [
+            {"dtype": name, "shape": list(t.shape), "stride": list(t.stride()), "nbytes": len(data)}
+            for name, t, data in zip(names, tensors, payload, strict=True)
+        ]}).encode()  # fmt: skip
+    except Unsendable:
+        raise
+    except Exception as error:  # a tensor whose memory cannot be read as bytes (a nested one, say)
+        raise Unsendable(f"a tensor that cannot be read as bytes ({type(error).__name__})") from None
     sock.sendall(_PREFIX.pack(MAGIC, len(header)) + header)
-    for span in spans:
-        if span.numel():
-            sock.sendall(memoryview(span.view(torch.uint8).numpy()))
+    for data in payload:
+        if len(data):
+            sock.sendall(data)
 
 
 def _sent(tensor: torch.Tensor) -> torch.Tensor:

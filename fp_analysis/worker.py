@@ -54,6 +54,7 @@ import pathlib
 import secrets
 import select
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -108,6 +109,9 @@ _ONE_THREAD_JOBS = frozenset({"fuzz", "replay"})
 
 # How much of each captured stream is kept: its first and last this many bytes.
 _KEEP_BYTES = 16_384
+
+# Bytes a worker's result may hold (an explanation's is a few hundred kB).
+_RESULT_BYTES = 256 * 2**20
 
 # Seconds to wait for a killed child's end to be reported (by the fork server, where it was forked).
 _REAP_S = 10.0
@@ -510,7 +514,7 @@ class _Watch:
         a result the worker did not write — the user's code can reach the folder, not the key — is a failure of
         the user's code."""
         try:
-            signed = json.loads(path.read_bytes())
+            signed = json.loads(_read_regular(path, _RESULT_BYTES))
             text = signed["record"].encode()
             if not hmac.compare_digest(hmac.new(self.key, text, "sha256").hexdigest(), signed["mac"]):
                 raise ValueError("wrong signature")
@@ -528,6 +532,17 @@ class _Watch:
                 fate=Fate.MODIFIED_FILES,
                 details={"worker": worker},
             ) from None
+
+
+def _read_regular(path: pathlib.Path, limit: int) -> bytes:
+    """The bytes of ``path`` if it is a regular file (not a link, a FIFO or a device: the user's code may have put
+    one in its place) of at most ``limit`` bytes; OSError or ValueError otherwise."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(descriptor, "rb") as file:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            raise ValueError("not a regular file of a result's size")
+        return file.read(limit + 1)[:limit]
 
 
 def _is_event(event) -> bool:
