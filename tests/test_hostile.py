@@ -191,6 +191,11 @@ def test_a_solution_that_stops_fpas_processes_does_not_stop_the_run(unsandboxed)
     assert code == 0 and data["verdict"] == "identical", data
 
 
+def test_a_candidate_wrong_on_some_calls_is_analysed_on_a_call_where_it_errs():
+    code, data, _ = _explain(CASES / "problem.py", CASES / "errs_on_some_calls.py")
+    assert code == 1 and data["verdict"] == "bug" and data["context"]["analysed_trial"] == 0, data
+
+
 @pytest.mark.long
 def test_a_small_bug_in_one_batch_item_of_a_large_output_is_the_item_analysed(tmp_path):
     """A large output is analysed one batch item at a time: the item where the candidate departs furthest, so a bug
