@@ -478,7 +478,6 @@ def _forward(state: dict, request: dict) -> dict:
     torch = state["torch"]
     try:
         inputs = [_received(t, state["device"], torch) for t in request["inputs"]]
-        into = request["into"].view() if request["into"] is not None else None  # the worker's buffer for the output
     except IpcUnavailable as error:
         return {"ipc_unavailable": str(error)}
     given = copied(inputs)  # the solution gets copies, so that what it writes into them can be told
@@ -497,10 +496,12 @@ def _forward(state: dict, request: dict) -> dict:
         # a subclass of the solution's own: the plain tensor underneath (its __torch_function__ is the user's code)
         with torch._C.DisableTorchFunctionSubclass():
             plain = torch.Tensor.as_subclass(out.detach(), torch.Tensor).resolve_neg().resolve_conj()
-            if into is not None and plain.is_cuda and plain.shape == into.shape and plain.dtype == into.dtype:
-                into.copy_(plain)
-                torch.cuda.synchronize()
-                return {"written": True, "device": str(out.device), "mutated": mutated}
+            into = request["into"]  # the worker's buffer for the output, mapped only now: not through the user's code
+            if into is not None and plain.is_cuda and tuple(plain.shape) == into.shape and plain.dtype == into.dtype:
+                with contextlib.suppress(IpcUnavailable):  # then as bytes, below
+                    into.view().copy_(plain)  # the mapping ends with the statement
+                    torch.cuda.synchronize()
+                    return {"written": True, "device": str(out.device), "mutated": mutated}
             if plain.numel() and plain.untyped_storage().nbytes() > plain.numel() * plain.element_size():
                 plain = plain.contiguous()  # a view into a larger buffer: send what it shows, not the buffer
             plain = plain.to("cpu")
