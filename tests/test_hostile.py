@@ -373,7 +373,10 @@ def test_an_interrupted_job_puts_back_what_the_solution_edited(tmp_path, unsandb
 
 
 @pytest.mark.long
-@pytest.mark.parametrize("moment", ["after the first pair is stored", "0.1 s after the last pair is stored"])
+@pytest.mark.parametrize(
+    "moment",
+    [pytest.param("after the first pair is stored", marks=pytest.mark.slow), "0.1 s after the last pair is stored"],
+)
 def test_sigterm_at_any_moment_of_a_triage_ends_it_with_130_or_its_result(tmp_path, moment):
     """Never death by the signal: 130 with an error record while pairs remain, or the whole result once all are
     stored; --json is one strict JSON document either way, and what was stored stays readable."""
