@@ -56,6 +56,7 @@ __all__ = ["SANDBOX_ENV", "CandidateProcess", "prepare_job", "serve"]
 # Set to 0, the solution's process runs without its sandbox (``hardening.sandbox``): for a solution that must write
 # elsewhere, run by someone who trusts it.
 SANDBOX_ENV = "FPA_SANDBOX"
+_CUDA_ENV = "FPA_SOLUTION_CUDA"  # 1: the job runs on a GPU, so the solution's process starts CUDA before its sandbox
 
 # Seconds the candidate process may take to start (import torch): ours, not the user's, so not --timeout.
 _START_S = 600.0
@@ -76,7 +77,9 @@ class CandidateProcess:
     (so its import overlaps the worker's own work); ``loaded`` waits for that. ``sources``: the solution's
     snapshot (``Snapshot.encoded``), which the file and its helper modules are imported from."""
 
-    def __init__(self, solution: str, folder: str | pathlib.Path, timeout: float, sources: dict | None = None):
+    def __init__(
+        self, solution: str, folder: str | pathlib.Path, timeout: float, sources: dict | None = None, cuda: bool = False
+    ):
         self.timeout = timeout
         self.name = pathlib.Path(solution).name
         ours, theirs = socket.socketpair()
@@ -90,7 +93,11 @@ class CandidateProcess:
                 pass_fds=(theirs.fileno(),),
                 # its temporary folder; numba's cache in it (the sandbox refuses the __pycache__ beside a module, and
                 # a cache shared with other solutions would carry one's code into another's process)
-                env={"TMPDIR": self.tmp, "NUMBA_CACHE_DIR": str(pathlib.Path(self.tmp) / "numba")},
+                env={
+                    "TMPDIR": self.tmp,
+                    "NUMBA_CACHE_DIR": str(pathlib.Path(self.tmp) / "numba"),
+                    _CUDA_ENV: "1" if cuda else "0",
+                },
             )
         except BaseException:
             ours.close()
@@ -326,8 +333,11 @@ class CandidateProcess:
 
 
 def prepare_job(solution: str, *, timeout: float, folder: str, solution_sources=None) -> dict:
-    """The worker's half of ``jobs.prepare_file``: import the solution in its process, under the timeout."""
-    with CandidateProcess(solution, folder, timeout, solution_sources) as candidate:
+    """The worker's half of ``jobs.prepare_file``: import the solution in its process, under the timeout (with CUDA
+    where there is a GPU: solutions are built ahead for GPU triages)."""
+    import torch
+
+    with CandidateProcess(solution, folder, timeout, solution_sources, torch.cuda.is_available()) as candidate:
         return {"notes": candidate.loaded()}
 
 
@@ -360,6 +370,8 @@ def serve(solution: str, fd: int | str) -> None:
     if "numba" in sys.modules:  # imported by the fork server's warm-up, under the server's environment
         sys.modules["numba"].core.config.reload_config()  # NUMBA_CACHE_DIR is this process's
     if os.environ.get(SANDBOX_ENV) != "0":
+        if os.environ.get(_CUDA_ENV) == "1" and torch.cuda.is_available():
+            torch.cuda.init()  # CUDA's driver starts with what the sandbox would refuse it (error 304 on the H200)
         hardening.sandbox(_writable())  # before any of the user's code: what it may write, whom it may signal
 
     owner = os.getpid()

@@ -40,9 +40,8 @@ def explain_job(
             "--reference-mode emulates a precision on the CPU; on a GPU the reference runs as "
             "your TF32 settings say (and is also run with TF32 forced on and off)"
         )
-    with CandidateProcess(
-        solution, folder, timeout, solution_sources
-    ) as candidate:  # its import overlaps the problem's
+    # its import overlaps the problem's
+    with CandidateProcess(solution, folder, timeout, solution_sources, dev.type == "cuda") as candidate:
         reference_file = load_problem(problem, problem_sources)
         reference, parameters, results, worst = run_check(
             reference_file,

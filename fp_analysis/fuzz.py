@@ -318,8 +318,9 @@ def fuzz_job(
     solution_sources=None,
 ) -> dict:  # fmt: skip
     """The worker's half of ``fuzz_kernelbench``: its result without the ``worker`` block."""
-    with CandidateProcess(solution, folder, timeout, solution_sources) as candidate:
-        pair = _Pair(problem, solution, resolve_device(device), candidate, problem_sources)
+    dev = resolve_device(device)
+    with CandidateProcess(solution, folder, timeout, solution_sources, dev.type == "cuda") as candidate:
+        pair = _Pair(problem, solution, dev, candidate, problem_sources)
         return _search(pair, max_examples, seed)
 
 
@@ -417,8 +418,9 @@ def replay_job(
 ) -> dict:  # fmt: skip
     """The worker's half of ``replay_kernelbench``: its result without the ``worker`` block."""
     config, data = parse_replay(replay)
-    with CandidateProcess(solution, folder, timeout, solution_sources) as candidate:
-        pair = _Pair(problem, solution, resolve_device(device), candidate, problem_sources)
+    dev = resolve_device(device)
+    with CandidateProcess(solution, folder, timeout, solution_sources, dev.type == "cuda") as candidate:
+        pair = _Pair(problem, solution, dev, candidate, problem_sources)
         values, shapes = pair.replayed(config)
         counts = {"examples": 1, "shrink_steps": 0, "refused": 0}
         try:

@@ -92,6 +92,7 @@ class SharedCuda:
         if not torch.cuda.is_available() or self.device >= torch.cuda.device_count():
             raise IpcUnavailable(f"there is no CUDA device {self.device} here")
         try:
+            torch.cuda.init()  # the mapping needs the process's CUDA context: without it, a segfault
             storage = torch.UntypedStorage._new_shared_cuda(
                 self.device, self.handle, self.storage_bytes, self.storage_offset_bytes, self.ref_counter,
                 self.ref_counter_offset, self.event, self.event_sync,

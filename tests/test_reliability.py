@@ -517,7 +517,7 @@ def _run_solution(tmp_path, source: str, x, calls: int = 1):
 
     solution = tmp_path / "solution.py"
     solution.write_text(source)
-    with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
+    with CandidateProcess(str(solution), tmp_path, timeout=60, cuda=x.is_cuda) as candidate:
         candidate.loaded()
         candidate.build([], {}, 0, x.device, where="ModelNew()")
         replies = [candidate.forward([x], like=x) for _ in range(calls)]  # the cases return x's shape
@@ -616,7 +616,7 @@ def test_each_trials_inputs_are_kernelbenchs_and_a_failing_draw_names_its_trial(
     solution = tmp_path / "solution.py"
     solution.write_text(_DRIFTING)
     dev = torch.device(device)
-    with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
+    with CandidateProcess(str(solution), tmp_path, timeout=60, cuda=dev.type == "cuda") as candidate:
         reference, _, results, worst = run_check(load_problem(problem), candidate, dev, trials=3, seed=7)
     seed_all(7)
     assert torch.equal(reference.drawn.weight.cpu(), torch.nn.Linear(8, 8).weight)
@@ -628,7 +628,7 @@ def test_each_trials_inputs_are_kernelbenchs_and_a_failing_draw_names_its_trial(
     assert torch.equal(worst.inputs[0].cpu(), torch.rand(4, 8))
     settling = tmp_path / "settling.py"  # worst on its first call: the first trial's inputs, drawn while it builds
     settling.write_text(_DRIFTING.replace("1e-3 * ModelNew.calls", "1e-3 / ModelNew.calls"))
-    with CandidateProcess(str(settling), tmp_path, timeout=60) as candidate:
+    with CandidateProcess(str(settling), tmp_path, timeout=60, cuda=dev.type == "cuda") as candidate:
         _, _, _, worst = run_check(load_problem(problem), candidate, dev, trials=3, seed=7)
     seed_all(seeds[0])
     assert worst.trial == 0 and torch.equal(worst.inputs[0].cpu(), torch.rand(4, 8))
@@ -636,7 +636,7 @@ def test_each_trials_inputs_are_kernelbenchs_and_a_failing_draw_names_its_trial(
     failing = tmp_path / "failing.py"
     failing.write_text(_COUNTED_INPUTS.replace("{fail_at}", "3"))
     failing_problem = load_problem(failing)
-    with CandidateProcess(str(solution), tmp_path, timeout=60) as candidate:
+    with CandidateProcess(str(solution), tmp_path, timeout=60, cuda=dev.type == "cuda") as candidate:
         with pytest.raises(UserCodeError, match=r"get_inputs\(\) raised RuntimeError") as raised:
             run_check(failing_problem, candidate, dev, trials=3, seed=7)
     assert raised.value.details.get("detail") == "trial 3 of 3"
