@@ -75,7 +75,8 @@ _SLACK_ELEMENTS = 1 << 20
 class CandidateProcess:
     """The client end: starts the candidate process on ``solution`` and asks it to import the file at once
     (so its import overlaps the worker's own work); ``loaded`` waits for that. ``sources``: the solution's
-    snapshot (``Snapshot.encoded``), which the file and its helper modules are imported from."""
+    snapshot (``Snapshot.encoded``), which the file and its helper modules are imported from; ``cuda``: the job runs
+    on a GPU, so the process starts CUDA before it confines itself (``serve``)."""
 
     def __init__(
         self, solution: str, folder: str | pathlib.Path, timeout: float, sources: dict | None = None, cuda: bool = False
