@@ -189,6 +189,9 @@ class ModelAnalysis:
     floor: dict
     ops: list[dict]
     location: dict
+    # side → the rewrite that re-creates it ("plain", "tf32 on all linear ops"...), where the verdict is explained:
+    # another trial of the same candidate is judged against these alone (``analyse_model(only=...)``)
+    recreations: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -250,6 +253,7 @@ def analyse_model(
     progress: Callable[[str], None] | None = None,
     twin_samples: int = 2000,
     watch: Callable[[str], contextlib.AbstractContextManager] | None = None,
+    only: frozenset[str] | None = None,
 ) -> ModelAnalysis:
     """The causes of ``candidate`` ≠ ``reference`` on ``inputs`` (see the module docstring).
 
@@ -258,7 +262,9 @@ def analyse_model(
     plain fp32 (on a GPU, cuDNN's and cuBLAS's TF32 off), so fpa explain and fpa fuzz judge alike. ``twin_samples``
     outputs are compared with the CPU twins of cuDNN's fp32 order where the Model is one convolution.
     ``watch(where)`` wraps each evaluation of the Model (the worker reports it, so the timeout applies).
-    An evaluation that fails is out of scope (``OutOfScopeError`` with what failed).
+    An evaluation that fails is out of scope (``OutOfScopeError`` with what failed). ``only``: the rewrites to try
+    (their keys; plain fp32 is always tried): where another trial's analysis found what re-creates each side, a
+    trial of the same candidate is judged against that alone, at a fraction of the evaluations.
     """
     say = progress or (lambda text: None)
     guard = watch or (lambda where: contextlib.nullcontext())
@@ -301,7 +307,7 @@ def analyse_model(
     tensor_core = max((o.terms for o in ops if o.kind is OpKind.LINEAR), default=0) / 8
     sides = {"reference": reference, "candidate": candidate}  # as they are: compared chunk by chunk in fp64
 
-    hypotheses = _hypotheses(ops)
+    hypotheses = [h for h in _hypotheses(ops) if only is None or h.plain or h.key() in only]
     fits: dict[tuple[str, str], _Fit] = {}
     # The rewrites' values and σ, kept while they are small; past ``_KEEP_BYTES`` the few needed at the end
     # are evaluated again rather than every one held (a full-size output is a GB in fp64).
@@ -476,8 +482,9 @@ def analyse_model(
             fits[("candidate", c.key())].limit, [r.key(), c.key()],
         )  # fmt: skip
         return ModelAnalysis(
-            True, verdict, causes, cand_stats, ref_stats, tolerance, records, floor_record, op_records, {}
-        )
+            True, verdict, causes, cand_stats, ref_stats, tolerance, records, floor_record, op_records, {},
+            {"reference": r.key(), "candidate": c.key()},
+        )  # fmt: skip
 
     closest = min(
         tried,

@@ -15,7 +15,7 @@ import torch
 from .backends import tf32, tf32_settings
 from .candidate import CandidateProcess
 from .engine import analyse_model
-from .errors import ParameterError
+from .errors import OutOfScopeError, ParameterError
 from .interpose import evaluate, precision_mode
 from .kernelbench import load_problem, mismatch_summary, parameter_mismatch, run_check, written_notes
 from .options import resolve_device
@@ -95,6 +95,12 @@ def explain_job(
         twin_samples=samples,
         watch=reference_file.watched,
     )
+    if analysis.explained:
+        analysis, context["judged"] = _judge_every_trial(reference, reference_file, results, worst, analysis, mode,
+                                                         atol, rtol, seed)  # fmt: skip
+        if "not_explained" in context["judged"]:  # another trial gave the verdict
+            context["analysed_trial"] = context["judged"]["not_explained"]
+            context.pop("analysed_batch_items", None)
     return Explanation(
         analysis.explained,
         analysis.verdict,
@@ -149,6 +155,54 @@ def _batch_subset(model, trial, mode: str, atol: float, rtol: float):
     if alone.shape != expected.shape or not float((alone - expected).abs().max()) <= 1e-3 * scale:
         return trial.inputs, reference, candidate, None
     return inputs, expected, candidate[item : item + 1], [item]
+
+
+# Outputs up to which a trial is judged whole against the rewrites that explained the worst (beyond: its worst batch
+# item, as the analysis itself does past _SUBSET_ABOVE); 2^24 fp64 outputs are 128 MB a copy.
+_JUDGE_WHOLE = 1 << 24
+
+
+def _judge_every_trial(model, problem: UserFile, results, worst, analysis, mode: str, atol: float, rtol: float,
+                       seed: int):  # fmt: skip
+    """(the analysis that gives the verdict, what was judged): ``analysis`` of the worst trial, held against every
+    trial whose tensors were kept (``kernelbench.run_check``) — a candidate can compute in TF32 on some calls and err
+    on others, or err in one batch item beside items computed in bf16, and be explained where it does not err.
+
+    Each trial, whole (up to ``_JUDGE_WHOLE`` outputs, else its worst batch item), is judged against the rewrites
+    that re-created each side of the worst (``analyse_model(only=...)``: a fraction of the evaluations); where they
+    do not re-create it, it is analysed in full, and the first trial the candidate is not re-created on gives the
+    verdict. A trial whose sides are equal bit for bit has nothing to judge."""
+    only = frozenset(analysis.recreations.values())
+    judged = []
+    for trial in results:
+        if trial.candidate is None:  # not kept: too large to keep them all
+            continue
+        if trial.reference.numel() <= _JUDGE_WHOLE:
+            inputs, ref_out, cand_out = trial.inputs, trial.reference, trial.candidate
+        else:
+            with problem.watched("Model.forward (checking which batch items can be analysed alone)"):
+                inputs, ref_out, cand_out, _ = _batch_subset(model, trial, mode, atol, rtol)
+        judged.append(trial.trial)
+        if (
+            trial is worst
+            and ref_out.numel() == worst.reference.numel()
+            and analysis.floor["outputs"] == ref_out.numel()
+        ):
+            continue  # the worst trial, analysed whole already
+        if torch.equal(ref_out, cand_out):
+            continue
+        report_event("progress", text=f"analysis: judging trial {trial.trial + 1} against the worst's re-creations")
+        try:
+            check = analyse_model(model, inputs, ref_out, cand_out, runs=2, seed=seed, twin_samples=0, only=only,
+                                  watch=problem.watched)  # fmt: skip
+        except OutOfScopeError:  # the worst's rewrites do not re-create this trial's reference: analysed in full
+            check = None
+        if check is None or not check.explained:
+            report_event("progress", text=f"analysis: trial {trial.trial + 1} in full")
+            full = analyse_model(model, inputs, ref_out, cand_out, seed=seed, watch=problem.watched)
+            if not full.explained:
+                return full, {"trials": judged, "of": len(results), "not_explained": trial.trial}
+    return analysis, {"trials": judged, "of": len(results)}
 
 
 def _tf32_description() -> str:

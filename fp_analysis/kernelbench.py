@@ -224,7 +224,8 @@ def run_check(
     """Run KernelBench's check; returns (reference model, ``BuiltParameters``, [TrialResult], worst trial).
 
     The worst trial (``_severity``) keeps its inputs and outputs for the analysis: a candidate that is right
-    on the first call and wrong later (a stale cache, state kept between calls) is judged where it is wrong.
+    on the first call and wrong later (a stale cache, state kept between calls) is judged where it is wrong; where
+    all the trials' tensors fit ``_KEEP_TRIALS_BYTES``, every trial keeps them, so that each can be judged.
     ``reference_mode`` emulates the reference's operand precision on a CPU (``emulated_reference``). Each side
     gets a copy of each trial's inputs (the candidate in its own process), so a kernel that writes into its input
     cannot change what the other side or the analysis sees; each trial records which inputs each side wrote into.
@@ -252,7 +253,7 @@ def run_check(
         reference, parameters = build_models(problem, candidate, device, seed, meanwhile=lambda: in_thread(upcoming))
     finally:
         upcoming.join()
-    results, worst = [], None
+    results, worst, keep_all = [], None, None
     with torch.no_grad():
         for trial in range(trials):
             detail = f"trial {trial + 1} of {trials}"
@@ -270,10 +271,15 @@ def run_check(
             stats = error_stats(cand_out, ref_out, atol=atol, rtol=rtol)
             passed = bool(torch.allclose(cand_out, ref_out, atol=atol, rtol=rtol))
             written = {k: v for k, v in (("reference", ref_written), ("candidate", cand_written)) if v}
-            result = TrialResult(trial, seeds[trial], passed, stats, written=written)
+            if keep_all is None:  # every trial's tensors kept for the analysis where they fit (see _KEEP_TRIALS_BYTES)
+                size = ref_out.nbytes + cand_out.nbytes + sum(t.nbytes for t in inputs if isinstance(t, torch.Tensor))
+                keep_all = trials * size <= _KEEP_TRIALS_BYTES[device.type == "cuda"]
+            kept = (inputs, ref_out, cand_out) if keep_all else ()
+            result = TrialResult(trial, seeds[trial], passed, stats, *kept, written=written)
             results.append(result)
             if worst is None or _severity(result) > _severity(worst):
-                worst = TrialResult(trial, seeds[trial], passed, stats, inputs, ref_out, cand_out, written)
+                worst = result if keep_all else TrialResult(trial, seeds[trial], passed, stats, inputs, ref_out,
+                                                            cand_out, written)  # fmt: skip
     return reference, parameters, results, worst
 
 
@@ -322,6 +328,12 @@ class _Drawn:
         if self._error is not None:
             raise self._error
         return self._value
+
+
+# Bytes of all the trials' inputs and outputs kept for the analysis (on the CPU, on a GPU): within them, every trial
+# is judged (a candidate can err on some calls and compute in TF32 on others); beyond, the worst alone, as the memory
+# of a full-size problem (1.3 GB a trial at seed 000) bids.
+_KEEP_TRIALS_BYTES = {False: 1 << 30, True: 16 << 30}
 
 
 def _severity(result: TrialResult) -> tuple:
