@@ -34,6 +34,8 @@ return kills the candidate process with what it started), reports it to the work
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import pathlib
 import shutil
@@ -92,13 +94,7 @@ class CandidateProcess:
                 pathlib.Path(folder),
                 Side.SOLUTION.value,
                 pass_fds=(theirs.fileno(),),
-                # its temporary folder; numba's cache in it (the sandbox refuses the __pycache__ beside a module, and
-                # a cache shared with other solutions would carry one's code into another's process)
-                env={
-                    "TMPDIR": self.tmp,
-                    "NUMBA_CACHE_DIR": str(pathlib.Path(self.tmp) / "numba"),
-                    _CUDA_ENV: "1" if cuda else "0",
-                },
+                env={**_private_folders(self.tmp, sources), _CUDA_ENV: "1" if cuda else "0"},
             )
         except BaseException:
             ours.close()
@@ -258,8 +254,8 @@ class CandidateProcess:
             report_event("leave", id=call["id"], seconds=reply.get("seconds", time.monotonic() - call["sent"]))
         if "user_code" in reply:
             raise reply["user_code"]
-        if "usage" in reply:
-            raise FpaError(reply["usage"])
+        if "usage" in reply:  # its import found no ModelNew: said in the worker's words, not the solution's
+            raise FpaError(f"{self.name} does not define ModelNew (a KernelBench solution must define ModelNew)")
         if "internal" in reply:  # fpa's code failed in the solution's process: the solution's code had it to itself
             raise UserCodeError(
                 f"{call['where']}: fpa's code in the solution's process failed ({reply['internal']}); the solution's "
@@ -365,7 +361,8 @@ def serve(solution: str, fd: int | str) -> None:
     channel, the process leaves with ``CHANNEL_LOST_STATUS`` rather than a traceback of ours in its output.
     """
     child_setup()
-    hardening.drop_ptrace()  # out of the worker's memory and descriptors (fp_analysis.hardening)
+    hardening.drop_privileges()  # out of the worker's memory and descriptors, and root's other powers (hardening)
+    hardening.own_limits_only()  # no resource limit set on fpa's processes or another solution's
     import torch
 
     if "numba" in sys.modules:  # imported by the fork server's warm-up, under the server's environment
@@ -430,22 +427,37 @@ def _answer(sock: socket.socket, seq: int, reply: dict) -> None:
         os._exit(CHANNEL_LOST_STATUS)
 
 
+def _private_folders(tmp: str, sources: dict | None) -> dict[str, str]:
+    """The environment that gives a solution's process folders of its own: its temporary folder, and in it the caches
+    of numba, Triton, CUDA's JIT compiler and torch's kernels — a cache shared with other solutions, or read by the
+    worker (torch's kernel cache is), would carry one's code into another's process. Extensions are built in
+    fpa's cache under the hash of the solution's files, unless the caller chose a folder (a triage gives each pair
+    one): another run of the same solution finds its build, and no other solution can plant one there."""
+    folder = pathlib.Path(tmp)
+    env = {"TMPDIR": tmp, "NUMBA_CACHE_DIR": str(folder / "numba"), "TRITON_CACHE_DIR": str(folder / "triton"),
+           "CUDA_CACHE_PATH": str(folder / "nv"),
+           "PYTORCH_KERNEL_CACHE_PATH": str(folder / "torch_kernels")}  # fmt: skip
+    if not os.environ.get("TORCH_EXTENSIONS_DIR"):
+        if sources is None:
+            env["TORCH_EXTENSIONS_DIR"] = str(folder / "extensions")
+        else:
+            from .places import cache_dir
+
+            digest = hashlib.sha256(json.dumps(sorted(sources.items())).encode()).hexdigest()[:24]
+            env["TORCH_EXTENSIONS_DIR"] = str(cache_dir("extensions") / digest)
+    return env
+
+
 def _writable() -> list[str]:
     """The folders a solution's process may write below (``hardening.sandbox``): its own temporary folder (``TMPDIR``,
-    which the worker made for it), the folder torch builds extensions in, the caches of Triton, torch and CUDA's
-    JIT compiler, and ``/dev`` (the GPU's device files, shared memory). Each is made first where it is missing."""
-    home = pathlib.Path.home()
-    cache = pathlib.Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")
-    folders = [  # torch's default extensions folder is the cache's torch_extensions (cpp_extension: 0.15 s to import)
-        os.environ.get("TORCH_EXTENSIONS_DIR") or cache / "torch_extensions",
-        os.environ.get("TRITON_CACHE_DIR") or home / ".triton",
-        os.environ.get("CUDA_CACHE_PATH") or home / ".nv",
-        cache / "torch",
-    ]
+    which the worker made for it, and the caches in it: ``_private_folders``), the folder it builds extensions in,
+    and ``/dev`` (the GPU's device files, shared memory). Each is made first where it is missing."""
+    folders = [os.environ.get("TMPDIR", tempfile.gettempdir()), os.environ.get("TORCH_EXTENSIONS_DIR")]
+    folders = [folder for folder in folders if folder]
     for folder in folders:
         with contextlib.suppress(OSError):
             pathlib.Path(folder).mkdir(parents=True, exist_ok=True)
-    return [os.environ.get("TMPDIR", tempfile.gettempdir()), *map(str, folders), "/dev"]
+    return [*folders, "/dev"]
 
 
 def _load(state: dict, request: dict) -> dict:

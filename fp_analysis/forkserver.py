@@ -555,10 +555,10 @@ def _end_adopted(statuses: dict[int, socket.socket]) -> None:
         if not name.isdigit() or int(name) in statuses:
             continue
         try:
-            state, parent = pathlib.Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[:2]
-        except (OSError, ValueError):
+            parent = pathlib.Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[1]
+        except (OSError, IndexError):
             continue
-        if int(parent) == me and state != "Z":
+        if int(parent) == me:  # a zombie too: a leader that left by SYS_exit looks one while its threads run
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(int(name), signal.SIGKILL)
 

@@ -9,9 +9,9 @@ Hence:
 * fpa's processes that judge (the ``fpa`` command, the fork server, the worker) mark themselves not dumpable
   (``prctl(PR_SET_DUMPABLE, 0)``): their ``/proc`` files then belong to root, and only ``CAP_SYS_PTRACE`` reaches
   them. (A side effect: no core dumps of them, and a debugger needs root.)
-* The solution's process gives up ``CAP_SYS_PTRACE`` (where it runs as root with it, as in many containers):
-  from its effective, permitted and inheritable sets, and from its bounding set, so no program it runs gets it
-  back (capabilities(7)).
+* The solution's process gives up every capability (where it runs as root, as in many containers: then
+  ``CAP_SYS_PTRACE`` would reach every process), from all its sets and its bounding set, so no program it runs gets
+  one back (``drop_privileges``, capabilities(7)).
 
 * The solution's process confines itself with Landlock (``sandbox``, Linux 5.13 and later; no privilege needed):
   from then on it and everything it starts may write only below the folders a build needs (its own temporary
@@ -35,13 +35,21 @@ import signal
 import sys
 import typing
 
-__all__ = ["Sandbox", "adopt_orphans", "drop_ptrace", "not_dumpable", "resume_if_stopped", "sandbox"]
+__all__ = [
+    "Sandbox",
+    "adopt_orphans",
+    "drop_privileges",
+    "not_dumpable",
+    "own_limits_only",
+    "resume_if_stopped",
+    "sandbox",
+]
 
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_CAPBSET_DROP = 24
-_CAP_SYS_PTRACE = 19
+_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 _CAPABILITY_VERSION_3 = 0x20080522  # capget(2): two 32-bit words per set
 
 
@@ -93,23 +101,25 @@ class _Data(ctypes.Structure):
     _fields_ = (("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32))
 
 
-def drop_ptrace() -> bool:
-    """Give up ``CAP_SYS_PTRACE`` for good (see the module docstring), and the means of gaining privileges back
-    through a program it runs (``PR_SET_NO_NEW_PRIVS``: set-user-ID bits and file capabilities are ignored); whether
-    this process is now without it."""
+def drop_privileges() -> bool:
+    """Give up every capability for good — from the effective, permitted, inheritable and ambient sets and from the
+    bounding set, so no program it runs gets one back — and the means of gaining privileges through a program
+    (``PR_SET_NO_NEW_PRIVS``: set-user-ID bits and file capabilities are ignored). A process running as root keeps
+    its user (the files it may read are the user's), but not ``CAP_SYS_PTRACE`` (the memory of fpa's processes),
+    ``CAP_SYS_ADMIN`` (freezing a filesystem, a terminal's input), ``CAP_LINUX_IMMUTABLE`` (making fpa's files
+    immutable) or any other (capabilities(7)). Whether this process is now without any."""
     libc = _libc()
     if libc is None:
         return False
     libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    libc.prctl(_PR_CAPBSET_DROP, _CAP_SYS_PTRACE, 0, 0, 0)  # refused without CAP_SETPCAP: nothing to drop there then
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    for capability in range(64):  # refused past the last one the kernel knows, and without CAP_SETPCAP
+        libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)
     header, data = _Header(_CAPABILITY_VERSION_3, 0), (_Data * 2)()
     if libc.capget(ctypes.byref(header), data) != 0:
         return False
-    bit = 1 << _CAP_SYS_PTRACE  # in the first 32-bit word
-    if (data[0].effective | data[0].permitted | data[0].inheritable) & bit:
-        data[0].effective &= ~bit
-        data[0].permitted &= ~bit
-        data[0].inheritable &= ~bit
+    if any(word.effective or word.permitted or word.inheritable for word in data):
+        data = (_Data * 2)()  # all three sets empty
         return libc.capset(ctypes.byref(header), data) == 0
     return True
 
@@ -189,3 +199,50 @@ def sandbox(writable) -> Sandbox | None:
     finally:
         os.close(ruleset)
     return Sandbox(abi, tuple(allowed), abi >= 6)
+
+
+# seccomp (linux/seccomp.h, linux/filter.h): a classic BPF program over struct seccomp_data {int nr; __u32 arch;
+# __u64 instruction_pointer; __u64 args[6]}.
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+_EPERM = 1
+_BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_RET_K = 0x20, 0x15, 0x06
+# prlimit64's number on the architectures fpa runs on: (AUDIT_ARCH_*, __NR_prlimit64)
+_PRLIMIT64 = {"x86_64": (0xC000003E, 302), "aarch64": (0xC00000B7, 261)}
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = (("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32))
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter)))
+
+
+def own_limits_only() -> bool:
+    """From now on this process and all it starts may set resource limits only on themselves: ``prlimit64`` on
+    another process (the worker, the fork server, ``fpa``, another solution's process) fails with EPERM. Landlock
+    does not cover it, and a process of the same user may otherwise set a CPU, file-size or descriptor limit that
+    kills or breaks any of fpa's. A seccomp filter (seccomp(2)); needs ``PR_SET_NO_NEW_PRIVS``, which
+    ``drop_privileges`` sets. Whether it is in place."""
+    libc = _libc()
+    machine = os.uname().machine
+    if libc is None or machine not in _PRLIMIT64:
+        return False
+    arch, number = _PRLIMIT64[machine]
+    own = os.getpid()
+    program = [  # jumps count from the next instruction; 8 is "allow"
+        _SockFilter(_BPF_LD_W_ABS, 0, 0, 4),  # 0: the architecture
+        _SockFilter(_BPF_JEQ_K, 0, 6, arch),  # 1: another one: allow
+        _SockFilter(_BPF_LD_W_ABS, 0, 0, 0),  # 2: the system call
+        _SockFilter(_BPF_JEQ_K, 0, 4, number),  # 3: not prlimit64: allow
+        _SockFilter(_BPF_LD_W_ABS, 0, 0, 16),  # 4: its pid (args[0], low word)
+        _SockFilter(_BPF_JEQ_K, 2, 0, 0),  # 5: 0, this process: allow
+        _SockFilter(_BPF_JEQ_K, 1, 0, own),  # 6: this process by its pid: allow
+        _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ERRNO | _EPERM),  # 7: another process: EPERM
+        _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW),  # 8
+    ]
+    filters = (_SockFilter * len(program))(*program)
+    fprog = _SockFprog(len(program), filters)
+    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    return libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0

@@ -2,11 +2,12 @@
 of each of their fields.
 
 The candidate process runs the solution, so its replies are checked like any input from outside: a reply must be
-exactly one of the records its request allows (``_FORMS``; a failure record — the user's code raised, a usage error,
-an error of fpa's in that process — answers any request but ``ready``), every field of the type and size the record
-gives it. A user error's record may carry the fields a failure reports (``_DETAILS``) and no others, so a solution
-cannot call its failure a problem's, or an out-of-scope Model. What passes is still only the solution's word about
-itself (its timing, its notes, the inputs it wrote into), never anything the verdict rests on.
+exactly one of the records its request allows (``_FORMS``; a failure record — the user's code raised, an error of
+fpa's in that process — answers any request but ``ready``), every field of the type and size the record gives it.
+Only the import may answer that the file is no KernelBench solution (``usage``, exit 2), and then the worker words
+it, not the solution. A user error's record may carry the fields a failure reports (``_DETAILS``) and no others, so
+a solution cannot call its failure a problem's, or an out-of-scope Model. What passes is still only the solution's
+word about itself (its timing, its notes, the inputs it wrote into), never anything the verdict rests on.
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def _failure(value) -> bool:
 # Each request's records: field → the check its value must pass (a check's name says what it wants).
 _FORMS = {
     "ready": [{"ready": _true}],
-    "load": [{"notes": _texts}],
+    "load": [{"notes": _texts}, {"usage": _text}],  # usage: the file defines no ModelNew (the worker says so)
     "build": [{"parameters": _parameters}],
     "forward": [
         {"output": _cpu_tensor, "device": _device, "mutated": list},
@@ -96,7 +97,6 @@ _FORMS = {
 }
 _FAILURES = [
     {"user_code": _failure},
-    {"usage": _text},
     {"internal": _text, "traceback": lambda value: _text(value, _TRACEBACK)},
 ]
 

@@ -76,7 +76,8 @@ def discover(path: str | os.PathLike) -> list[Pair]:
     Folder: every folder below ``path`` holding a ``problem.py`` is a problem; its solutions are the other .py
     files in it and every .py file in the folders below it (KernelBench runs keep one sample per folder), except
     names starting with ``_`` (helper modules) or ``.``, ``setup.py``, what hidden folders hold, and anything that
-    is not a regular file. A pair's id is its solution's path relative to ``path``, without ``.py``.
+    is not a regular file. A ``problem.py`` below another problem's folder is refused (ParameterError): it would be
+    a sample's own reference. A pair's id is its solution's path relative to ``path``, without ``.py``.
     Manifest: rows (a CSV with a header, or a JSON list of objects) with ``problem`` and ``solution``,
     optional ``id`` and ``expected``; relative paths are relative to the manifest's folder.
     """
@@ -86,11 +87,19 @@ def discover(path: str | os.PathLike) -> list[Pair]:
     if not root.is_dir():
         raise ParameterError(f"Got PATH={str(path)!r}, which is neither a folder nor a manifest file (.csv, .json).")
     pairs = []
-    for problem in sorted(root.rglob(PROBLEM_FILE)):
-        if not problem.is_file():  # a folder or a dangling link of that name is no problem file
-            continue
+    problems = [p for p in sorted(root.rglob(PROBLEM_FILE)) if p.is_file()]  # not a folder or dangling link so named
+    for problem in problems:
+        # a sample cannot bring its own reference: a problem.py among another problem's samples would be the one its
+        # neighbours are judged against
+        outer = next((p for p in problems if p != problem and p.parent in problem.parents), None)
+        if outer is not None:
+            raise ParameterError(
+                f"Got PATH={safe_text(str(path))!r}, but {safe_text(str(problem))!r} lies among the samples of "
+                f"{safe_text(str(outer))!r}: a sample cannot bring its own reference. Move the problem to a folder of "
+                "its own, or remove the file from the sample."
+            )
+    for problem in problems:
         folder = problem.parent
-        nested = {p.parent for p in folder.rglob(PROBLEM_FILE)} - {folder}  # problems below this one are theirs
         for solution in sorted(folder.rglob("*.py")):
             parts = solution.relative_to(folder).parts
             if (
@@ -98,7 +107,6 @@ def discover(path: str | os.PathLike) -> list[Pair]:
                 or not solution.is_file()  # a folder named x.py, a FIFO, a dangling link
                 or any(part.startswith((".", "_")) for part in parts)  # helpers, .ipynb_checkpoints
                 or solution.name in _NOT_SOLUTIONS
-                or any(n in solution.parents for n in nested)
             ):
                 continue
             pairs.append(Pair(str(solution.relative_to(root).with_suffix("")), problem, solution))

@@ -118,20 +118,21 @@ def test_a_solution_that_tampers_with_fpas_channel_or_folder_fails_with_exit_3(s
 @pytest.mark.skipif(_landlock() < 1, reason="the kernel has no Landlock: the checks beneath the sandbox are tested")
 def test_the_sandbox_lets_the_solution_write_only_what_a_build_needs_and_signal_nothing_of_fpas(tmp_path):
     """Under its Landlock sandbox the solution's process may write its temporary folder and the extensions' build
-    folder, but not the problem, fpa's installation, the results store or the user's cache; and, with Landlock ABI
-    6, not signal fpa's processes. What it tried is printed; the output is right, so the pair is identical."""
+    folder, but not the problem, fpa's installation, the results store, fpa's journal or torch's kernel cache (which
+    the worker reads); and, with Landlock ABI 6, not signal fpa's processes. Nor may it set resource limits on them
+    (seccomp). What it tried is printed; the output is right, so the pair is identical."""
     import fp_analysis
 
     folder = _pair_folder(tmp_path, {})
     cache = pathlib.Path(os.environ["XDG_CACHE_HOME"])
     targets = {"problem": folder / "problem.py", "installation": pathlib.Path(fp_analysis.__file__).parent / "_probe",
                "store": pathlib.Path(os.environ["FPA_STORE"]) / "run-forged.parquet",
-               "cache": cache / "fp_analysis" / "journal" / "forged.json"}  # fmt: skip
+               "journal": cache / "fp_analysis" / "journal" / "forged.json",
+               "torch's kernel cache": cache / "torch" / "kernels" / "planted.cubin"}  # fmt: skip
     for target in targets.values():
         target.parent.mkdir(parents=True, exist_ok=True)
     probe = f"""
 import os, signal, tempfile
-from torch.utils.cpp_extension import get_default_build_root
 from _conv import Conv
 
 for name, path in {dict((k, str(v)) for k, v in targets.items())!r}.items():
@@ -140,7 +141,7 @@ for name, path in {dict((k, str(v)) for k, v in targets.items())!r}.items():
         print("wrote", name)
     except PermissionError:
         print("refused", name)
-for name, folder in (("tmp", tempfile.gettempdir()), ("extensions", get_default_build_root())):
+for name, folder in (("tmp", tempfile.gettempdir()), ("extensions", os.environ["TORCH_EXTENSIONS_DIR"])):
     with open(os.path.join(folder, "probe"), "w") as out:
         out.write("allowed")
     print("wrote", name)
@@ -149,6 +150,12 @@ try:
     print("signalled the fork server")
 except PermissionError:
     print("refused a signal")
+import resource
+try:
+    resource.prlimit(os.getppid(), resource.RLIMIT_CPU, (1, 1))
+    print("limited the fork server")
+except PermissionError:
+    print("refused a limit")
 
 
 class ModelNew(Conv):
@@ -162,6 +169,7 @@ class ModelNew(Conv):
     assert not targets["installation"].exists() and not targets["store"].exists()
     assert "wrote tmp" in printed and "wrote extensions" in printed
     assert ("refused a signal" in printed) == (_landlock() >= 6), printed
+    assert "refused a limit" in printed, printed
 
 
 def test_a_process_the_solution_leaves_in_a_session_of_its_own_does_not_outlive_its_job():
@@ -261,6 +269,18 @@ def test_a_solution_that_edits_the_problem_fails_and_no_pair_is_judged_against_t
     assert (folder / "problem.py").read_bytes() == original
 
 
+def test_a_sample_that_brings_its_own_problem_file_is_refused(tmp_path):
+    from fp_analysis.errors import ParameterError
+    from fp_analysis.triage import discover
+
+    folder = _pair_folder(tmp_path / "runs", {})
+    (folder / "sample_1").mkdir()
+    (folder / "sample_1" / "solution.py").write_text(ZEROS)
+    (folder / "sample_1" / "problem.py").write_text(ZEROS.replace("ModelNew", "Model"))  # its own "reference"
+    with pytest.raises(ParameterError, match=r"lies among the samples of .*a sample cannot bring its own reference"):
+        discover(tmp_path / "runs")
+
+
 def test_explain_and_fuzz_of_a_solution_that_edits_the_problem_exit_3_and_leave_it_as_it_was(tmp_path, unsandboxed):
     folder = _pair_folder(tmp_path, {"solution.py": (CASES / "edits_problem.py").read_text()})
     original = (folder / "problem.py").read_bytes()
@@ -337,8 +357,8 @@ def test_the_solutions_process_cannot_open_the_memory_or_descriptors_of_fpas_pro
     their memory and descriptors are out of its reach; the same probe without the guards opens both."""
     hold = "import time; from fp_analysis.hardening import not_dumpable; {}print('ready', flush=True); time.sleep(60)"
     probe = (
-        "import sys; from fp_analysis.hardening import drop_ptrace\n"
-        "if sys.argv[2] == 'guarded': drop_ptrace()\n"
+        "import sys; from fp_analysis.hardening import drop_privileges\n"
+        "if sys.argv[2] == 'guarded': drop_privileges()\n"
         "for name in ('mem', 'fd/1'):\n"
         "    try:\n        open(f'/proc/{sys.argv[1]}/{name}', 'rb'); print('opened', name)\n"
         "    except PermissionError:\n        print('refused', name)\n"

@@ -27,7 +27,7 @@ _HANDLE = SharedCuda(torch.float32, (4,), (1,), 0, 0, bytes(64), 16, 0, b"/torch
         ("forward", {"written": True, "device": "cuda:0", "mutated": []}),
         ("forward", {"returned": "a tuple, not a tensor"}),
         ("forward", {"ipc_unavailable": "no IPC here"}),
-        ("forward", {"usage": "solution.py does not define ModelNew"}),
+        ("load", {"usage": "solution.py does not define ModelNew"}),
         ("forward", {"internal": "RuntimeError: x", "traceback": "Traceback ..."}),
     ],
 )
@@ -63,6 +63,7 @@ def test_a_failure_record_comes_back_as_the_solutions_error_with_its_details():
         ("forward", {"user_code": {**_FAILURE, "message": "x" * (1 << 17)}}, "its user_code"),
         ("forward", {"returned": "a tuple", "seconds": -1.0}, "seconds"),
         ("forward", {"returned": "a tuple", "seconds": True}, "seconds"),
+        ("forward", {"usage": "fpa cannot model this Model"}, "are not a reply to forward"),  # only the import may
         ("forward", ["output"], "not a record"),
     ],
 )
