@@ -43,7 +43,7 @@ from .errors import Fate, FpaError, ParameterError, Side, UserCodeError
 from .formats import FORMATS
 from .jobs import default_max_examples, parse_replay
 from .kernelbench import KernelBenchError, init_inputs, load_problem, reference_forward, trial_inputs, written_notes
-from .model_space import ModelSpace, Refused, TooLarge, describe_convs
+from .model_space import MAX_MACS, ModelSpace, Refused, TooLarge, describe_convs, first_conv_macs
 from .options import PRESET_KERNEL_OPS, check_count, check_op, resolve_device
 from .places import cache_dir
 from .strategies import DATA_KINDS, LAYOUTS, config_spec, conv2d_configs, conv3d_kk1_configs, make_tensor
@@ -335,7 +335,28 @@ def _search(pair: _Pair, max_examples: int, seed: int) -> dict:
         kinds = {"kind": st.sampled_from(DATA_KINDS), "seed": st.integers(0, 2**31 - 1)}
         return st.fixed_dictionaries({**kinds, "layout": st.sampled_from(layouts)})
 
-    @_settings(max_examples, _database(*[str(pathlib.Path(p).resolve()) for p in pair.paths], pair.device.type))
+    failures, own_failure = [], None
+    own = _own_example(pair, seed)  # the problem's own configuration first: the one KernelBench checks
+    if own is not None:
+        try:
+            passed, max_abs, explanation = pair.check(*own)
+        except (Refused, TooLarge):
+            passed, explanation = True, None  # not an example: the search draws others
+        except UserCodeError as error:
+            if error.side is not Side.SOLUTION:
+                raise
+            passed, explanation, own_failure = True, None, pair.failure(*own[:3], None, None, error)
+            counts["examples"] += 1
+            if not pair.candidate.alive():  # it died or hung on the problem's own configuration: no search after it
+                raise
+        if explanation is not None:
+            counts["examples"] += 1
+            verdicts[explanation["verdict"]] = verdicts.get(explanation["verdict"], 0) + 1
+        if not passed:
+            own_failure = pair.failure(*own[:3], max_abs, explanation)
+
+    @_settings(max(1, max_examples - counts["examples"]),
+               _database(*[str(pathlib.Path(p).resolve()) for p in pair.paths], pair.device.type))  # fmt: skip
     @hypothesis_seed(seed)
     @given(st.data())
     def prop(draws):
@@ -374,7 +395,6 @@ def _search(pair: _Pair, max_examples: int, seed: int) -> dict:
             last[:] = [values, shapes, data, max_abs, explanation]
             raise AssertionError(explanation)
 
-    failures = []
     with _hypothesis_files_in_cache():
         try:
             prop()
@@ -395,6 +415,8 @@ def _search(pair: _Pair, max_examples: int, seed: int) -> dict:
             failures.append(pair.failure(*last[:3], None, explanation))
         except Unsatisfiable:
             pass  # every draw was rejected: the shortfall below says why
+    if own_failure is not None and not failures:  # the search found no smaller failing configuration
+        failures.append(own_failure)
     if not failures and counts["examples"] < max_examples / 2:
         # Hypothesis stops drawing after too many rejected draws: a pass on a fraction of the examples asked
         # for is not a verdict on the search asked for.
@@ -434,6 +456,25 @@ def replay_job(
                     "notes": written_notes(pair.written)}  # fmt: skip
     failures = [] if passed else [pair.failure(values, shapes, data, max_abs, explanation)]
     return {"failures": failures, **counts, "notes": written_notes(pair.written)}
+
+
+def _own_example(pair: _Pair, seed: int) -> tuple[dict, list, dict, nn.Module] | None:
+    """(values, shapes, data, the Model built) of the problem's own configuration: the arguments
+    ``get_init_inputs()`` gives and the shapes of ``get_inputs()``, with uniform data — the example a search must not
+    miss, since it is the one KernelBench checks (a candidate wrong only there would pass every drawn one). None
+    where it exceeds fpa fuzz's size cap (``MAX_MACS``: ``fpa explain`` runs that configuration) or the Model
+    refuses it."""
+    values = pair.space.base()
+    shapes = [list(t.shape) if isinstance(t, torch.Tensor) and t.is_floating_point() else None
+              for t in pair.space.base_values]  # fmt: skip
+    try:
+        reference = pair.reference(values)
+        lead = next((tuple(s) for s in shapes if s is not None), ())
+        if first_conv_macs(reference, lead) > MAX_MACS:
+            return None
+    except (Refused, FpaError):
+        return None
+    return values, shapes, {"kind": "uniform", "seed": seed, "layout": "contiguous"}, reference
 
 
 def _op_check(kind, problem, variant, dev: torch.device) -> str | None:

@@ -35,7 +35,17 @@ from torch import nn
 from .errors import FpaError
 from .ops.conv import ConvSpec, spec_of_module
 
-__all__ = ["Argument", "ModelSpace", "Refused", "Role", "TooLarge", "conv_modules", "describe_convs", "role_of"]
+__all__ = [
+    "Argument",
+    "ModelSpace",
+    "Refused",
+    "Role",
+    "TooLarge",
+    "conv_modules",
+    "describe_convs",
+    "first_conv_macs",
+    "role_of",
+]
 
 # Per spatial dim, how far above its smallest accepted extent an input extent is drawn: mostly within the
 # first span (fewer steps in more dims keep one example near the same size), sometimes within the second, so
@@ -450,6 +460,16 @@ def _input_shapes(draw, space: ModelSpace, instance: nn.Module) -> list:
         if j != space.lead and base is not None:
             shapes[j] = _follow(base, first, shape, space.base_conv_output, conv_output)
     return shapes
+
+
+def first_conv_macs(instance: nn.Module, shape: tuple) -> int:
+    """Multiply-adds of the Model's first conv on an input of ``shape`` (0 where it holds none, or the shape is not
+    its input's): what ``MAX_MACS`` caps."""
+    convs = conv_modules(instance)
+    conv = convs[0][1] if convs else None
+    if conv is None or len(shape) != conv.weight.dim():
+        return 0
+    return _macs(spec_of_module(conv, shapes_only=True), shape)
 
 
 def _macs(spec: ConvSpec, shape: tuple) -> int:

@@ -269,6 +269,13 @@ def test_a_solution_that_edits_the_problem_fails_and_no_pair_is_judged_against_t
     assert (folder / "problem.py").read_bytes() == original
 
 
+def test_fuzz_tries_the_problems_own_configuration():
+    fuzz_cases = pathlib.Path(__file__).parent / "fuzz_cases"
+    run = fpa("fuzz", "--problem", fuzz_cases / "conv2d_problem.py", "--solution", fuzz_cases / "wrong_at_own_shape.py",
+              "--device", "cpu", "--max-examples", "5", "--json")  # fmt: skip
+    assert run.code == 1 and run.data["failures"][0]["config"]["input_shapes"] == [[1, 4, 9, 9]], run.stdout
+
+
 def test_a_sample_that_brings_its_own_problem_file_is_refused(tmp_path):
     from fp_analysis.errors import ParameterError
     from fp_analysis.triage import discover
