@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from fp_analysis.order_table import preset_terms
-from fp_analysis.orders import AccumulationSpec, accumulate
+from fp_analysis.numerics.orders import AccumulationSpec, accumulate
+from fp_analysis.study.order_table import preset_terms
 
 
 def _median_seconds(fn, repeats: int) -> float:

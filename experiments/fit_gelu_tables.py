@@ -1,4 +1,4 @@
-"""Fit the piecewise polynomials behind fp_analysis.gelu32's erf and tanh, and write them as data.
+"""Fit the piecewise polynomials behind fp_analysis.numerics.gelu32's erf and tanh, and write them as data.
 
     python experiments/fit_gelu_tables.py   # rewrites fp_analysis/data/gelu_tables.json
 
@@ -46,7 +46,7 @@ def main() -> None:
             "cutoff": CUTOFFS[name],
             "coefficients": [[c.hex() for c in _fit(fn, i * WIDTH)] for i in range(intervals)],
         }
-    out = pathlib.Path(__file__).resolve().parents[1] / "fp_analysis" / "data" / "gelu_tables.json"
+    out = pathlib.Path(__file__).resolve().parents[1] / "fp_analysis" / "numerics" / "data" / "gelu_tables.json"
     out.write_text(json.dumps(tables, indent=1) + "\n")
     print(f"wrote {out}")
 

@@ -1,6 +1,6 @@
 """Where an explanation's time goes: the worker's half of `fpa explain` in this process, under cProfile.
 
-Runs ``fp_analysis.explain.explain_job`` as the worker runs it (the solution in its own candidate process, whose
+Runs ``fp_analysis.explain.job.explain_job`` as the worker runs it (the solution in its own candidate process, whose
 time shows here as waiting for its replies), prints each progress event with the seconds since the start, and
 writes the verdict, the wall time and the profile's top functions by cumulative time to ``--out``.
 
@@ -31,8 +31,8 @@ def main() -> int:
     parser.add_argument("--out", type=pathlib.Path, required=True)
     options = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    import fp_analysis.candidate as candidate
-    import fp_analysis.explain as explain
+    import fp_analysis.explain.job as explain
+    import fp_analysis.run.candidate as candidate
 
     start = time.perf_counter()
     lines = []

@@ -1,11 +1,11 @@
 """Where a job's start goes: the fork server's steps, CUDA's start, `fpa explain` timestamped, explain twice.
 
 Measures, each in a fresh interpreter of its own: ``import torch``; the fork server's preloads one by one and its
-warm-up (``fp_analysis.forkserver``; twice, as a fresh checkout's first warm-up fills numba's cache); CUDA's
+warm-up (``fp_analysis.run.forkserver``; twice, as a fresh checkout's first warm-up fills numba's cache); CUDA's
 start in a process that has imported torch (context, first cuDNN convolution, first ``torch.rand`` on the GPU);
 ``fpa explain --json`` twice as a user runs it, each step timestamped from its process's start (the server's
 launch and readiness, the job's first event and return, the exit after the results store's write). Then runs
-``fp_analysis.jobs.explain_files`` on PROBLEM and SOLUTION twice in this process, printing each of the worker's
+``fp_analysis.explain.jobs.explain_files`` on PROBLEM and SOLUTION twice in this process, printing each of the worker's
 events with the seconds since the call began: the first call starts the fork server, the second finds it
 started (and, being its second worker, waits for its warm-up).
 
@@ -29,7 +29,7 @@ _IMPORT_TORCH = "import time; t = time.perf_counter(); import torch; print(time.
 # The server's preloads and warm-up, timed one by one (as ``forkserver.serve`` runs them).
 _SERVER_STEPS = """
 import importlib, json, sys, time
-from fp_analysis import forkserver
+from fp_analysis.run import forkserver
 steps = {}
 for module in forkserver._PRELOAD:
     t = time.perf_counter(); importlib.import_module(module); steps["import " + module] = time.perf_counter() - t
@@ -65,7 +65,8 @@ marks = {}
 def mark(name):
     marks.setdefault(name, round(base + time.perf_counter(), 3))
 mark("interpreter ready")
-from fp_analysis import command, forkserver
+from fp_analysis.cli import entry as command
+from fp_analysis.run import forkserver
 launch = forkserver.ForkServer.launch.__func__
 forkserver.ForkServer.launch = classmethod(lambda cls, env: (mark("server launched"), launch(cls, env))[1])
 await_ready = forkserver.ForkServer._await_ready
@@ -74,7 +75,7 @@ def ready(self):
     mark("server ready")
 forkserver.ForkServer._await_ready = ready
 atexit.register(lambda: (mark("exit"), print(json.dumps(marks), file=sys.stderr)))
-import fp_analysis.jobs as jobs  # (not the command line: it is imported after the launch, as fpa imports it)
+import fp_analysis.explain.jobs as jobs  # (not the command line: it is imported after the launch, as fpa imports it)
 explain_files = jobs.explain_files
 def timed_explain(*args, on_event=None, **kwargs):
     def event(e):
@@ -121,7 +122,7 @@ def main() -> int:
     ]
     print(json.dumps(record, indent=1), flush=True)
 
-    from fp_analysis.jobs import explain_files
+    from fp_analysis.explain.jobs import explain_files
 
     for call in ("cold server", "warm server"):
         start, events = time.perf_counter(), []

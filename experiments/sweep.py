@@ -22,8 +22,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from fp_analysis import sweeps
 from fp_analysis.store import append_run, run_metadata
+from fp_analysis.study import sweeps
 
 FIGURES = pathlib.Path(__file__).resolve().parent / "figures"
 
@@ -102,7 +102,7 @@ def gelu(args) -> tuple[list[dict], pathlib.Path]:
 
 
 def tables(args) -> tuple[list[dict], pathlib.Path]:
-    from fp_analysis.report import report
+    from fp_analysis.study.report import report
 
     rows = []
     for seed in args.seeds:

@@ -19,8 +19,8 @@ import torch
 import torch.nn.functional as F
 from device_results import write_results
 
-from fp_analysis.backends import tf32
-from fp_analysis.rounding import round_to
+from fp_analysis.numerics.backends import tf32
+from fp_analysis.numerics.rounding import round_to
 
 SHAPES = [
     # name, input shape, out channels, kernel, padding, conv dims

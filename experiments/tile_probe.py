@@ -20,8 +20,8 @@ import fpa_kernels.rows
 import torch
 from fpa_kernels import KERNELS, Op, Schedule, TensorCore, VariantSpec, run_variant, tiled_kernel, variant_build
 
-from fp_analysis.bench import time_on_device
 from fp_analysis.ops.presets import make_problem
+from fp_analysis.study.bench import time_on_device
 
 FP32 = VariantSpec(Op.CONV2D, schedule=Schedule.TILED)
 PROBES = [  # (variant, kernel, extra defines)

@@ -1,5 +1,5 @@
 """``python -m fp_analysis`` is the ``fpa`` command line."""
 
-from .command import main
+from .cli.entry import main
 
 main()

@@ -66,7 +66,7 @@ class Fate(str, Enum):
     """It returned something of the wrong type, dtype, shape or device."""
     MALFORMED_REPLY = "malformed_reply"
     """Its process sent fpa what the protocol does not allow: junk, a reply out of turn or too large, a forged
-    handle (``fp_analysis.wire``); the process is ended, since nothing it sends after that can be trusted."""
+    handle (``fp_analysis.run.wire``); the process is ended, since nothing it sends after that can be trusted."""
     FORKED = "forked"
     """It forked the process it runs in, so that a copy of it could answer in its place."""
     MODIFIED_FILES = "modified_files"

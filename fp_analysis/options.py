@@ -43,7 +43,7 @@ SEED_MAX = 2**32 - 1
 
 
 class PrecisionMode(str, Enum):
-    """The precisions ``--reference-mode`` emulates on a CPU (``fp_analysis.interpose.precision_mode``)."""
+    """The precisions ``--reference-mode`` emulates on a CPU (``fp_analysis.model.interpose.precision_mode``)."""
 
     FP32 = "fp32"
     """The reference as given: fp32 throughout (cuDNN with TF32 off)."""

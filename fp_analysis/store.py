@@ -140,7 +140,7 @@ def run_metadata(
     for dist in _VERSIONED:
         meta[f"{dist}_version"] = _dist_version(dist)
     if not torch_versions:
-        from .backends import versions as torch_backend_versions  # torch: only where no worker reported them
+        from .numerics.backends import versions as torch_backend_versions  # torch: only where no worker reported them
 
         torch_versions = torch_backend_versions()
     meta.update(torch_versions)

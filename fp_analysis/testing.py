@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from .engine import analyse_model
 from .errors import FpaError
-from .metrics import error_stats, format_mismatch
+from .model.engine import analyse_model
+from .numerics.metrics import error_stats, format_mismatch
 
 __all__ = ["assert_equivalent"]
 

@@ -18,8 +18,8 @@ import torch
 import torch.nn.functional as F
 
 from fp_analysis.errors import ParameterError, ShapeError
+from fp_analysis.numerics.orders import Order
 from fp_analysis.ops.conv import ConvSpec
-from fp_analysis.orders import Order
 
 from .driver import device_pointer, load_kernel
 from .geometry import ROWS_BN, ROWS_MAX_REACH

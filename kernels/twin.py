@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from fp_analysis.errors import ParameterError
-from fp_analysis.gelu32 import epilogue32
+from fp_analysis.numerics.gelu32 import epilogue32
+from fp_analysis.numerics.orders import accumulate
 from fp_analysis.ops.conv import ConvSpec, Terms, gather_terms, term_permutation
-from fp_analysis.orders import accumulate
 
 from .variants import Op, VariantSpec
 

@@ -21,18 +21,18 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from fp_analysis import backends
-from fp_analysis.arith import add32
-from fp_analysis.bounds import gamma, term_sums
 from fp_analysis.errors import FpaError
-from fp_analysis.metrics import ulp
+from fp_analysis.numerics import backends
+from fp_analysis.numerics.arith import add32
+from fp_analysis.numerics.bounds import gamma, term_sums
+from fp_analysis.numerics.metrics import ulp
+from fp_analysis.numerics.orders import AccumulationSpec, accumulate
 from fp_analysis.ops.conv import conv2d_spec, conv3d_kk1_spec, gather_terms, sample_output_indices
 from fp_analysis.ops.epilogue import EpilogueSpec
 from fp_analysis.ops.modules import torch_padding_arg
 from fp_analysis.ops.presets import make_problem
-from fp_analysis.orders import AccumulationSpec, accumulate
-from fp_analysis.reference import fp64_full
-from fp_analysis.sweeps import MATH_PROBE_ROWS, cuda_math_probe
+from fp_analysis.ops.reference import fp64_full
+from fp_analysis.study.sweeps import MATH_PROBE_ROWS, cuda_math_probe
 
 from .driver import load_kernel
 from .launch import run_variant, tiled_kernel, variant_runs

@@ -1,7 +1,7 @@
 """Kernel variants as data: one ``VariantSpec`` is both the CUDA build's defines/flags and the CPU twin.
 
 Each variant changes one arithmetic choice of a seed op (``Op``): the accumulation order and
-contraction and operand rounding (an ``fp_analysis.orders.AccumulationSpec``), the order in which a
+contraction and operand rounding (an ``fp_analysis.numerics.orders.AccumulationSpec``), the order in which a
 conv visits its K terms (``TermOrder``), fast-math, and for conv_gelu the GELU form and which erf/tanh
 evaluates it; for conv2d also a tensor-core path. ``defines()`` and ``nvcc_flags()`` give the build,
 ``twin_accumulation()`` the CPU emulation of the same arithmetic. ``schedule`` says how the work is
@@ -16,11 +16,11 @@ from enum import Enum
 
 import numpy as np
 
-from fp_analysis.bounds import TermSums, bound_from_sums, epilogue_bound, tensor_core_bound
 from fp_analysis.errors import ParameterError, enum_member
-from fp_analysis.gelu32 import GeluForm
+from fp_analysis.numerics.bounds import TermSums, bound_from_sums, epilogue_bound, tensor_core_bound
+from fp_analysis.numerics.gelu32 import GeluForm
+from fp_analysis.numerics.orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order
 from fp_analysis.ops.conv import TermOrder
-from fp_analysis.orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order
 
 __all__ = [
     "CUDA_FAST_MATH_GELU_ULPS",
@@ -53,7 +53,7 @@ class GeluImpl(str, Enum):
     """Which erf / tanh the fused epilogue calls."""
 
     FPA = "fpa"
-    """fp_analysis.gelu32's piecewise polynomials: fma/mul/add only, so the CPU twin is bit-exact."""
+    """fp_analysis.numerics.gelu32's piecewise polynomials: fma/mul/add only, so the CPU twin is bit-exact."""
     CUDA = "cuda"
     """CUDA's erff / tanhf, as PyTorch's GELU kernels call them: no twin; checked against a measured bound."""
 
@@ -221,7 +221,7 @@ class VariantSpec:
 # built with --use_fast_math: 4 for the formula's roundings (epilogue_bound's derivation) + 35681, the largest error
 # of either GELU form the GPU validation's probe measured (experiments/results/gpu_validation.json,
 # fast_math_probe, H200: near 0 the fast functions flush and lose all relative accuracy). Without fast-math, CUDA's
-# functions stay inside epilogue_bound's default 6 (probe: 1.94), and so do fp_analysis.gelu32's.
+# functions stay inside epilogue_bound's default 6 (probe: 1.94), and so do fp_analysis.numerics.gelu32's.
 CUDA_FAST_MATH_GELU_ULPS = 4.0 + 35681.0
 
 
@@ -249,7 +249,7 @@ def variant_bound(
     """The bound ``variant`` answers to on outputs whose term sums are ``sums``: the one choice of bound that
     report, fuzz, the GPU validation and the tests share.
 
-    Tensor-core variants: ``fp_analysis.bounds.tensor_core_bound`` with ``variant.tensor_core.products``;
+    Tensor-core variants: ``fp_analysis.numerics.bounds.tensor_core_bound`` with ``variant.tensor_core.products``;
     the others ``bound_from_sums`` of the twin's accumulation (fast-math flushes: ``twin_accumulation``).
     conv_gelu adds the epilogue's propagation (``epilogue_bound``) and needs ``conv`` (the fp64 conv values)
     and ``multiplier`` (each output's channel multiplier); the fp32 GELU's own error is ``epilogue_bound``'s

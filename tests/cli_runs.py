@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from typer.testing import CliRunner
 
-from fp_analysis.cli import app
+from fp_analysis.cli.app import app
 from fp_analysis.records import loads_strict
 
 _runner = CliRunner()

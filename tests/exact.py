@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from fp_analysis.formats import FORMATS
+from fp_analysis.numerics.formats import FORMATS
 
 
 def floor_log2(a: Fraction) -> int:

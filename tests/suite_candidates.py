@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from fp_analysis.interpose import Arithmetic, Noise, evaluate
+from fp_analysis.model.interpose import Arithmetic, Noise, evaluate
 
 aten = torch.ops.aten
 

@@ -9,9 +9,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from fp_analysis.arith import add32, fma32, mul32
 from fp_analysis.errors import DtypeError, ShapeError
-from fp_analysis.fma_emulation import fma32_emulated, fma_chain
+from fp_analysis.numerics.arith import add32, fma32, mul32
+from fp_analysis.numerics.fma_emulation import fma32_emulated, fma_chain
 from tests.exact import flush, fma_reference, round_fraction, same_bits
 
 F32 = np.float32
@@ -197,7 +197,7 @@ def test_the_emulated_fma_rounds_to_odd_before_it_rounds_to_fp32():
 def test_the_emulated_chain_is_the_numba_sequential_fma_chain():
     """``fma_chain`` gives ``accumulate``'s default spec bit for bit (with and without a starting value), on terms
     whose partial sums cancel, underflow and overflow."""
-    from fp_analysis.orders import AccumulationSpec, accumulate
+    from fp_analysis.numerics.orders import AccumulationSpec, accumulate
 
     rng = np.random.default_rng(5)
     bits = rng.integers(0, 2**32, (300, 40), dtype=np.uint64).astype(np.uint32).view(F32)

@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from fp_analysis.bench import BenchResult, bench, gpu_slug, pareto_front, plot_pareto, save
-from fp_analysis.cli import app
+from fp_analysis.cli.app import app
 from fp_analysis.errors import ParameterError
+from fp_analysis.study.bench import BenchResult, bench, gpu_slug, pareto_front, plot_pareto, save
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 REQUIRED = {"op", "variant", "kind", "time_ms", "max_abs_err_vs_fp64", "tflops", "reps"}

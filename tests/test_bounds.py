@@ -10,9 +10,16 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from fp_analysis.bounds import dot_bound, epilogue_bound, gamma, gamma_tilde, lambda_for_probability, rounding_depth
 from fp_analysis.errors import ParameterError
-from fp_analysis.orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order, accumulate
+from fp_analysis.numerics.bounds import (
+    dot_bound,
+    epilogue_bound,
+    gamma,
+    gamma_tilde,
+    lambda_for_probability,
+    rounding_depth,
+)
+from fp_analysis.numerics.orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order, accumulate
 
 F32 = np.float32
 ALL_SPECS = [

@@ -10,9 +10,9 @@ import torch
 from typer.testing import CliRunner
 
 from fp_analysis import assert_equivalent
-from fp_analysis.cli import app
+from fp_analysis.cli.app import app
+from fp_analysis.model.verdict import CAUSES
 from fp_analysis.store import read_store
-from fp_analysis.verdict import CAUSES
 
 from .cli_runs import explain_args, fpa
 
@@ -146,7 +146,7 @@ def test_a_reference_equal_to_the_cudnn_twin_is_recognised_bit_for_bit():
     """On a GPU with TF32 off, cuDNN's output is the fmaf chain; the engine must say so (residual exactly 0)."""
     from fpa_kernels import VariantSpec, twin
 
-    from fp_analysis.engine import analyse_model
+    from fp_analysis.model.engine import analyse_model
     from fp_analysis.ops.conv import spec_of_module
 
     torch.manual_seed(1)
@@ -188,9 +188,9 @@ def test_every_command_takes_one_vocabulary_of_ops(argv):
 def test_a_long_job_off_a_terminal_says_what_it_is_doing_now_and_then(tmp_path, monkeypatch):
     """With stderr a file or a pipe (no status line), a job longer than the heartbeat prints a line on stderr every
     heartbeat naming the call under way; stdout stays the JSON alone."""
-    import fp_analysis.cli
+    import fp_analysis.cli.app
 
-    monkeypatch.setattr(fp_analysis.cli._WorkerStatus, "HEARTBEAT_S", 0.2)
+    monkeypatch.setattr(fp_analysis.cli.app._WorkerStatus, "HEARTBEAT_S", 0.2)
     slow = tmp_path / "slow.py"
     sleeping = "    def forward(self, x):\n        __import__('time').sleep(0.8)\n"
     slow.write_text((CASES / "conv_correct_fp32.py").read_text().replace("    def forward(self, x):\n", sleeping))

@@ -17,13 +17,13 @@ import pytest
 import torch
 from torch import nn
 
-from fp_analysis.engine import analyse_model, floor_of
 from fp_analysis.errors import OutOfScopeError
-from fp_analysis.formats import FORMATS
-from fp_analysis.interpose import Arithmetic, OpKind, evaluate
-from fp_analysis.kernelbench import emulated_reference, parameter_mismatch
+from fp_analysis.explain.kernelbench import emulated_reference, parameter_mismatch
+from fp_analysis.model.engine import analyse_model, floor_of
+from fp_analysis.model.interpose import Arithmetic, OpKind, evaluate
+from fp_analysis.numerics.formats import FORMATS
 from fp_analysis.ops.conv import gather_terms, sample_output_indices, spec_of_module
-from fp_analysis.reference import abs_dot_at
+from fp_analysis.ops.reference import abs_dot_at
 
 from .cli_runs import explain_args, fpa
 from .model_suite import PROBLEMS, load
@@ -266,7 +266,7 @@ class _ConvGelu(nn.Module):
 
 
 def _on_gpu(model: nn.Module, x: torch.Tensor, *, conv_tf32: bool) -> torch.Tensor:
-    from fp_analysis.backends import tf32
+    from fp_analysis.numerics.backends import tf32
 
     with torch.no_grad(), tf32(conv=conv_tf32, matmul=conv_tf32):
         return model(x)
@@ -324,9 +324,9 @@ def test_a_multiplier_folded_into_the_weights_near_underflow_is_arithmetic():
 def test_twin_evidence_finds_each_side_that_is_a_twin_with_either_chain(compiled, monkeypatch):
     """A side equal to the fmaf chain (bias first, or added last) at every sampled output is named, whether the chain
     is the numpy emulation (small term counts) or numba's compiled twin (large ones); a side one ulp off is not."""
-    import fp_analysis.engine as engine
-    from fp_analysis.arith import add32
-    from fp_analysis.fma_emulation import fma_chain
+    import fp_analysis.model.engine as engine
+    from fp_analysis.numerics.arith import add32
+    from fp_analysis.numerics.fma_emulation import fma_chain
 
     monkeypatch.setattr(engine, "_numba_loaded", lambda: compiled)  # (this process may have loaded it or not)
     unused = engine._fmaf_chain if compiled else engine._compiled_fmaf_chain
@@ -355,7 +355,7 @@ def test_twin_evidence_finds_each_side_that_is_a_twin_with_either_chain(compiled
 def test_both_sides_equal_to_one_twin_on_the_sample_is_not_called_two_orders():
     """Found by a bad-input hunt: sides that differ only outside the sampled outputs both equal the same twin there;
     the evidence says so (and how many outputs differ) instead of naming each side's order."""
-    from fp_analysis.engine import _twin_words
+    from fp_analysis.model.engine import _twin_words
 
     reference = torch.zeros(10)
     candidate = reference.clone()

@@ -12,8 +12,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from fp_analysis.errors import DtypeError, ParameterError
-from fp_analysis.formats import FORMATS, get_format
-from fp_analysis.rounding import Rounding, flush_subnormals, round_to
+from fp_analysis.numerics.formats import FORMATS, get_format
+from fp_analysis.numerics.rounding import Rounding, flush_subnormals, round_to
 from tests.exact import round_float, same_bits
 
 NARROW = ("tf32", "bf16", "fp16")
@@ -185,7 +185,7 @@ def test_rounding_on_the_device_gives_the_numpy_paths_bits(name, mode, device):
     """The GPU path (``_round_on_device``; run on the CPU too, where round_to itself uses numpy) gives the bits of
     the numpy paths the rational reference holds (above): NaN payloads, overflow, ties and subnormals included,
     on a non-contiguous view; where it does not round (fp16 other than to nearest even) it says so."""
-    from fp_analysis.rounding import _round_on_device
+    from fp_analysis.numerics.rounding import _round_on_device
 
     values = np.concatenate([_random_fp32_bits(60_000, seed=7), _ties(name if name != "fp32" else "tf32", 6000, 8),
                              _specials()])  # fmt: skip

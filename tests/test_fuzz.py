@@ -11,11 +11,11 @@ import torch
 from hypothesis import given
 from typer.testing import CliRunner
 
-from fp_analysis.cli import app
+from fp_analysis.cli.app import app
 from fp_analysis.errors import FpaError
-from fp_analysis.fuzz import fuzz_op
-from fp_analysis.jobs import fuzz_files
-from fp_analysis.kernelbench import emulated_reference
+from fp_analysis.explain.jobs import fuzz_files
+from fp_analysis.explain.kernelbench import emulated_reference
+from fp_analysis.fuzz.search import fuzz_op
 from fp_analysis.ops.conv import conv2d_spec
 from fp_analysis.strategies import config_spec, conv2d_configs, conv3d_kk1_configs, conv_inputs
 
@@ -193,10 +193,10 @@ def test_pytorch_reference_in_each_mode_is_within_its_derived_tolerance(problem)
     """torch's CPU conv, with its operands emulated in TF32/bf16/fp16 or as it is, against fp64."""
     from fpa_kernels.twin import all_output_indices
 
-    from fp_analysis.bounds import term_sums
+    from fp_analysis.numerics.bounds import term_sums
     from fp_analysis.ops.conv import gather_terms
-    from fp_analysis.reference import fp64_at
-    from fp_analysis.tolerance import side_bound
+    from fp_analysis.ops.reference import fp64_at
+    from fp_analysis.study.tolerance import side_bound
 
     config, x, w, b = problem
     spec = config_spec(config)

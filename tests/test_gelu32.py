@@ -11,8 +11,8 @@ import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from fp_analysis.gelu32 import TABLES, epilogue32, erf32, gelu32, tanh32
-from fp_analysis.metrics import ulp
+from fp_analysis.numerics.gelu32 import TABLES, epilogue32, erf32, gelu32, tanh32
+from fp_analysis.numerics.metrics import ulp
 
 F32 = np.float32
 GRID = np.concatenate([np.linspace(-10, 10, 40_001), np.geomspace(1e-38, 10, 4_000), [0.0, 3.999, 4.0, 9.49, 9.5]])

@@ -245,7 +245,7 @@ def test_a_solution_that_edits_the_problem_fails_and_no_pair_is_judged_against_t
     """In a triage the edit is undone at once; the pairs after it are judged against the problem as it was read, and
     stored; the editing pair is not stored, so a resume runs it (and only it) again, with the same finding."""
     from fp_analysis.store import read_store
-    from fp_analysis.triage import discover, triage
+    from fp_analysis.triage.pairs import discover, triage
 
     folder = _pair_folder(tmp_path / "runs", {"a_edits.py": (CASES / "edits_problem.py").read_text(),
                                               "b_zeros.py": ZEROS, "c_right.py": RIGHT,
@@ -278,7 +278,7 @@ def test_fuzz_tries_the_problems_own_configuration():
 
 def test_a_sample_that_brings_its_own_problem_file_is_refused(tmp_path):
     from fp_analysis.errors import ParameterError
-    from fp_analysis.triage import discover
+    from fp_analysis.triage.pairs import discover
 
     folder = _pair_folder(tmp_path / "runs", {})
     (folder / "sample_1").mkdir()
@@ -307,7 +307,7 @@ def test_explain_and_fuzz_of_a_solution_that_edits_the_problem_exit_3_and_leave_
 def test_an_edit_left_by_a_job_that_was_killed_is_refused_until_put_back(tmp_path):
     """A solution that edits the problem and then SIGKILLs fpa leaves the edit; the journal the job left says so, and
     the next run given that file refuses it (exit 2) until the file is put back, naming the copy to put back."""
-    from fp_analysis.snapshot import Given, Journal
+    from fp_analysis.run.snapshot import Given, Journal
 
     folder = _pair_folder(tmp_path, {"solution.py": RIGHT})
     original = (folder / "problem.py").read_bytes()
@@ -332,7 +332,7 @@ def test_text_utf8_cannot_encode_is_printed_parsed_and_stored_safely(tmp_path):
     """A message with lone surrogates, a NUL and an escape, from a solution whose file and folder names are not
     UTF-8: explain's --json parses and text mode prints; a triage stores the row and shows the names."""
     from fp_analysis.store import read_store
-    from fp_analysis.triage import discover, triage
+    from fp_analysis.triage.pairs import discover, triage
 
     root = pathlib.Path(os.fsdecode(bytes(tmp_path) + b"/runs-\xff"))
     folder = _pair_folder(root, {})
@@ -360,11 +360,13 @@ def test_inputs_either_side_writes_into_are_named_and_reach_neither_the_other_si
 
 
 def test_the_solutions_process_cannot_open_the_memory_or_descriptors_of_fpas_processes():
-    """fpa's processes are not dumpable and the solution's holds no CAP_SYS_PTRACE (``fp_analysis.hardening``):
+    """fpa's processes are not dumpable and the solution's holds no CAP_SYS_PTRACE (``fp_analysis.run.hardening``):
     their memory and descriptors are out of its reach; the same probe without the guards opens both."""
-    hold = "import time; from fp_analysis.hardening import not_dumpable; {}print('ready', flush=True); time.sleep(60)"
+    hold = (
+        "import time; from fp_analysis.run.hardening import not_dumpable; {}print('ready', flush=True); time.sleep(60)"
+    )
     probe = (
-        "import sys; from fp_analysis.hardening import drop_privileges\n"
+        "import sys; from fp_analysis.run.hardening import drop_privileges\n"
         "if sys.argv[2] == 'guarded': drop_privileges()\n"
         "for name in ('mem', 'fd/1'):\n"
         "    try:\n        open(f'/proc/{sys.argv[1]}/{name}', 'rb'); print('opened', name)\n"
@@ -442,10 +444,10 @@ def test_sigterm_at_any_moment_of_a_triage_ends_it_with_130_or_its_result(tmp_pa
 
 def test_a_reply_of_the_right_form_cannot_come_from_a_copy_of_the_process(tmp_path):
     """The worker takes a reply only from the process it started: one whose header names another pid is refused."""
-    from fp_analysis.candidate import CandidateProcess
+    from fp_analysis.run.candidate import CandidateProcess
 
     source = (
-        "import os, socket, sys\nimport torch\nfrom torch import nn\nfrom fp_analysis import wire\n\n"
+        "import os, socket, sys\nimport torch\nfrom torch import nn\nfrom fp_analysis.run import wire\n\n"
         "class ModelNew(nn.Module):\n    def forward(self, x):\n"
         "        channel = socket.socket(fileno=os.dup(int(sys.argv[-1])))\n"
         "        pid = os.fork()\n"
@@ -473,7 +475,7 @@ def test_an_exported_input_shares_its_allocation_segment_with_nothing_else_of_th
     (the control) lands in the reference output's segment: the test can fail."""
     import torch
 
-    from fp_analysis.tensor_ipc import exportable_copy
+    from fp_analysis.run.tensor_ipc import exportable_copy
 
     secret = torch.full((1000,), 12345.5, device="cuda")  # the reference's output
     x = torch.rand(4, 100, device="cuda")

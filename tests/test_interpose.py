@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from fp_analysis import interpose
-from fp_analysis.interpose import Arithmetic, evaluate
+from fp_analysis.model import interpose
+from fp_analysis.model.interpose import Arithmetic, evaluate
 
 CASES = [
     ("conv2d", lambda: nn.Conv2d(6, 5, (3, 2), padding=(1, 2), dilation=(2, 1)), (3, 6, 9, 8)),
@@ -40,7 +40,7 @@ def test_interposing_does_not_import_torch_dynamo():
 
     code = (
         "import sys, torch\n"
-        "from fp_analysis.interpose import Arithmetic, evaluate\n"
+        "from fp_analysis.model.interpose import Arithmetic, evaluate\n"
         "evaluate(torch.nn.Conv2d(2, 3, 3), [torch.rand(1, 2, 5, 5)], Arithmetic())\n"
         "print('torch._dynamo' in sys.modules)\n"
     )

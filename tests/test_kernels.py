@@ -33,8 +33,8 @@ from fpa_kernels import (
 )
 
 from fp_analysis.errors import DtypeError, ParameterError, ShapeError
+from fp_analysis.numerics.orders import AccumulationSpec
 from fp_analysis.ops.conv import conv2d_spec, conv3d_kk1_spec, gather_terms
-from fp_analysis.orders import AccumulationSpec
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 KERNEL_DIR = ROOT / "kernels"
@@ -201,7 +201,7 @@ def test_twins_stay_within_their_bounds(op):
     result of its inputs: the bound report, fuzz and the GPU validation judge the kernels by."""
     from fpa_kernels import variant_bound
 
-    from fp_analysis.bounds import term_sums
+    from fp_analysis.numerics.bounds import term_sums
     from fp_analysis.ops.epilogue import EpilogueSpec, epilogue_torch
 
     spec = (
@@ -319,7 +319,7 @@ def test_the_fast_math_gelu_constant_covers_the_committed_probe():
 
     from fpa_kernels.variants import CUDA_FAST_MATH_GELU_ULPS
 
-    from fp_analysis.bounds import epilogue_bound
+    from fp_analysis.numerics.bounds import epilogue_bound
 
     path = ROOT / "experiments" / "results" / "gpu_validation.json"
     if not path.exists():

@@ -1,4 +1,4 @@
-"""Tests of fp_analysis.metrics: each expected value is derived by formula in the test."""
+"""Tests of fp_analysis.numerics.metrics: each expected value is derived by formula in the test."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from fp_analysis.errors import DtypeError, ParameterError, ShapeError
-from fp_analysis.formats import FORMATS
-from fp_analysis.metrics import ErrorStats, error_stats, format_mismatch, ulp
+from fp_analysis.numerics.formats import FORMATS
+from fp_analysis.numerics.metrics import ErrorStats, error_stats, format_mismatch, ulp
 
 FP32 = FORMATS["fp32"]
 NAN, INF = math.nan, math.inf
@@ -277,7 +277,7 @@ def test_passes_of_any_size_give_the_whole_arrays_statistics_bitwise(a, seed, ch
     """error_stats walks the arrays in passes of ``_CHUNK`` elements (17 GB of whole-array temporaries at the
     seed-000 size before): any pass size gives the same record bitwise, maxima's first occurrences included, but
     the means, which are summed per pass."""
-    import fp_analysis.metrics as metrics
+    import fp_analysis.numerics.metrics as metrics
 
     rng = np.random.default_rng(seed)
     r = np.where(rng.random(a.size) < 0.3, a, np.round(a + rng.standard_normal(a.size), 1)).astype(np.float32)

@@ -1,4 +1,4 @@
-"""fp_analysis.model_space: constructor arguments drawn like get_init_inputs() gives them; inputs from the conv."""
+"""fp_analysis.fuzz.model_space: constructor arguments drawn like get_init_inputs() gives them; inputs from the conv."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import find, given, reject, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from fp_analysis.model_space import ModelSpace, Refused, Role, TooLarge, conv_modules, describe_convs, role_of
+from fp_analysis.fuzz.model_space import ModelSpace, Refused, Role, TooLarge, conv_modules, describe_convs, role_of
 from fp_analysis.ops.conv import spec_of_module
 
 

@@ -24,7 +24,7 @@ from fp_analysis.ops.conv import (
     sample_output_indices,
     term_permutation,
 )
-from fp_analysis.reference import abs_dot_at, fp64_at
+from fp_analysis.ops.reference import abs_dot_at, fp64_at
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")
 

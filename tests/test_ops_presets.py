@@ -37,7 +37,7 @@ SMALL_SHAPES = {
 
 def test_ops_all_lists_exactly_the_public_names():
     public = {name for name in dir(ops) if not name.startswith("_")}
-    modules = {"conv", "epilogue", "modules", "presets", "annotations"}
+    modules = {"conv", "epilogue", "modules", "presets", "reference", "annotations"}
     assert set(ops.__all__) == public - modules
     for name in ops.__all__:
         assert getattr(ops, name) is not None

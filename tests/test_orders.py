@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from fp_analysis.arith import add32, fma32, mul32
 from fp_analysis.errors import DtypeError, ParameterError, ShapeError
-from fp_analysis.orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order, accumulate
-from fp_analysis.rounding import round_to
+from fp_analysis.numerics.arith import add32, fma32, mul32
+from fp_analysis.numerics.orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order, accumulate
+from fp_analysis.numerics.rounding import round_to
 
 F32 = np.float32
 

@@ -13,21 +13,21 @@ import fp_analysis
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ["fp_analysis", "fp_analysis.ops"]
 MODULES = [
-    "arith",
-    "bounds",
     "errors",
-    "fma_emulation",
-    "formats",
     "lazy_exports",
-    "metrics",
-    "orders",
-    "reference",
-    "rounding",
-    "order_table",
+    "numerics.arith",
+    "numerics.bounds",
+    "numerics.fma_emulation",
+    "numerics.formats",
+    "numerics.metrics",
+    "numerics.orders",
+    "numerics.rounding",
     "ops.conv",
     "ops.epilogue",
     "ops.modules",
     "ops.presets",
+    "ops.reference",
+    "study.order_table",
 ]
 
 
@@ -81,7 +81,7 @@ def test_the_command_line_starts_without_torch():
     import subprocess
     import sys
 
-    code = "import sys, fp_analysis.cli, fp_analysis.jobs; print('torch' in sys.modules)"
+    code = "import sys, fp_analysis.cli.app, fp_analysis.explain.jobs; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
 
 
@@ -94,7 +94,7 @@ def test_fpa_explain_stores_its_run_without_importing_torch_in_the_supervisor(tm
 
     cases = ROOT / "tests" / "kernelbench_cases"
     code = (
-        "import sys\nfrom fp_analysis.cli import app\n"
+        "import sys\nfrom fp_analysis.cli.app import app\n"
         f"args = ['explain', '--problem', {str(cases / 'conv_problem.py')!r}, '--solution', "
         f"{str(cases / 'conv_other_order.py')!r}, '--trials', '1', '--json']\n"
         "try:\n    app(args)\nexcept SystemExit:\n    pass\n"
@@ -133,8 +133,8 @@ def test_every_enum_member_says_what_it_means():
     sources = sorted([*(ROOT / "fp_analysis").rglob("*.py"), *(ROOT / "kernels").glob("*.py")])
     missing = {str(p.relative_to(ROOT)): m for p in sources if (m := _enum_members_without_a_docstring(p))}
     assert not missing
+    from fp_analysis.model.verdict import CauseKind
     from fp_analysis.options import PrecisionMode
-    from fp_analysis.report import RowKind
-    from fp_analysis.verdict import CauseKind
+    from fp_analysis.study.report import RowKind
 
     assert all(issubclass(e, str) for e in (PrecisionMode, RowKind, CauseKind))  # they print and serialize

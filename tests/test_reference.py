@@ -21,11 +21,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import fp_analysis.reference as reference
+import fp_analysis.ops.reference as reference
 from fp_analysis.errors import DtypeError, ParameterError, ShapeError
 from fp_analysis.ops.conv import Terms, conv2d_spec, conv3d_kk1_spec, gather_terms, sample_output_indices
 from fp_analysis.ops.epilogue import EpilogueSpec, GeluForm, epilogue_mpmath, epilogue_torch
-from fp_analysis.reference import (
+from fp_analysis.ops.reference import (
     SumMethod,
     abs_dot_at,
     fp64_at,

@@ -265,12 +265,12 @@ def test_the_huge_input_shape_refusal_gives_the_estimate():
 
 
 def test_an_internal_error_is_one_line_and_its_traceback_goes_to_a_file(monkeypatch):
-    import fp_analysis.tolerance_report
+    import fp_analysis.study.tolerance_report
 
     def broken(*args, **kwargs):
         return 1 / 0
 
-    monkeypatch.setattr(fp_analysis.tolerance_report, "tolerance_report", broken)
+    monkeypatch.setattr(fp_analysis.study.tolerance_report, "tolerance_report", broken)
     code, data, stderr = _run("tolerance", "conv3d_kk1")
     assert code == ExitCode.INTERNAL == 4
     assert stderr.count("\n") == 1 and stderr.startswith("internal error: ZeroDivisionError: division by zero")
@@ -346,7 +346,7 @@ def test_fuzz_writes_only_under_the_cache_and_counts_examples_apart_from_shrinki
 
 
 def test_fuzz_takes_its_default_example_count_from_the_hypothesis_profile(monkeypatch):
-    from fp_analysis.jobs import default_max_examples
+    from fp_analysis.explain.jobs import default_max_examples
 
     monkeypatch.setenv("HYPOTHESIS_PROFILE", "thorough")
     assert default_max_examples() == 2000
@@ -513,7 +513,7 @@ class ModelNew(nn.Module):
 def _run_solution(tmp_path, source: str, x, calls: int = 1):
     """``ModelNew`` of ``source`` built on x's device in the solution's own process and called on x ``calls``
     times: (the outputs, the device the first was made on, whether CUDA IPC stayed on)."""
-    from fp_analysis.candidate import CandidateProcess
+    from fp_analysis.run.candidate import CandidateProcess
 
     solution = tmp_path / "solution.py"
     solution.write_text(source)
@@ -545,7 +545,7 @@ def test_where_an_ipc_handle_cannot_be_opened_the_tensors_travel_as_bytes(tmp_pa
     code runs; the inputs are sent again as CPU tensors, and so is everything for the rest of the job."""
     import torch
 
-    import fp_analysis.candidate as candidate_module
+    import fp_analysis.run.candidate as candidate_module
 
     # a handle of the right form that names no memory: it fails to open in the other process, as on a platform
     # without CUDA IPC
@@ -606,10 +606,10 @@ def test_each_trials_inputs_are_kernelbenchs_and_a_failing_draw_names_its_trial(
     is that trial's error, after the trials before it ran."""
     import torch
 
-    from fp_analysis.candidate import CandidateProcess
     from fp_analysis.errors import UserCodeError
-    from fp_analysis.kernelbench import load_problem, run_check
-    from fp_analysis.usercode import seed_all
+    from fp_analysis.explain.kernelbench import load_problem, run_check
+    from fp_analysis.run.candidate import CandidateProcess
+    from fp_analysis.run.usercode import seed_all
 
     problem = tmp_path / "problem.py"
     problem.write_text(_COUNTED_INPUTS.replace("{fail_at}", "0"))
@@ -648,7 +648,7 @@ def test_inputs_are_drawn_in_a_thread_only_where_a_thread_sees_the_same_torch_st
     other inputs (on another device's generator), so they are drawn in turn."""
     import torch
 
-    from fp_analysis.kernelbench import _thread_draws_alike
+    from fp_analysis.explain.kernelbench import _thread_draws_alike
 
     assert _thread_draws_alike()
     with torch.device("meta"):  # what torch.set_default_device does: a mode on the function stack
@@ -686,7 +686,7 @@ def test_an_output_unlike_the_references_crosses_as_bytes_and_the_worker_opens_n
     handle the solution's process made (its sizes are the sender's word)."""
     import torch
 
-    from fp_analysis.tensor_ipc import SharedCuda
+    from fp_analysis.run.tensor_ipc import SharedCuda
 
     def refuse(self):
         raise AssertionError("the worker opened a handle")

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from fp_analysis.errors import Fate, Side, UserCodeError
-from fp_analysis.replies import checked
-from fp_analysis.tensor_ipc import SharedCuda
-from fp_analysis.wire import Malformed
+from fp_analysis.run.replies import checked
+from fp_analysis.run.tensor_ipc import SharedCuda
+from fp_analysis.run.wire import Malformed
 
 _FAILURE = {"message": "ModelNew.forward raised ValueError: no", "where": "ModelNew.forward", "fate": "raised",
             "side": "solution", "exception": "ValueError", "traceback": "...", "detail": "trial 1 of 5"}  # fmt: skip

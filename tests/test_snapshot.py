@@ -11,8 +11,8 @@ import pytest
 
 import fp_analysis
 from fp_analysis.errors import ParameterError
-from fp_analysis.snapshot import Given, Snapshot
-from fp_analysis.usercode import _SnapshotFinder
+from fp_analysis.run.snapshot import Given, Snapshot
+from fp_analysis.run.usercode import _SnapshotFinder
 
 
 @pytest.fixture
@@ -59,13 +59,12 @@ def test_links_among_the_helpers_are_left_out(pair):
 
 def test_the_finder_serves_helpers_but_never_in_place_of_an_installed_module(pair):
     sources = {"helper.py": b"", "pkg/__init__.py": b"", "pkg/deep.py": b"", "colorsys.py": b"",
-               "fp_analysis/fma_emulation.py": b""}  # fmt: skip
+               "fp_analysis/numerics/fma_emulation.py": b""}  # fmt: skip
     finder = _SnapshotFinder(pair, sources)
     assert finder.find_spec("helper").origin == str(pair / "helper.py")
     assert finder.find_spec("pkg.deep", [str(pair / "pkg")]).origin == str(pair / "pkg" / "deep.py")
     assert finder.find_spec("colorsys") is None  # the standard library's
-    installed = str(pathlib.Path(fp_analysis.__file__).parent)
-    assert (
-        finder.find_spec("fp_analysis") is None and finder.find_spec("fp_analysis.fma_emulation", [installed]) is None
-    )
+    installed = str(pathlib.Path(fp_analysis.__file__).parent / "numerics")
+    assert finder.find_spec("fp_analysis") is None
+    assert finder.find_spec("fp_analysis.numerics.fma_emulation", [installed]) is None
     assert "colorsys" not in sys.modules or sys.modules["colorsys"].__file__ != str(pair / "colorsys.py")

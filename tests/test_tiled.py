@@ -25,10 +25,10 @@ from fpa_kernels.general import term_table
 from fpa_kernels.launch import padded_input_shape
 from fpa_kernels.reference import conv_fp64
 
-from fp_analysis.bounds import gamma
 from fp_analysis.errors import DtypeError, ParameterError, ShapeError
+from fp_analysis.numerics.bounds import gamma
+from fp_analysis.numerics.orders import AccumulationSpec, Order
 from fp_analysis.ops.conv import ConvSpec, conv2d_spec, conv3d_kk1_spec, gather_terms, sample_output_indices
-from fp_analysis.orders import AccumulationSpec, Order
 
 CASES = [
     (conv2d_spec(32, 64, (5, 9), padding=(2, 4), dilation=(2, 3)), (2, 32, 30, 41)),  # the seed, smaller
@@ -145,7 +145,7 @@ def test_fast_fp64_reference_equals_torch_fp64_to_fp64_rounding(spec, shape):
     """|conv_fp64 − torch's fp64 conv| ≤ both sides' γ_(K+1) in double times Σ|w·x| + |b| (Higham 2002, §3.1)."""
     from fpa_kernels import all_output_indices
 
-    from fp_analysis.reference import fp64_full
+    from fp_analysis.ops.reference import fp64_full
 
     gen = torch.Generator().manual_seed(3)
     x, w = torch.randn(shape, generator=gen), torch.randn(spec.weight_shape, generator=gen)
@@ -168,7 +168,7 @@ def test_every_tiled_kernel_equals_the_twin_or_meets_the_tensor_core_bound(spec,
     twinned variants bit for bit their twin, tensor-core ones within tensor_core_bound of fp64."""
     from fpa_kernels import all_output_indices, run_variant, twin_from_terms, variant_bound, variant_runs
 
-    from fp_analysis.bounds import term_sums
+    from fp_analysis.numerics.bounds import term_sums
 
     gen = torch.Generator().manual_seed(5)
     x, w = torch.randn(shape, generator=gen), torch.randn(spec.weight_shape, generator=gen) / 8

@@ -16,7 +16,7 @@ import pytest
 
 from fp_analysis.errors import ParameterError
 from fp_analysis.store import read_store
-from fp_analysis.triage import Pair, discover, summarize, triage
+from fp_analysis.triage.pairs import Pair, discover, summarize, triage
 
 from .triage_corpus import FALSE_PASS, write_corpus
 
@@ -230,7 +230,7 @@ def test_pairs_built_ahead_are_run_once_built_and_the_others_as_they_come(tmp_pa
     slot below ``workers``, with what its build gave; a pair that builds nothing does not wait for the builds."""
     import threading
 
-    from fp_analysis.triage import _as_finished
+    from fp_analysis.triage.pairs import _as_finished
 
     pairs = []
     for i in range(12):  # the even ones build an extension
@@ -259,7 +259,7 @@ def test_pairs_built_ahead_are_run_once_built_and_the_others_as_they_come(tmp_pa
 
 def test_the_html_report_is_one_page_with_its_figures_and_escapes_what_the_files_named(tmp_path):
     pytest.importorskip("seaborn")
-    from fp_analysis.triage_report import write_report
+    from fp_analysis.triage.report import write_report
 
     rows = []
     for i, (verdict, passed, error) in enumerate([("bug", True, None), ("reference_tf32", False, None),
@@ -330,8 +330,8 @@ def test_ray_options_are_checked_before_anything_runs(runs, monkeypatch):
 def test_a_pairs_key_holds_the_sources_it_may_read_and_not_the_other_samples(runs):
     """A helper in a package below the solution (``pkg/helper.py``) is part of the pair: editing it runs the pair
     again; the other samples below the problem's folder are not the problem's helpers."""
-    from fp_analysis.snapshot import sources_of
-    from fp_analysis.triage import _key, snapshots, solution_folders
+    from fp_analysis.run.snapshot import sources_of
+    from fp_analysis.triage.pairs import _key, snapshots, solution_folders
 
     pairs = discover(runs)
     skip = solution_folders(pairs)

@@ -17,8 +17,8 @@ import time
 import pytest
 import torch
 
-from fp_analysis import wire
-from fp_analysis.tensor_ipc import SharedCuda
+from fp_analysis.run import wire
+from fp_analysis.run.tensor_ipc import SharedCuda
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from ..errors import DtypeError, ParameterError, ShapeError
-from ..memory import require
+from ..numerics.memory import require
 
 __all__ = [
     "ConvSpec",

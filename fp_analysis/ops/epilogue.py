@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import DtypeError, ParameterError
-from ..gelu32 import GeluForm
+from ..numerics.gelu32 import GeluForm
 
 __all__ = [
     "EpilogueSpec",

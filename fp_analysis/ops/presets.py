@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ..errors import ParameterError
-from ..memory import require
+from ..numerics.memory import require
 from ..options import SEED_MAX
 from .conv import ConvSpec, conv2d_spec, conv3d_kk1_spec, require_terms_memory
 from .epilogue import EpilogueSpec, GeluForm

@@ -8,7 +8,7 @@ import sys
 import torch
 from _conv import Conv
 
-from fp_analysis import wire
+from fp_analysis.run import wire
 
 
 class ModelNew(Conv):
