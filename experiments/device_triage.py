@@ -23,7 +23,7 @@ from device_results import write_results
 from triage_gpu_pairs import write
 
 from fp_analysis.records import loads_strict
-from fp_analysis.triage.pairs import matches_expected
+from fp_analysis.triage.summary import matches_expected
 
 TIMEOUT_S = 90  # a load_inline build under eight parallel builds must fit in one call
 

@@ -1,7 +1,7 @@
 """Where a job's start goes: the fork server's steps, CUDA's start, `fpa explain` timestamped, explain twice.
 
 Measures, each in a fresh interpreter of its own: ``import torch``; the fork server's preloads one by one and its
-warm-up (``fp_analysis.run.forkserver``; twice, as a fresh checkout's first warm-up fills numba's cache); CUDA's
+warm-up (``fp_analysis.run.forkserver_loop``; twice, as a fresh checkout's first warm-up fills numba's cache); CUDA's
 start in a process that has imported torch (context, first cuDNN convolution, first ``torch.rand`` on the GPU);
 ``fpa explain --json`` twice as a user runs it, each step timestamped from its process's start (the server's
 launch and readiness, the job's first event and return, the exit after the results store's write). Then runs
@@ -26,14 +26,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 _IMPORT_TORCH = "import time; t = time.perf_counter(); import torch; print(time.perf_counter() - t)"
 
-# The server's preloads and warm-up, timed one by one (as ``forkserver.serve`` runs them).
+# The server's preloads and warm-up, timed one by one (as ``forkserver_loop.serve`` runs them).
 _SERVER_STEPS = """
 import importlib, json, sys, time
-from fp_analysis.run import forkserver
+from fp_analysis.run import forkserver_loop, forkserver_warmup
 steps = {}
-for module in forkserver._PRELOAD:
+for module in forkserver_loop._PRELOAD:
     t = time.perf_counter(); importlib.import_module(module); steps["import " + module] = time.perf_counter() - t
-t = time.perf_counter(); forkserver._warm_up(); steps["warm-up"] = time.perf_counter() - t
+t = time.perf_counter(); forkserver_warmup.warm_up(); steps["warm-up"] = time.perf_counter() - t
 print(json.dumps(steps))
 """
 
@@ -123,6 +123,7 @@ def main() -> int:
     print(json.dumps(record, indent=1), flush=True)
 
     from fp_analysis.explain.jobs import explain_files
+    from fp_analysis.options import ExplainOptions
 
     for call in ("cold server", "warm server"):
         start, events = time.perf_counter(), []
@@ -130,7 +131,7 @@ def main() -> int:
         def timed(event, start=start, events=events):
             events.append(f"{time.perf_counter() - start:7.2f} s  {event}")
 
-        result = explain_files(options.problem, options.solution, device=options.device, on_event=timed)
+        result = explain_files(options.problem, options.solution, ExplainOptions(options.device), on_event=timed)
         wall = time.perf_counter() - start
         record[call] = {"wall (s)": wall, "verdict": result.verdict, "events": events}
         print(f"{call}: {result.verdict} in {wall:.2f} s", *events, sep="\n  ", flush=True)

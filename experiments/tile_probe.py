@@ -18,7 +18,17 @@ import argparse
 
 import fpa_kernels.rows
 import torch
-from fpa_kernels import KERNELS, Op, Schedule, TensorCore, VariantSpec, run_variant, tiled_kernel, variant_build
+from fpa_kernels import (
+    KERNELS,
+    ConvCall,
+    Op,
+    Schedule,
+    TensorCore,
+    VariantSpec,
+    run_variant,
+    tiled_kernel,
+    variant_build,
+)
 
 from fp_analysis.ops.presets import make_problem
 from fp_analysis.study.bench import time_on_device
@@ -48,7 +58,7 @@ def _runner(variant, kernel, extra, spec, xs, w):
 
     def run(i):
         out = torch.empty(out_shape, device="cuda")
-        chosen.launch(cubin, defines, variant, spec, xs[i % 3], w, None, None, out, 0.01)
+        chosen.launch(cubin, defines, variant, ConvCall(spec, xs[i % 3], w, out=out))
         return out
 
     return run

@@ -7,6 +7,7 @@ parent process, so a bad option never costs a worker's start.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import pathlib
 from enum import Enum
@@ -14,11 +15,13 @@ from enum import Enum
 from .errors import ParameterError, enum_member
 
 __all__ = [
+    "DEFAULT_TIMEOUT_S",
     "PRESET_KERNEL_OPS",
     "PRESET_NAMES",
     "REFERENCE_MODES",
     "SEED_MAX",
     "Device",
+    "ExplainOptions",
     "PrecisionMode",
     "check_count",
     "check_device",
@@ -151,3 +154,54 @@ def check_reference_mode(mode: str) -> str:
         allowed = ", ".join(repr(m) for m in REFERENCE_MODES)
         raise ParameterError(f"Got reference_mode={mode!r}, but the only valid values are {allowed}.")
     return mode
+
+
+# Seconds one call into the user's code may take (``--timeout``'s default). A full-size KernelBench forward on a
+# 2-core CPU takes up to 79 s (shared/facts/kernelbench_conv_families.md) and a load_inline build about a minute,
+# so 300 s stops a hang without stopping real work.
+DEFAULT_TIMEOUT_S = 300.0
+
+
+@dataclasses.dataclass(frozen=True)
+class ExplainOptions:
+    """What one explanation of a problem/solution pair is asked, valid by construction.
+
+    KernelBench's check (``trials`` seeded trials from ``seed``, ``torch.allclose`` at ``atol``/``rtol``), where the
+    models run (``device``: "auto", "cpu", "cuda") and, on a CPU, which precision the reference's run emulates
+    (``reference_mode``, None: as given), how many outputs the twin evidence samples (``samples``), and the seconds
+    each call into the user's code may take (``timeout``). Every field is checked when the record is made — a bad
+    one is a ``ParameterError`` naming the option, exit 2 — so ``fpa explain``, ``fpa triage`` and the job in the
+    worker take it as it is. ``to_json``/``from_json``: how it crosses to the worker.
+    """
+
+    device: str = Device.AUTO.value
+    reference_mode: str | None = None
+    trials: int = 5
+    seed: int = 42
+    atol: float = 1e-4
+    rtol: float = 1e-4
+    samples: int = 4000
+    timeout: float = DEFAULT_TIMEOUT_S
+
+    def __post_init__(self):
+        checked = {
+            "device": check_device(self.device).value,
+            "reference_mode": None if self.reference_mode is None else check_reference_mode(self.reference_mode),
+            "trials": check_count("trials", self.trials, maximum=TRIALS_MAX),
+            "seed": check_seed("seed", self.seed),
+            "atol": check_tolerance("atol", self.atol),
+            "rtol": check_tolerance("rtol", self.rtol),
+            "samples": check_count("samples", self.samples),
+            "timeout": check_seconds("timeout", self.timeout),
+        }
+        for name, value in checked.items():  # the normal form (an enum's value, a float for an int)
+            object.__setattr__(self, name, value)
+
+    def to_json(self) -> dict:
+        """The options as JSON-able data (what the worker's job record holds)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> ExplainOptions:
+        """The inverse of ``to_json``."""
+        return cls(**data)

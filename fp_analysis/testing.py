@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from .errors import FpaError
-from .model.engine import analyse_model
+from .model.engine import Effort, analyse_model
 from .numerics.metrics import error_stats, format_mismatch
 
-__all__ = ["assert_equivalent"]
+__all__ = ["CloseOptions", "assert_equivalent"]
+
+
+@dataclass(frozen=True)
+class CloseOptions:
+    """The rest of ``torch.testing.assert_close``'s options, meaning what they mean there: whether NaN equals NaN
+    (``equal_nan``), whether the dtypes must match (``check_dtype``), and the message to fail with instead of
+    torch's (``msg``)."""
+
+    equal_nan: bool = False
+    check_dtype: bool = True
+    msg: str | None = None
 
 
 def assert_equivalent(
@@ -17,23 +30,29 @@ def assert_equivalent(
     *,
     rtol: float | None = None,
     atol: float | None = None,
-    equal_nan: bool = False,
-    check_dtype: bool = True,
     model: torch.nn.Module | None = None,
     inputs: tuple | list | None = None,
     samples: int = 2000,
-    msg: str | None = None,
+    close: CloseOptions = CloseOptions(),
 ) -> None:
-    """Assert ``actual`` ≈ ``expected`` exactly as ``torch.testing.assert_close`` does (same arguments).
+    """Assert ``actual`` ≈ ``expected`` exactly as ``torch.testing.assert_close`` does, with its ``rtol`` and
+    ``atol`` and its other options in ``close`` (e.g. ``close=CloseOptions(equal_nan=True)``). Returns None.
 
     On failure the message keeps torch's counts and greatest differences and adds the explanation: with
     ``model`` (the reference module that produced ``expected``) and its ``inputs``, the causes that fit
-    (e.g. ``reference_tf32``), the residual after re-creating them and a principled tolerance; without
-    them, the error statistics and a note on what to pass to get the cause.
+    (e.g. ``reference_tf32``), the residual after re-creating them and a principled tolerance (the analysis
+    compares ``samples`` outputs with the CPU twins); without them, the error statistics and a note on what to
+    pass to get the cause.
     """
     try:
         torch.testing.assert_close(
-            actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=check_dtype, msg=msg
+            actual,
+            expected,
+            rtol=rtol,
+            atol=atol,
+            equal_nan=close.equal_nan,
+            check_dtype=close.check_dtype,
+            msg=close.msg,
         )
         return
     except AssertionError as failure:
@@ -56,7 +75,8 @@ def assert_equivalent(
         lines.append("Pass model= (the reference module) and inputs= to have the cause named.")
         raise AssertionError("\n".join(lines))
     try:
-        analysis = analyse_model(model, list(inputs), expected.detach(), actual.detach(), twin_samples=samples)
+        effort = Effort(twin_samples=samples)
+        analysis = analyse_model(model, list(inputs), expected.detach(), actual.detach(), effort=effort)
     except FpaError as error:
         lines.append(f"fp_analysis could not model the reference: {error}")
         raise AssertionError("\n".join(lines)) from None
@@ -66,7 +86,7 @@ def assert_equivalent(
         for c in analysis.causes
     ]
     if analysis.explained:
-        tolerance = analysis.tolerance
+        tolerance = analysis.recommended_tolerance
         lines.append(
             f"  A principled tolerance for this pair: atol={tolerance['atol']:.3g}, rtol=0 ({tolerance['basis']})."
         )

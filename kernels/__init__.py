@@ -5,7 +5,8 @@ nvcc; running needs a CUDA device; the variants and twins need neither.
 """
 
 from .build import BuildError, build_source, cache_dir, find_nvcc, generated_header
-from .launch import conv_params, run_variant, tiled_kernel, tiled_kernels, variant_runs
+from .call import ConvCall
+from .launch import conv_params, run_call, run_variant, tiled_kernel, tiled_kernels, variant_runs
 from .registry import KERNELS, Build, Kernel, build_all, general_kernel, kernels_for, variant_build
 from .twin import all_output_indices, twin, twin_from_terms
 from .variants import (
@@ -24,6 +25,7 @@ __all__ = [
     "KERNELS",
     "Build",
     "BuildError",
+    "ConvCall",
     "GeluImpl",
     "Kernel",
     "Op",
@@ -40,6 +42,7 @@ __all__ = [
     "general_kernel",
     "generated_header",
     "kernels_for",
+    "run_call",
     "run_variant",
     "tiled_kernel",
     "tiled_kernels",

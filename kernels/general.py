@@ -1,6 +1,6 @@
 """The kernels that take every conv of their op: conv_direct.cu and conv_mma.cu (one thread, or one warp's
 tile, per output: simple and slow) and the im2col tiled kernels conv_tiled.cu, conv_mma_tiled.cu and
-conv_dmma_tiled.cu (conv_tile.cuh); their launches on checked tensors (``fpa_kernels.launch`` checks)."""
+conv_dmma_tiled.cu (conv_tile.cuh); their launches on a ``ConvCall`` that ``fpa_kernels.launch`` checked."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import torch
 from fp_analysis.errors import ShapeError
 from fp_analysis.ops.conv import ConvSpec
 
+from .call import ConvCall
 from .driver import device_pointer, load_kernel
 from .geometry import TILE_BK, TILE_BM, TILE_BN
-from .params import conv_params, padded3, padded_input_shape
+from .params import padded3, padded_input_shape
 from .variants import TensorCore, VariantSpec
 
 __all__ = ["launch_direct", "launch_tiled", "term_table"]
@@ -24,20 +25,10 @@ _BLOCK = 128  # threads per block of the direct kernels (a multiple of the 32 of
 _INT32_MAX = 2**31 - 1
 
 
-def launch_direct(
-    cubin: pathlib.Path,
-    entry: str,
-    variant: VariantSpec,
-    spec: ConvSpec,
-    x: torch.Tensor,
-    weight: torch.Tensor,
-    bias: torch.Tensor | None,
-    multiplier: torch.Tensor | None,
-    out: torch.Tensor,
-    negative_slope: float = 0.01,
-) -> None:
-    """Launch conv_direct.cu (one thread per output) or conv_mma.cu (a warp per 16 × 8 output tile) on checked
-    tensors."""
+def launch_direct(cubin: pathlib.Path, entry: str, variant: VariantSpec, call: ConvCall) -> None:
+    """Launch conv_direct.cu (one thread per output) or conv_mma.cu (a warp per 16 × 8 output tile) on a checked
+    call."""
+    spec, x, out = call.spec, call.x, call.out
     kernel = load_kernel(cubin, entry, x.device.index)
     if variant.tensor_core is TensorCore.NONE:
         threads = out.numel()
@@ -48,8 +39,8 @@ def launch_direct(
     grid = (threads + _BLOCK - 1) // _BLOCK
     if grid >= 2**31:
         raise ShapeError(f"the output is too large for one launch ({threads} threads)")
-    args = [*map(device_pointer, (x, weight, bias, multiplier, out)), conv_params(spec, tuple(x.shape), negative_slope)]
-    kernel.launch(grid, _BLOCK, args, torch.cuda.current_stream(x.device).cuda_stream)
+    args = [*map(device_pointer, (x, call.weight, call.bias, call.multiplier, out)), call.params()]
+    kernel.launch(grid, _BLOCK, args, call.stream)
 
 
 def term_table(spec: ConvSpec, padded_shape: tuple[int, ...]) -> torch.Tensor:
@@ -77,24 +68,15 @@ def term_table(spec: ConvSpec, padded_shape: tuple[int, ...]) -> torch.Tensor:
     return torch.nn.functional.pad(offsets, (0, padded - offsets.numel())).to(torch.int32).contiguous()
 
 
-def launch_tiled(
-    cubin: pathlib.Path,
-    entry: str,
-    spec: ConvSpec,
-    x: torch.Tensor,
-    weight: torch.Tensor,
-    bias: torch.Tensor | None,
-    multiplier: torch.Tensor | None,
-    out: torch.Tensor,
-    negative_slope: float = 0.01,
-) -> None:
-    """Launch the tiled kernel ``entry`` (conv_tiled, conv_mma_tiled or conv_dmma_tiled) of ``cubin`` on
-    checked tensors.
+def launch_tiled(cubin: pathlib.Path, entry: str, call: ConvCall) -> None:
+    """Launch the tiled kernel ``entry`` (conv_tiled, conv_mma_tiled or conv_dmma_tiled) of ``cubin`` on a
+    checked call.
 
     The input goes in zero-padded (a copy, when the conv pads), the weights as [group][K][channel] (a
     copy, so each tile row of B is contiguous), with the term table beside them; the copies are made on
     ``x``'s device on the current stream, which orders their release after the kernel.
     """
+    spec, x, weight, out = call.spec, call.x, call.weight, call.out
     device = x.device
     og, groups = spec.out_channels // spec.groups, spec.groups
     K = weight[0].numel()
@@ -106,14 +88,14 @@ def launch_tiled(
     table = _cached_table(spec, padded_shape, device)
     w_t = weight.reshape(groups, og, K).transpose(1, 2).contiguous()
     kernel = load_kernel(cubin, entry, device.index)
-    params = conv_params(spec, tuple(x.shape), negative_slope)
+    params = call.params()
     if padded_shape != tuple(x.shape):
         # The kernels read the zero-padded input and need no bounds checks (conv_tile.cuh).
         pads = [p for before, after in reversed(spec.padding) for p in (before, after)]
         x = torch.nn.functional.pad(x, pads)
         params.d0, params.d1, params.d2 = padded3(padded_shape[2:], 1)
         params.p0 = params.p1 = params.p2 = 0
-    args = [*map(device_pointer, (x, w_t, bias, multiplier, out, table)), params]
+    args = [*map(device_pointer, (x, w_t, call.bias, call.multiplier, out, table)), params]
     shared = table.shape[0] * 4  # the table lives in dynamic shared memory
     if kernel.static_shared + shared > kernel.max_shared:
         raise ShapeError(
@@ -121,7 +103,7 @@ def launch_tiled(
             f"{kernel.static_shared} of tiles exceed this GPU's {kernel.max_shared} per block; use a direct variant"
         )
     # The tiled kernels declare their block size in __launch_bounds__; the driver reports it.
-    kernel.launch(grid, kernel.max_threads, args, torch.cuda.current_stream(device).cuda_stream, shared)
+    kernel.launch(grid, kernel.max_threads, args, call.stream, shared)
 
 
 @functools.lru_cache(maxsize=64)

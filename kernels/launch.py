@@ -1,21 +1,26 @@
-"""Run a kernel variant on torch CUDA tensors: validate everything first, then build, load and launch (the
-kernel is chosen, built and launched through ``fpa_kernels.registry``)."""
+"""Run a kernel variant on torch CUDA tensors: validate everything first (``run_call`` checks a ``ConvCall``), then
+build, load and launch (the kernel is chosen, built and launched through ``fpa_kernels.registry``)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import torch
 
 from fp_analysis.errors import DtypeError, ParameterError, ShapeError
 from fp_analysis.ops.conv import ConvSpec
 
+from .call import ConvCall
 from .params import ConvParams, conv_params, padded_input_shape
 from .registry import general_kernel, kernels_for, launch_kernel
 from .variants import Op, Schedule, VariantSpec
 
 __all__ = [
+    "ConvCall",
     "ConvParams",
     "conv_params",
     "padded_input_shape",
+    "run_call",
     "run_variant",
     "tiled_kernel",
     "tiled_kernels",
@@ -98,19 +103,28 @@ def run_variant(
     bias: torch.Tensor | None = None,
     multiplier: torch.Tensor | None = None,
     negative_slope: float = 0.01,
-    out: torch.Tensor | None = None,
     kernel: str | None = None,
 ) -> torch.Tensor:
-    """Run ``variant`` of the conv ``spec`` (plus the epilogue for conv_gelu) and return a new tensor.
+    """Run ``variant`` of the conv ``spec`` (plus the epilogue for conv_gelu) and return a new tensor: ``run_call``
+    of ``ConvCall(spec, x, weight, bias, multiplier, negative_slope)``, which also writes into a tensor of yours."""
+    return run_call(variant, ConvCall(spec, x, weight, bias, multiplier, negative_slope), kernel)
+
+
+def run_call(variant: VariantSpec, call: ConvCall, kernel: str | None = None) -> torch.Tensor:
+    """Run ``variant`` of the conv ``call.spec`` (plus the epilogue for conv_gelu) and return its output.
 
     Every argument is checked before anything is launched: CUDA float32 contiguous tensors of the shapes
     the spec implies (``bias`` exactly when ``spec.bias``; ``multiplier`` of shape (C_out, 1, 1) exactly
-    for conv_gelu), all on one device. ``out`` (optional) receives the result and is returned.
-    ``kernel`` (tiled variants only) picks one of ``tiled_kernels(variant, spec, x.shape)`` instead of the
-    fastest, ``tiled_kernel(variant, spec, x.shape)``: e.g. to time the im2col kernel beside the one that replaced it.
+    for conv_gelu), all on one device. ``call.out`` (optional) receives the result and is returned; without it
+    the result is a new tensor. ``kernel`` (tiled variants only) picks one of ``tiled_kernels(variant, spec,
+    x.shape)`` instead of the fastest, ``tiled_kernel(variant, spec, x.shape)``: e.g. to time the im2col kernel
+    beside the one that replaced it.
     """
     if not isinstance(variant, VariantSpec):
         raise ParameterError(f"variant must be a VariantSpec, got {type(variant).__name__}")
+    if not isinstance(call, ConvCall):
+        raise ParameterError(f"call must be a ConvCall, got {type(call).__name__}")
+    spec, x = call.spec, call.x
     if not isinstance(spec, ConvSpec):
         raise ParameterError(f"spec must be a ConvSpec, got {type(spec).__name__}")
     _check_op(variant, spec)
@@ -120,6 +134,21 @@ def run_variant(
         allowed = tiled_kernels(variant, spec, tuple(x.shape) if isinstance(x, torch.Tensor) else None)
         if kernel not in allowed:
             raise ParameterError(f"Got kernel={kernel!r}, but this variant and conv allow only {allowed}.")
+    call = _checked(variant, call)
+    if call.out.numel() == 0:
+        return call.out
+    with torch.cuda.device(x.device):  # a kernel's refusals may ask the current device (conv_wgmma: sm_90 only)
+        if variant.schedule is Schedule.TILED:
+            kernel = kernel or tiled_kernel(variant, spec, tuple(x.shape))
+        else:
+            kernel = general_kernel(variant).name
+        launch_kernel(kernel, variant, call)
+    return call.out
+
+
+def _checked(variant: VariantSpec, call: ConvCall) -> ConvCall:
+    """``call``, its tensors checked (see ``run_call``), with ``out`` allocated where it has none."""
+    spec, x, weight, bias, multiplier, out = call.spec, call.x, call.weight, call.bias, call.multiplier, call.out
     if not isinstance(x, torch.Tensor):
         raise DtypeError(f"x must be a torch.Tensor on a CUDA device, got {type(x).__name__}")
     out_shape = spec.output_shape(tuple(x.shape))
@@ -140,13 +169,5 @@ def run_variant(
         tensors["out"] = _check_tensor("out", out, out_shape)
     device = _check_devices(tensors)
     if out is None:
-        out = torch.empty(out_shape, dtype=torch.float32, device=device)
-    if out.numel() == 0:
-        return out
-    with torch.cuda.device(device):  # a kernel's refusals may ask the current device (conv_wgmma: sm_90 only)
-        if variant.schedule is Schedule.TILED:
-            kernel = kernel or tiled_kernel(variant, spec, tuple(x.shape))
-        else:
-            kernel = general_kernel(variant).name
-        launch_kernel(kernel, variant, spec, x, weight, bias, multiplier, out, negative_slope)
-    return out
+        return replace(call, out=torch.empty(out_shape, dtype=torch.float32, device=device))
+    return call

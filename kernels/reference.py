@@ -14,6 +14,7 @@ import torch
 from fp_analysis.errors import DtypeError, ParameterError
 from fp_analysis.ops.conv import ConvSpec
 
+from .call import ConvCall
 from .general import launch_tiled
 from .launch import _check_devices, _check_tensor
 from .registry import KERNELS
@@ -43,5 +44,5 @@ def conv_fp64(spec: ConvSpec, x: torch.Tensor, weight: torch.Tensor, bias: torch
     if out.numel():
         with torch.cuda.device(device):
             cubin = KERNELS["conv_dmma_tiled"].cubin()
-            launch_tiled(cubin, "conv_dmma_tiled", spec, x, weight, bias, None, out)
+            launch_tiled(cubin, "conv_dmma_tiled", ConvCall(spec, x, weight, bias, out=out))
     return out

@@ -19,6 +19,7 @@ from fp_analysis.errors import ParameterError
 from fp_analysis.ops.conv import ConvSpec
 
 from .build import DEFAULT_ARCH, build_source
+from .call import ConvCall
 from .general import launch_direct, launch_tiled
 from .rows import launch_rows, rows_defines, rows_unsupported
 from .variants import Schedule, TensorCore, VariantSpec
@@ -29,8 +30,8 @@ __all__ = ["KERNELS", "Build", "Kernel", "build_all", "general_kernel", "kernels
 Shape = tuple[int, ...] | None
 Refusal = Callable[[VariantSpec, ConvSpec | None, Shape], str | None]
 Defines = Callable[[VariantSpec, ConvSpec | None, Shape], dict[str, int]]
-# (cubin, defines, variant, spec, x, weight, bias, multiplier, out, negative_slope), on checked tensors
-Launch = Callable[..., None]
+# (cubin, defines, variant, call): a launch of the kernel built with those defines, on a checked call
+Launch = Callable[[pathlib.Path, dict[str, int], VariantSpec, ConvCall], None]
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class Kernel:
     defines: Defines | None = None
     """The defines a variant of a conv gives its build (``variant_build`` keeps those in ``reads``)."""
     launch: Launch | None = None
-    """Its launch on checked tensors."""
+    """Its launch on a checked ``ConvCall``."""
     general: bool = False
     """Takes every conv of the variants it runs, so that whether it takes one depends on the variant only."""
 
@@ -80,21 +81,21 @@ def _takes(schedule: Schedule, tensor_cores: bool) -> Refusal:
 
 
 def _direct(entry: str) -> Launch:
-    def launch(cubin, defines, variant, spec, x, weight, bias, multiplier, out, negative_slope):
-        launch_direct(cubin, entry, variant, spec, x, weight, bias, multiplier, out, negative_slope)
+    def launch(cubin: pathlib.Path, defines: dict[str, int], variant: VariantSpec, call: ConvCall) -> None:
+        launch_direct(cubin, entry, variant, call)
 
     return launch
 
 
 def _tiled(entry: str) -> Launch:
-    def launch(cubin, defines, variant, spec, x, weight, bias, multiplier, out, negative_slope):
-        launch_tiled(cubin, entry, spec, x, weight, bias, multiplier, out, negative_slope)
+    def launch(cubin: pathlib.Path, defines: dict[str, int], variant: VariantSpec, call: ConvCall) -> None:
+        launch_tiled(cubin, entry, call)
 
     return launch
 
 
-def _wgmma(cubin, defines, variant, spec, x, weight, bias, multiplier, out, negative_slope):
-    launch_wgmma(cubin, defines, variant, spec, x, weight, bias, out)
+def _rows(cubin: pathlib.Path, defines: dict[str, int], variant: VariantSpec, call: ConvCall) -> None:
+    launch_rows(cubin, defines, call)
 
 
 # The defines conv_arith.cuh reads (the per-term arithmetic and the fused epilogue of the CUDA-core kernels).
@@ -121,7 +122,7 @@ _KERNELS = (
     Kernel(
         "conv_rows", "conv_rows.cu", DEFAULT_ARCH, _ROWS_READS,
         "row tiles on the CUDA cores, each staged input read once for all KW taps: the sequential fmaf chain",
-        lambda v, s, shape: rows_unsupported(v, s, shape), lambda v, s, shape: rows_defines(v, s, shape), launch_rows,
+        lambda v, s, shape: rows_unsupported(v, s, shape), lambda v, s, shape: rows_defines(v, s, shape), _rows,
     ),
     Kernel(
         "conv_tiled", "conv_tiled.cu", DEFAULT_ARCH, _TILED_READS,
@@ -131,7 +132,7 @@ _KERNELS = (
     Kernel(
         "conv_wgmma", "conv_wgmma.cu", "sm_90a", ("FPA_TC_SPLIT", "FPA_WG_CK"),
         "Hopper's warpgroup wgmma, TF32 / 3xTF32, stride 1 along W, one group (sm_90a only)",
-        lambda v, s, shape: wgmma_unsupported(v, s), lambda v, s, shape: wgmma_defines(v, s), _wgmma,
+        lambda v, s, shape: wgmma_unsupported(v, s), lambda v, s, shape: wgmma_defines(v, s), launch_wgmma,
     ),
     Kernel(
         "conv_mma_tiled", "conv_mma_tiled.cu", DEFAULT_ARCH, ("FPA_TC_SPLIT",),
@@ -210,8 +211,7 @@ def build_all(builds: Iterable[Build], jobs: int | None = None) -> dict[Build, p
     return dict(zip(unique, paths, strict=True))
 
 
-def launch_kernel(kernel: str, variant: VariantSpec, spec: ConvSpec, x, weight, bias, multiplier, out, slope) -> None:
-    """Build (unless cached) and launch ``kernel`` for ``variant`` of ``spec`` on checked tensors."""
-    build = variant_build(variant, spec, kernel, tuple(x.shape))
-    chosen = KERNELS[build.kernel]
-    chosen.launch(build.cubin(), dict(build.defines), variant, spec, x, weight, bias, multiplier, out, slope)
+def launch_kernel(kernel: str, variant: VariantSpec, call: ConvCall) -> None:
+    """Build (unless cached) and launch ``kernel`` for ``variant`` on a checked call."""
+    build = variant_build(variant, call.spec, kernel, call.input_shape)
+    KERNELS[build.kernel].launch(build.cubin(), dict(build.defines), variant, call)

@@ -13,17 +13,17 @@ from __future__ import annotations
 import ctypes
 import math
 import pathlib
+from dataclasses import replace
 
-import torch
 import torch.nn.functional as F
 
 from fp_analysis.errors import ParameterError, ShapeError
 from fp_analysis.numerics.orders import Order
 from fp_analysis.ops.conv import ConvSpec
 
+from .call import ConvCall
 from .driver import device_pointer, load_kernel
 from .geometry import ROWS_BN, ROWS_MAX_REACH
-from .params import conv_params
 from .variants import Schedule, TensorCore, VariantSpec
 
 __all__ = ["launch_rows", "row_units", "rows_defines", "rows_unsupported", "rows_view"]
@@ -138,19 +138,8 @@ def rows_defines(variant: VariantSpec, spec: ConvSpec, input_shape: tuple[int, .
     return {**variant.defines(), **rows}
 
 
-def launch_rows(
-    cubin: pathlib.Path,
-    defines: dict[str, int],
-    variant: VariantSpec,
-    spec: ConvSpec,
-    x: torch.Tensor,
-    weight: torch.Tensor,
-    bias: torch.Tensor | None,
-    multiplier: torch.Tensor | None,
-    out: torch.Tensor,
-    negative_slope: float,
-) -> None:
-    """Launch conv_rows.cu, built with ``defines`` into ``cubin``, on checked tensors (``rows_unsupported`` must
+def launch_rows(cubin: pathlib.Path, defines: dict[str, int], call: ConvCall) -> None:
+    """Launch conv_rows.cu, built with ``defines`` into ``cubin``, on a checked call (``rows_unsupported`` must
     have returned None).
 
     The kernel reads the input where it is when its rows and its padding along W are multiples of 4 floats
@@ -159,22 +148,18 @@ def launch_rows(
     ``rows_defines``' or alternatives to them (experiments/tile_probe.py); FPA_ROWS_TPX, FPA_ROWS_GROUPS and
     FPA_ROWS_MIN_BLOCKS also set the launch geometry here.
     """
+    spec, x, weight, out = call.spec, call.x, call.weight, call.out
     if spec.spatial_dims == 3:  # the (N, C, H, W·D) view (rows_view); the tensors are contiguous
-        view = rows_view(spec, tuple(x.shape))
         n, c, h, w, d = x.shape
         o_shape = out.shape
-        return launch_rows(
-            cubin,
-            defines,
-            variant,
-            view,
-            x.view(n, c, h, w * d),
-            weight.view(*weight.shape[:4]),
-            bias,
-            multiplier,
-            out.view(*o_shape[:3], o_shape[3] * o_shape[4]),
-            negative_slope,
+        view = replace(
+            call,
+            spec=rows_view(spec, tuple(x.shape)),
+            x=x.view(n, c, h, w * d),
+            weight=weight.view(*weight.shape[:4]),
+            out=out.view(*o_shape[:3], o_shape[3] * o_shape[4]),
         )
+        return launch_rows(cubin, defines, view)
     n, c, h, w = x.shape
     (top, bottom), (left, _) = spec.padding
     og, groups = spec.out_channels // spec.groups, spec.groups
@@ -182,7 +167,7 @@ def launch_rows(
     tpx, px_groups = defines["FPA_ROWS_TPX"], defines["FPA_ROWS_GROUPS"]
     e0, e1 = out.shape[2:]
     units_per_row = row_units(e1, tpx, px_groups)
-    params = conv_params(spec, tuple(x.shape), negative_slope)
+    params = call.params()
     if w % 4 or left % 4:  # 16-byte pieces would straddle the input's edges: read a zero-padded copy
         pitch = -(-(w + left) // 4) * 4
         x = F.pad(x, (left, pitch - w - left, top, bottom))
@@ -197,7 +182,6 @@ def launch_rows(
     if grid[0] > 2**31 - 1 or grid[1] > 65535:
         raise ShapeError(f"the output is too large for one conv_rows launch (grid {grid}; limits 2^31−1 × 65535)")
     kernel = load_kernel(cubin, "conv_rows", x.device.index)
-    args = [*map(device_pointer, (x, w_t, bias, multiplier, out)), params, ctypes.c_int(per_stage)]
+    args = [*map(device_pointer, (x, w_t, call.bias, call.multiplier, out)), params, ctypes.c_int(per_stage)]
     args += [ctypes.c_int(units_per_row)]
-    stream = torch.cuda.current_stream(x.device).cuda_stream
-    kernel.launch(grid, kernel.max_threads, args, stream, 2 * per_stage * channel_bytes)
+    kernel.launch(grid, kernel.max_threads, args, call.stream, 2 * per_stage * channel_bytes)

@@ -7,7 +7,8 @@ import numpy as np
 from fp_analysis.errors import ParameterError
 from fp_analysis.numerics.gelu32 import epilogue32
 from fp_analysis.numerics.orders import accumulate
-from fp_analysis.ops.conv import ConvSpec, Terms, gather_terms, term_permutation
+from fp_analysis.ops.conv import ConvSpec
+from fp_analysis.ops.terms import Terms, gather_terms, term_permutation
 
 from .variants import Op, VariantSpec
 

@@ -27,15 +27,17 @@ from fp_analysis.numerics.arith import add32
 from fp_analysis.numerics.bounds import gamma, term_sums
 from fp_analysis.numerics.metrics import ulp
 from fp_analysis.numerics.orders import AccumulationSpec, accumulate
-from fp_analysis.ops.conv import conv2d_spec, conv3d_kk1_spec, gather_terms, sample_output_indices
+from fp_analysis.ops.conv import conv2d_spec, conv3d_kk1_spec
 from fp_analysis.ops.epilogue import EpilogueSpec
 from fp_analysis.ops.modules import torch_padding_arg
 from fp_analysis.ops.presets import make_problem
 from fp_analysis.ops.reference import fp64_full
-from fp_analysis.study.sweeps import MATH_PROBE_ROWS, cuda_math_probe
+from fp_analysis.ops.terms import gather_terms, sample_output_indices
 
+from .call import ConvCall
 from .driver import load_kernel
-from .launch import run_variant, tiled_kernel, variant_runs
+from .launch import run_call, run_variant, tiled_kernel, variant_runs
+from .mathprobe import MATH_PROBE_ROWS, cuda_math_probe
 from .reference import conv_fp64
 from .registry import build_all, general_kernel, variant_build
 from .twin import all_output_indices, twin_from_terms
@@ -273,7 +275,7 @@ def validate_config(op: Op, cfg: dict, index: int, seed: int) -> tuple[list[dict
     m_out = m.reshape(-1).numpy()[terms.index[:, 1]] if m is not None else None
     for label, variant, kernel in variant_runs(variant_matrix(op), spec, tuple(x.shape)):
         out = torch.full(out_shape, float("nan"), device="cuda")
-        run_variant(variant, spec, xg, wg, bg, mg, SLOPE, out=out, kernel=kernel)
+        run_call(variant, ConvCall(spec, xg, wg, bg, mg, SLOPE, out), kernel)
         torch.cuda.synchronize()
         got = out.cpu().numpy().reshape(-1)
         if op is Op.CONV_GELU:

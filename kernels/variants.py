@@ -20,7 +20,7 @@ from fp_analysis.errors import ParameterError, enum_member
 from fp_analysis.numerics.bounds import TermSums, bound_from_sums, epilogue_bound, tensor_core_bound
 from fp_analysis.numerics.gelu32 import GeluForm
 from fp_analysis.numerics.orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order
-from fp_analysis.ops.conv import TermOrder
+from fp_analysis.ops.terms import TermOrder
 
 __all__ = [
     "CUDA_FAST_MATH_GELU_ULPS",

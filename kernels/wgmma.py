@@ -15,6 +15,7 @@ import torch
 
 from fp_analysis.ops.conv import ConvSpec
 
+from .call import ConvCall
 from .driver import device_pointer, load_kernel
 from .geometry import WG_BN, WG_PX, WG_STAGES
 from .params import conv_params
@@ -72,28 +73,21 @@ def _launch_1d(kernel, count: int, args: list, stream: int) -> None:
     kernel.launch(-(-count // _PREP_BLOCK), _PREP_BLOCK, args, stream)
 
 
-def launch_wgmma(
-    cubin: pathlib.Path,
-    defines: dict[str, int],
-    variant: VariantSpec,
-    spec: ConvSpec,
-    x: torch.Tensor,
-    weight: torch.Tensor,
-    bias: torch.Tensor | None,
-    out: torch.Tensor,
-) -> None:
-    """Launch conv_wgmma.cu, built with ``defines`` (``wgmma_defines``) into ``cubin``, on checked tensors
+def launch_wgmma(cubin: pathlib.Path, defines: dict[str, int], variant: VariantSpec, call: ConvCall) -> None:
+    """Launch conv_wgmma.cu, built with ``defines`` (``wgmma_defines``) into ``cubin``, on a checked call
     (``wgmma_unsupported`` must have returned None): the two prep kernels write the split, padded, regrouped
-    copies (conv_wgmma.cu's file comment gives their layouts) on the current stream, then the conv reads them."""
+    copies (conv_wgmma.cu's file comment gives their layouts) on the current stream, then the conv reads them.
+    It has no epilogue: ``call.multiplier`` is not read."""
+    spec, x, out = call.spec, call.x, call.out
     n, c, h, _ = x.shape
     (top, bottom), _ = spec.padding
     kh, kw = spec.kernel_size
     e0, e1 = out.shape[2:]
     ck, planes = defines["FPA_WG_CK"], _planes(variant)
-    device, stream = x.device.index, torch.cuda.current_stream(x.device).cuda_stream
+    device, stream = x.device.index, call.stream
     tiles, chunks, n_tiles = -(-e1 // _PX), -(-c // ck), -(-spec.out_channels // _BN)
     hp, wp, gp = h + top + bottom, tiles * _PX + (kw - 1) * spec.dilation[1], chunks * ck // 4
-    params = conv_params(spec, tuple(x.shape))
+    params = conv_params(spec, call.input_shape)  # the default negative_slope: no epilogue
 
     xs = torch.empty(n * hp * planes * gp * wp * 4, dtype=torch.float32, device=x.device)
     prep = [device_pointer(x), device_pointer(xs), params, ctypes.c_longlong(hp), ctypes.c_longlong(wp)]
@@ -102,7 +96,7 @@ def launch_wgmma(
     _launch_1d(
         load_kernel(cubin, "conv_wgmma_weight", device),
         ws.numel(),
-        [device_pointer(weight), device_pointer(ws), params, ctypes.c_int(n_tiles)],
+        [device_pointer(call.weight), device_pointer(ws), params, ctypes.c_int(n_tiles)],
         stream,
     )
 
@@ -110,5 +104,5 @@ def launch_wgmma(
     params.p0 = params.p1 = 0
     kernel = load_kernel(cubin, "conv_wgmma", device)
     grid = (n * e0 * tiles, n_tiles)
-    args = [*map(device_pointer, (xs, ws, bias, out)), params]
+    args = [*map(device_pointer, (xs, ws, call.bias, out)), params]
     kernel.launch(grid, kernel.max_threads, args, stream, _shared_bytes(variant, spec, ck))

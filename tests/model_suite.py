@@ -13,7 +13,9 @@ BatchNorm in training mode.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import importlib.util
+import os
 import pathlib
 import textwrap
 
@@ -247,9 +249,14 @@ PROBLEMS = [
 
 
 def write(problem: Problem, folder: pathlib.Path) -> pathlib.Path:
-    """The problem's file in ``folder``."""
+    """The problem's file in ``folder``, written whole at once: test processes running side by side read and write
+    the same files, and one must never import another's half-written file."""
     path = folder / f"{problem.name}.py"
-    path.write_text(problem.source())
+    source = problem.source()
+    if not path.exists() or path.read_text() != source:
+        partial = path.with_name(f".{path.name}.{os.getpid()}")
+        partial.write_text(source)
+        os.replace(partial, path)
     return path
 
 

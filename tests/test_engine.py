@@ -19,11 +19,13 @@ from torch import nn
 
 from fp_analysis.errors import OutOfScopeError
 from fp_analysis.explain.kernelbench import emulated_reference, parameter_mismatch
-from fp_analysis.model.engine import analyse_model, floor_of
+from fp_analysis.model.engine import Effort, analyse_model
+from fp_analysis.model.floor import floor_of
 from fp_analysis.model.interpose import Arithmetic, OpKind, evaluate
 from fp_analysis.numerics.formats import FORMATS
-from fp_analysis.ops.conv import gather_terms, sample_output_indices, spec_of_module
+from fp_analysis.ops.conv import spec_of_module
 from fp_analysis.ops.reference import abs_dot_at
+from fp_analysis.ops.terms import gather_terms, sample_output_indices
 
 from .cli_runs import explain_args, fpa
 from .model_suite import PROBLEMS, load
@@ -73,13 +75,15 @@ def test_every_candidate_gets_its_verdict(built, problem, candidate):
     case = next(c for c in CANDIDATES if c.name == candidate)
     if not case.applies(spec, ops, reference):
         pytest.skip(f"{candidate} does not apply to {problem}")
-    analysis = analyse_model(model, [x], reference, case.make(model, x, reference), runs=4)
+    analysis = analyse_model(model, [x], reference, case.make(model, x, reference), effort=Effort(runs=4))
     assert analysis.verdict in case.verdicts, (analysis.verdict, [c.evidence for c in analysis.causes])
     assert analysis.explained is (case.verdicts[0] not in ("bug", "nonfinite"))
     if case.where is not None:
         assert case.where(analysis.location, reference), analysis.location["summary"]
     if analysis.explained:  # the principled tolerance passes the pair it explains
-        assert analysis.tolerance["atol"] >= float((reference.double() - case.make(model, x, reference)).abs().max())
+        assert analysis.recommended_tolerance["atol"] >= float(
+            (reference.double() - case.make(model, x, reference)).abs().max()
+        )
 
 
 @pytest.mark.parametrize("problem", [p.name for p in PROBLEMS[::3]])
@@ -90,9 +94,9 @@ def test_a_tf32_reference_is_named_on_the_reference_side_and_a_shared_one_as_sha
     with torch.no_grad(), emulated_reference("tf32"):
         tf32 = model(x.clone())
     exact = evaluate(model, [x], Arithmetic()).output.float()
-    analysis = analyse_model(model, [x], tf32, exact, runs=6)
+    analysis = analyse_model(model, [x], tf32, exact, effort=Effort(runs=6))
     assert analysis.verdict == "reference_tf32" and analysis.causes[0].op.startswith("the Conv")
-    shared = analyse_model(model, [x], tf32, tf32.clone(), runs=6)
+    shared = analyse_model(model, [x], tf32, tf32.clone(), effort=Effort(runs=6))
     assert shared.verdict == "identical" and [c.name for c in shared.causes] == ["shared_tf32"]
     assert "an fp32-exact kernel would need atol" in shared.causes[0].evidence
 
@@ -109,7 +113,7 @@ def test_a_reference_rounding_ties_away_as_cvt_rna_is_re_created_by_that_rule():
     rna = Arithmetic(dtype=torch.float32, linear_format="tf32", linear_rounding="rna", accumulate="fp32")
     reference = evaluate(model, [x], rna).output
     exact = evaluate(model, [x], Arithmetic()).output.float()
-    analysis = analyse_model(model, [x], reference, exact, runs=4)
+    analysis = analyse_model(model, [x], reference, exact, effort=Effort(runs=4))
     fits = {(r["side"], r["hypothesis"]): r["fits"] for r in analysis.hypotheses}
     assert analysis.verdict == "reference_tf32", analysis.hypotheses
     assert fits[("reference", "tf32~rna[all]")] and not fits[("reference", "tf32[all]")]
@@ -122,7 +126,7 @@ def test_the_ties_away_rewrite_is_skipped_where_other_rewrites_re_create_both_si
     with torch.no_grad(), emulated_reference("tf32"):
         tf32 = model(x.clone())
     other = tf32.clone() if candidate == "shared" else evaluate(model, [x], Arithmetic()).output.float()
-    analysis = analyse_model(model, [x], tf32, other, runs=4)
+    analysis = analyse_model(model, [x], tf32, other, effort=Effort(runs=4))
     tried = {r["hypothesis"] for r in analysis.hypotheses}
     assert "tf32[all]" in tried and not any("~rna" in h for h in tried)
 
@@ -212,7 +216,7 @@ def test_op_names_say_which_op_a_cause_acts_on(built):
     _, model, x, reference, ops = built["convtranspose3d_gelu"]
     gelu = next(o.index for o in ops if o.name == "gelu")
     tanh_form = evaluate(model, [x], Arithmetic(dtype=torch.float32, forms={gelu: "other_gelu"})).output
-    analysis = analyse_model(model, [x], reference, tanh_form, runs=4)
+    analysis = analyse_model(model, [x], reference, tanh_form, effort=Effort(runs=4))
     assert analysis.causes[0].op == "the gelu after the ConvTranspose3d `conv`"
     assert [o["kind"] for o in analysis.ops if o["kind"] == OpKind.LINEAR.value] == ["linear"]
 
@@ -284,11 +288,11 @@ def test_gpu_tf32_of_cudnn_is_named_on_the_side_that_ran_it(transposed):
     if torch.equal(tf32_out, plain):
         pytest.skip("cuDNN chose an fp32 kernel for this shape even with TF32 allowed: nothing to name")
 
-    analysis = analyse_model(model, [x], tf32_out, plain, runs=4)
+    analysis = analyse_model(model, [x], tf32_out, plain, effort=Effort(runs=4))
     assert analysis.verdict == "reference_tf32", analysis.hypotheses
-    swapped = analyse_model(model, [x], plain, tf32_out, runs=4)
+    swapped = analyse_model(model, [x], plain, tf32_out, effort=Effort(runs=4))
     assert swapped.verdict == "candidate_tf32", swapped.hypotheses
-    both = analyse_model(model, [x], tf32_out, tf32_out.clone(), runs=4)
+    both = analyse_model(model, [x], tf32_out, tf32_out.clone(), effort=Effort(runs=4))
     assert [c.name for c in both.causes] == ["shared_tf32"]
 
 
@@ -316,7 +320,7 @@ def test_a_multiplier_folded_into_the_weights_near_underflow_is_arithmetic():
         c = model.conv
         folded = torch.nn.functional.conv2d(x, c.weight * m.reshape(-1, 1, 1, 1), c.bias * m.reshape(-1))
     assert not torch.equal(folded, reference)
-    analysis = analyse_model(model, [x, m], reference, folded, runs=4)
+    analysis = analyse_model(model, [x, m], reference, folded, effort=Effort(runs=4))
     assert analysis.verdict == "accumulation_order", [c.evidence for c in analysis.causes]
 
 
@@ -324,13 +328,13 @@ def test_a_multiplier_folded_into_the_weights_near_underflow_is_arithmetic():
 def test_twin_evidence_finds_each_side_that_is_a_twin_with_either_chain(compiled, monkeypatch):
     """A side equal to the fmaf chain (bias first, or added last) at every sampled output is named, whether the chain
     is the numpy emulation (small term counts) or numba's compiled twin (large ones); a side one ulp off is not."""
-    import fp_analysis.model.engine as engine
+    import fp_analysis.model.twins as twins
     from fp_analysis.numerics.arith import add32
     from fp_analysis.numerics.fma_emulation import fma_chain
 
-    monkeypatch.setattr(engine, "_numba_loaded", lambda: compiled)  # (this process may have loaded it or not)
-    unused = engine._fmaf_chain if compiled else engine._compiled_fmaf_chain
-    monkeypatch.setattr(engine, unused.__name__, lambda *args: pytest.fail("the other chain was used"))
+    monkeypatch.setattr(twins, "_numba_loaded", lambda: compiled)  # (this process may have loaded it or not)
+    unused = twins._fmaf_chain if compiled else twins._compiled_fmaf_chain
+    monkeypatch.setattr(twins, unused.__name__, lambda *args: pytest.fail("the other chain was used"))
     torch.manual_seed(3)
     model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1))
     x = torch.randn(2, 3, 6, 6)
@@ -345,7 +349,7 @@ def test_twin_evidence_finds_each_side_that_is_a_twin_with_either_chain(compiled
     off.view(-1)[5] = torch.nextafter(off.view(-1)[5], torch.tensor(float("inf")))
     ops = evaluate(model, [x], Arithmetic(dtype=torch.float32)).ops
     sides = {"reference": first, "candidate": last, "other": off}
-    found = engine.twin_evidence(model, ops, [x], sides, samples=out.numel(), seed=0)
+    found = twins.twin_evidence(model, ops, [x], sides, samples=out.numel(), seed=0)
     assert found == {
         "reference": "the fp32 fmaf chain, input channel outermost (cuDNN's fp32 order)",
         "candidate": "the same chain with the bias added last",
@@ -355,13 +359,13 @@ def test_twin_evidence_finds_each_side_that_is_a_twin_with_either_chain(compiled
 def test_both_sides_equal_to_one_twin_on_the_sample_is_not_called_two_orders():
     """Found by a bad-input hunt: sides that differ only outside the sampled outputs both equal the same twin there;
     the evidence says so (and how many outputs differ) instead of naming each side's order."""
-    from fp_analysis.model.engine import _twin_words
+    from fp_analysis.model.twins import twin_words
 
     reference = torch.zeros(10)
     candidate = reference.clone()
     candidate[7] = 1e-30
     chain = "the fp32 fmaf chain"
-    words = _twin_words({"reference": chain, "candidate": chain}, {"reference": reference, "candidate": candidate})
+    words = twin_words({"reference": chain, "candidate": chain}, {"reference": reference, "candidate": candidate})
     assert "both sides equal the fp32 fmaf chain" in words and "1 differing outputs lie outside the sample" in words
-    one = _twin_words({"candidate": chain}, {"reference": reference, "candidate": candidate})
+    one = twin_words({"candidate": chain}, {"reference": reference, "candidate": candidate})
     assert one == "; the candidate equals the fp32 fmaf chain bit for bit at every sampled output"

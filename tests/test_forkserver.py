@@ -18,9 +18,10 @@ import pytest
 
 from fp_analysis.errors import Fate, InternalError
 from fp_analysis.explain.jobs import explain_files
+from fp_analysis.options import ExplainOptions
 from fp_analysis.run import forkserver
+from fp_analysis.run.children import ChildProcess
 from fp_analysis.run.forkserver import ForkedProcess
-from fp_analysis.run.worker import ChildProcess
 
 
 def _describe(folder: pathlib.Path, name: str, *args: str, env=None) -> tuple[ChildProcess, dict | None]:
@@ -76,7 +77,7 @@ def test_the_server_warms_up_before_its_second_worker_not_before_its_first(tmp_p
 def test_a_server_launched_ahead_is_the_one_the_first_child_is_forked_from(tmp_path, monkeypatch):
     """``start_fork_server`` (what ``fpa explain`` calls first) launches the server without waiting for its imports;
     the first child waits for them and is forked from it."""
-    from fp_analysis.run.worker import start_fork_server
+    from fp_analysis.run.children import start_fork_server
 
     monkeypatch.setattr(forkserver, "_server", None)
     monkeypatch.setattr(forkserver, "_server_key", None)
@@ -107,7 +108,7 @@ def test_a_ctrl_c_while_the_server_starts_ends_it_and_the_next_child_starts_a_ne
     process's next child is forked from a new server (not a fresh interpreter for the rest of its life)."""
     import select as select_module
 
-    from fp_analysis.run.worker import start_fork_server
+    from fp_analysis.run.children import start_fork_server
 
     monkeypatch.setattr(forkserver, "_server", None)
     monkeypatch.setattr(forkserver, "_server_key", None)
@@ -139,7 +140,7 @@ def test_a_ctrl_c_while_the_server_starts_ends_it_and_the_next_child_starts_a_ne
 def test_the_command_launches_the_server_first_for_explain_only(arguments, launched):
     """In a fresh interpreter, as ``fpa`` starts: the launch comes before the command line (typer) is imported."""
     code = (
-        "import json, sys; import fp_analysis.run.worker as w, fp_analysis.run.forkserver as f; seen = []; "
+        "import json, sys; import fp_analysis.run.children as w, fp_analysis.run.forkserver as f; seen = []; "
         "w.start_fork_server = lambda: seen.append(sorted({'typer', 'fp_analysis.cli.app'} & set(sys.modules))); "
         "f.atexit.register(lambda: print(json.dumps(seen))); "
         "sys.argv = ['fpa', *sys.argv[1:]]; from fp_analysis.cli.entry import main; main()"
@@ -151,7 +152,7 @@ def test_the_command_launches_the_server_first_for_explain_only(arguments, launc
 def test_a_server_that_cannot_start_leaves_fresh_interpreters_and_is_not_tried_again(tmp_path, monkeypatch):
     """Its imports failing (here: it says so at once) is no job's failure: every child starts as a fresh
     interpreter, and no second server is launched under the same environment."""
-    from fp_analysis.run.worker import _child_env as child_env
+    from fp_analysis.run.children import _child_env as child_env
 
     failing = (
         "import json, socket, sys; "
@@ -252,6 +253,6 @@ def test_a_job_whose_code_kills_the_fork_server_still_ends(tmp_path):
         (tmp_path / name).write_text((cases / name).read_text())
     _describe(tmp_path, "start_a_server")
     server = forkserver._server
-    explanation = explain_files(problem, tmp_path / "relu_same.py", device="cpu", trials=1, timeout=60)
+    explanation = explain_files(problem, tmp_path / "relu_same.py", ExplainOptions("cpu", trials=1, timeout=60))
     assert explanation.verdict == "identical"
     assert server._process.wait(10) == -9  # it was the server that died

@@ -15,7 +15,7 @@ from fp_analysis.cli.app import app
 from fp_analysis.errors import FpaError
 from fp_analysis.explain.jobs import fuzz_files
 from fp_analysis.explain.kernelbench import emulated_reference
-from fp_analysis.fuzz.search import fuzz_op
+from fp_analysis.fuzz.variants import fuzz_op
 from fp_analysis.ops.conv import conv2d_spec
 from fp_analysis.strategies import config_spec, conv2d_configs, conv3d_kk1_configs, conv_inputs
 
@@ -194,8 +194,8 @@ def test_pytorch_reference_in_each_mode_is_within_its_derived_tolerance(problem)
     from fpa_kernels.twin import all_output_indices
 
     from fp_analysis.numerics.bounds import term_sums
-    from fp_analysis.ops.conv import gather_terms
     from fp_analysis.ops.reference import fp64_at
+    from fp_analysis.ops.terms import gather_terms
     from fp_analysis.study.tolerance import side_bound
 
     config, x, w, b = problem

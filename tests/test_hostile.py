@@ -244,15 +244,18 @@ def _pair_folder(root: pathlib.Path, solutions: dict[str, str]) -> pathlib.Path:
 def test_a_solution_that_edits_the_problem_fails_and_no_pair_is_judged_against_the_edit(tmp_path, unsandboxed):
     """In a triage the edit is undone at once; the pairs after it are judged against the problem as it was read, and
     stored; the editing pair is not stored, so a resume runs it (and only it) again, with the same finding."""
+    from fp_analysis.options import ExplainOptions
     from fp_analysis.store import read_store
-    from fp_analysis.triage.pairs import discover, triage
+    from fp_analysis.triage.discovery import discover
+    from fp_analysis.triage.pairs import triage
+    from fp_analysis.triage.pool import Pool
 
     folder = _pair_folder(tmp_path / "runs", {"a_edits.py": (CASES / "edits_problem.py").read_text(),
                                               "b_zeros.py": ZEROS, "c_right.py": RIGHT,
                                               "d_writes_input.py": WRITES_INPUT})  # fmt: skip
     original = (folder / "problem.py").read_bytes()
-    options = {"device": "cpu", "workers": 1, "trials": 1, "timeout": 30, "store_dir": tmp_path / "store"}
-    first = triage(discover(tmp_path / "runs"), **options)
+    options, pool = ExplainOptions(device="cpu", trials=1, timeout=30), Pool(workers=1)
+    first = triage(discover(tmp_path / "runs"), options, pool, store_dir=tmp_path / "store")
     rows = {pathlib.Path(row["pair_id"]).name: row for row in first["pairs"]}
     assert rows["a_edits"]["verdict"] == "user_code_failed" and rows["a_edits"]["fate"] == "modified_files"
     assert "files the job was given changed while it ran" in rows["a_edits"]["error"]
@@ -263,7 +266,7 @@ def test_a_solution_that_edits_the_problem_fails_and_no_pair_is_judged_against_t
     assert (folder / "problem.py").read_bytes() == original
     stored = sorted(pathlib.Path(p).name for p in read_store(tmp_path / "store")["pair_id"].to_pylist())
     assert stored == ["b_zeros", "c_right", "d_writes_input"]
-    again = triage(discover(tmp_path / "runs"), **options)
+    again = triage(discover(tmp_path / "runs"), options, pool, store_dir=tmp_path / "store")
     assert (again["ran"], again["reused"]) == (1, 3)
     assert [row["verdict"] for row in again["pairs"]] == ["user_code_failed", "bug", "identical", "identical"]
     assert (folder / "problem.py").read_bytes() == original
@@ -278,7 +281,7 @@ def test_fuzz_tries_the_problems_own_configuration():
 
 def test_a_sample_that_brings_its_own_problem_file_is_refused(tmp_path):
     from fp_analysis.errors import ParameterError
-    from fp_analysis.triage.pairs import discover
+    from fp_analysis.triage.discovery import discover
 
     folder = _pair_folder(tmp_path / "runs", {})
     (folder / "sample_1").mkdir()
@@ -331,8 +334,11 @@ def test_an_edit_left_by_a_job_that_was_killed_is_refused_until_put_back(tmp_pat
 def test_text_utf8_cannot_encode_is_printed_parsed_and_stored_safely(tmp_path):
     """A message with lone surrogates, a NUL and an escape, from a solution whose file and folder names are not
     UTF-8: explain's --json parses and text mode prints; a triage stores the row and shows the names."""
+    from fp_analysis.options import ExplainOptions
     from fp_analysis.store import read_store
-    from fp_analysis.triage.pairs import discover, triage
+    from fp_analysis.triage.discovery import discover
+    from fp_analysis.triage.pairs import triage
+    from fp_analysis.triage.pool import Pool
 
     root = pathlib.Path(os.fsdecode(bytes(tmp_path) + b"/runs-\xff"))
     folder = _pair_folder(root, {})
@@ -345,7 +351,8 @@ def test_text_utf8_cannot_encode_is_printed_parsed_and_stored_safely(tmp_path):
     assert text.code == 3 and "\\ud800" in text.stderr and "\x1b" not in text.stderr
     shown = fpa("triage", root, "--device", "cpu", "--trials", "1", "--no-store")
     assert shown.code == 0 and "\x1b" not in shown.stdout and "s\\xfe\\xff" in shown.stdout, shown.stdout
-    result = triage(discover(root), device="cpu", workers=1, trials=1, timeout=30, store_dir=tmp_path / "store")
+    options = ExplainOptions(device="cpu", trials=1, timeout=30)
+    result = triage(discover(root), options, Pool(workers=1), store_dir=tmp_path / "store")
     (row,) = result["pairs"]
     assert row["verdict"] == "user_code_failed" and row["pair_id"] == "conv/s\\xfe\\xff" and "\\udcff" in row["error"]
     assert result["not_stored"] == [] and read_store(tmp_path / "store")["pair_id"].to_pylist() == ["conv/s\\xfe\\xff"]

@@ -17,6 +17,7 @@ import torch
 from fpa_kernels import (
     KERNELS,
     BuildError,
+    ConvCall,
     GeluImpl,
     Op,
     TensorCore,
@@ -26,6 +27,7 @@ from fpa_kernels import (
     find_nvcc,
     generated_header,
     kernels_for,
+    run_call,
     run_variant,
     twin,
     variant_build,
@@ -34,7 +36,8 @@ from fpa_kernels import (
 
 from fp_analysis.errors import DtypeError, ParameterError, ShapeError
 from fp_analysis.numerics.orders import AccumulationSpec
-from fp_analysis.ops.conv import conv2d_spec, conv3d_kk1_spec, gather_terms
+from fp_analysis.ops.conv import conv2d_spec, conv3d_kk1_spec
+from fp_analysis.ops.terms import gather_terms
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 KERNEL_DIR = ROOT / "kernels"
@@ -252,6 +255,27 @@ def test_launch_checks_arguments_before_anything_runs():
         run_variant(VariantSpec("conv3d_kk1"), spec, x, w, b)
     with pytest.raises(DtypeError, match="x must be on a CUDA device"):
         run_variant(v, spec, x, w, b)
+    with pytest.raises(ShapeError, match=r"out must have shape \[1, 6, 3, 3\]"):
+        run_call(v, ConvCall(spec, x, w, b, out=torch.empty(1, 6, 3, 4)))
+    with pytest.raises(ParameterError, match="call must be a ConvCall"):
+        run_call(v, (spec, x, w, b))
+
+
+def test_the_kernels_package_depends_only_on_the_layers_below_the_commands():
+    """fpa_kernels may import fp_analysis.errors, .numerics and .ops, never the commands above them (study,
+    explain, cli...): they use the kernels, not the other way round."""
+    import ast
+
+    imported = set()
+    for path in KERNEL_DIR.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {(path.name, alias.name) for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                imported.add((path.name, node.module))
+    ours = {(file, name) for file, name in imported if name.split(".")[0] == "fp_analysis"}
+    allowed = ("fp_analysis.errors", "fp_analysis.numerics", "fp_analysis.ops")
+    assert ours and {(file, name) for file, name in ours if not name.startswith(allowed)} == set()
 
 
 @pytest.mark.gpu

@@ -13,18 +13,16 @@ from hypothesis import strategies as st
 
 from fp_analysis.errors import DtypeError, FpaError, ParameterError, ShapeError
 from fp_analysis.ops.conv import (
+    ConvGeometry,
     ConvSpec,
-    TermOrder,
     conv2d_spec,
     conv3d_kk1_spec,
     conv_spec,
     conv_transpose1d_spec,
     conv_transpose2d_spec,
-    gather_terms,
-    sample_output_indices,
-    term_permutation,
 )
 from fp_analysis.ops.reference import abs_dot_at, fp64_at
+from fp_analysis.ops.terms import TermOrder, gather_terms, sample_output_indices, term_permutation
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")
 
@@ -450,6 +448,13 @@ def _family_case(draw):
     ), (draw(st.integers(1, 2)), cin, *size)  # fmt: skip
 
 
+def _spec_of(nd: int, transposed: bool, args: dict) -> ConvSpec:
+    """``conv_spec`` of a drawn case's torch arguments."""
+    geometry = ConvGeometry(*(args[k] for k in ("kernel_size", "stride", "padding", "dilation", "output_padding")))
+    cin, cout = args["in_channels"], args["out_channels"]
+    return conv_spec(nd, cin, cout, geometry, args["groups"], args["bias"], transposed=transposed)
+
+
 @given(_family_case(), st.integers(0, 2**31 - 1))
 def test_every_conv_kind_agrees_with_torch_on_shape_error_and_exact_terms(case, seed):
     """Shape or refusal as torch's; where torch computes, the gathered terms summed exactly are torch's fp64 output."""
@@ -470,11 +475,9 @@ def test_every_conv_kind_agrees_with_torch_on_shape_error_and_exact_terms(case, 
         expected = fn(x.double(), w.double(), None if b is None else b.double(), **call)
     except RuntimeError:
         with pytest.raises(FpaError):
-            conv_spec(nd, **{k: v for k, v in args.items() if k != "transposed"}, transposed=transposed).output_shape(
-                shape
-            )
+            _spec_of(nd, transposed, args).output_shape(shape)
         return
-    spec = conv_spec(nd, **{k: v for k, v in args.items() if k != "transposed"}, transposed=transposed)
+    spec = _spec_of(nd, transposed, args)
     assert spec.weight_shape == weight_shape and spec.name == f"{'ConvTranspose' if transposed else 'Conv'}{nd}d"
     out_shape = spec.output_shape(shape)
     assert out_shape == tuple(expected.shape)
@@ -488,10 +491,23 @@ def test_every_conv_kind_agrees_with_torch_on_shape_error_and_exact_terms(case, 
 
 def test_a_transposed_spec_is_refused_as_pytorch_refuses_it():
     with pytest.raises(ShapeError, match="output padding must be smaller than either stride or dilation"):
-        conv_transpose2d_spec(4, 6, 3, stride=2, output_padding=2)
+        conv_transpose2d_spec(4, 6, ConvGeometry(3, stride=2, output_padding=2))
     with pytest.raises(ParameterError, match="takes an integer or a tuple"):
-        conv_transpose2d_spec(4, 6, 3, padding="same")
+        conv_transpose2d_spec(4, 6, ConvGeometry(3, padding="same"))
     with pytest.raises(ShapeError, match="Output size is too small"):
-        conv_transpose2d_spec(4, 6, 3, padding=5).output_shape((1, 4, 5, 5))
+        conv_transpose2d_spec(4, 6, ConvGeometry(3, padding=5)).output_shape((1, 4, 5, 5))
     with pytest.raises(ParameterError, match="out_channels must be divisible by groups"):
-        conv_transpose1d_spec(4, 6, 3, groups=4)
+        conv_transpose1d_spec(4, 6, ConvGeometry(3), groups=4)
+    with pytest.raises(ParameterError, match="geometry must be a ConvGeometry"):
+        conv_spec(2, 4, 6, 3)
+
+
+def test_the_torch_constructors_are_conv_spec_of_their_geometry():
+    geometry = ConvGeometry((5, 9), padding=(2, 4), dilation=(2, 3))
+    assert conv2d_spec(32, 64, (5, 9), padding=(2, 4), dilation=(2, 3), bias=False) == conv_spec(
+        2, 32, 64, geometry, bias=False
+    )
+    assert conv3d_kk1_spec(3, 8, 3, stride=2) == conv_spec(3, 3, 8, ConvGeometry((3, 3, 1), 2))
+    transposed = conv_transpose2d_spec(4, 6, ConvGeometry(3, stride=2, padding=1, output_padding=1), groups=2)
+    assert transposed == conv_spec(2, 4, 6, ConvGeometry(3, 2, 1, 1, 1), 2, transposed=True)
+    assert transposed.output_padding == (1, 1) and transposed.padding == ((1, 1), (1, 1))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 
 import numpy as np
@@ -13,6 +14,7 @@ from torch import nn
 
 import fp_analysis.ops as ops
 from fp_analysis.errors import ParameterError, ShapeError
+from fp_analysis.numerics.bounds import GELU_LIPSCHITZ
 from fp_analysis.ops.conv import conv2d_spec, conv3d_kk1_spec
 from fp_analysis.ops.epilogue import (
     EpilogueSpec,
@@ -37,10 +39,11 @@ SMALL_SHAPES = {
 
 def test_ops_all_lists_exactly_the_public_names():
     public = {name for name in dir(ops) if not name.startswith("_")}
-    modules = {"conv", "epilogue", "modules", "presets", "reference", "annotations"}
+    modules = {"conv", "epilogue", "modules", "presets", "reference", "terms", "annotations"}
     assert set(ops.__all__) == public - modules
-    for name in ops.__all__:
-        assert getattr(ops, name) is not None
+    for name in ops.__all__:  # each name is the object its submodule defines, imported on first use
+        defining = importlib.import_module(f"fp_analysis.ops.{ops._EXPORTS[name]}")
+        assert getattr(ops, name) is getattr(defining, name), name
 
 
 def test_presets_hold_the_seed_problems():
@@ -197,6 +200,7 @@ def test_gelu_derivative_max_is_at_sqrt2_and_above_a_dense_scan():
     scan_max = (cdf + grid * phi).max()
     assert scan_max <= value + 1e-15 and value - scan_max < 1e-9
     assert gelu_derivative_max() == value == pytest.approx(1.1289, abs=1e-4)
+    assert GELU_LIPSCHITZ == pytest.approx(value, rel=4e-16)  # the bounds' closed form: the same maximum
 
 
 def test_gelu_tanh_vs_erf_max_refines_the_scan():

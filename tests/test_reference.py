@@ -23,7 +23,7 @@ from hypothesis.extra import numpy as hnp
 
 import fp_analysis.ops.reference as reference
 from fp_analysis.errors import DtypeError, ParameterError, ShapeError
-from fp_analysis.ops.conv import Terms, conv2d_spec, conv3d_kk1_spec, gather_terms, sample_output_indices
+from fp_analysis.ops.conv import conv2d_spec, conv3d_kk1_spec
 from fp_analysis.ops.epilogue import EpilogueSpec, GeluForm, epilogue_mpmath, epilogue_torch
 from fp_analysis.ops.reference import (
     SumMethod,
@@ -33,6 +33,7 @@ from fp_analysis.ops.reference import (
     mpmath_at,
     mpmath_to_float64,
 )
+from fp_analysis.ops.terms import Terms, gather_terms, sample_output_indices
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")
 

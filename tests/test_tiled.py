@@ -28,7 +28,8 @@ from fpa_kernels.reference import conv_fp64
 from fp_analysis.errors import DtypeError, ParameterError, ShapeError
 from fp_analysis.numerics.bounds import gamma
 from fp_analysis.numerics.orders import AccumulationSpec, Order
-from fp_analysis.ops.conv import ConvSpec, conv2d_spec, conv3d_kk1_spec, gather_terms, sample_output_indices
+from fp_analysis.ops.conv import ConvSpec, conv2d_spec, conv3d_kk1_spec
+from fp_analysis.ops.terms import gather_terms, sample_output_indices
 
 CASES = [
     (conv2d_spec(32, 64, (5, 9), padding=(2, 4), dilation=(2, 3)), (2, 32, 30, 41)),  # the seed, smaller

@@ -3,6 +3,7 @@ stored as it finishes and not run again after a kill."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pathlib
@@ -15,8 +16,12 @@ import time
 import pytest
 
 from fp_analysis.errors import ParameterError
+from fp_analysis.options import ExplainOptions
 from fp_analysis.store import read_store
-from fp_analysis.triage.pairs import Pair, discover, summarize, triage
+from fp_analysis.triage.discovery import Pair, discover
+from fp_analysis.triage.pairs import triage
+from fp_analysis.triage.pool import Pool
+from fp_analysis.triage.summary import summarize
 
 from .triage_corpus import FALSE_PASS, write_corpus
 
@@ -137,18 +142,23 @@ def test_a_false_pass_is_a_passed_check_with_a_wrong_candidate():
 
 def test_bad_options_stop_before_any_pair_runs(runs):
     pairs = discover(runs)
-    for kwargs, message in (({"trials": 0}, "trials"), ({"atol": -1.0}, "atol"), ({"workers": 0}, "workers"),
+    for kwargs, message in (({"trials": 0}, "trials"), ({"atol": -1.0}, "atol"),
                             ({"reference_mode": "fp8"}, "reference_mode"), ({"timeout": 0}, "timeout"),
                             ({"timeout": 1e10}, "at most"), ({"seed": 2**32}, "seed")):  # fmt: skip
-        with pytest.raises(ParameterError, match=message):
-            triage(pairs, device="cpu", **{"timeout": 5, **kwargs}, store=False)
+        with pytest.raises(ParameterError, match=message):  # the options' record refuses it: no triage can start
+            ExplainOptions(**{"device": "cpu", "timeout": 5, **kwargs})
+    with pytest.raises(ParameterError, match="workers"):
+        Pool(workers=0)
+    options = ExplainOptions(device="cpu", timeout=5)
+    with pytest.raises(ParameterError, match="must be an ExplainOptions"):
+        triage(pairs, {"device": "cpu", "timeout": 5}, store=False)
     with pytest.raises(ParameterError, match="no pairs"):
-        triage([], device="cpu", timeout=5)
+        triage([], options)
     (runs / "a_file").write_text("")  # the store is what a resumed triage reads: refused before any pair runs
     with pytest.raises(ParameterError, match=r"cannot be written .*--no-store"):
-        triage(pairs, device="cpu", timeout=5, store_dir=runs / "a_file")
+        triage(pairs, options, store_dir=runs / "a_file")
     with pytest.raises(ParameterError, match="Cannot read"):
-        triage([Pair("x", runs / "missing.py", runs / "missing.py")], device="cpu", timeout=5)
+        triage([Pair("x", runs / "missing.py", runs / "missing.py")], options)
 
 
 # Seconds a call into a corpus pair's code may take: the hang waits this long, and on CI's two loaded cores a
@@ -179,8 +189,8 @@ def test_thirty_eight_pairs_get_their_verdicts_and_a_killed_triage_resumes(tmp_p
     assert 5 <= len(finished) < len(expected)
 
     seen = []
-    result = triage(discover(runs), device="cpu", workers=2, timeout=CORPUS_TIMEOUT, trials=1, store_dir=store,
-                    on_progress=seen.append)  # fmt: skip
+    options = ExplainOptions(device="cpu", timeout=CORPUS_TIMEOUT, trials=1)
+    result = triage(discover(runs), options, Pool(workers=2), store_dir=store, on_progress=seen.append)
     assert result["reused"] >= len(finished) and result["reused"] + result["ran"] == len(expected)
     wrong = {
         r["pair_id"]: (r["verdict"], r["error"]) for r in result["pairs"] if r["verdict"] not in expected[r["pair_id"]]
@@ -200,8 +210,8 @@ def test_a_stored_pair_is_reused_only_for_the_same_files_options_and_helpers(run
     """Resuming: a pair stored with the same files, check options and helper modules is not run again, and is
     shown as the pair it is now (another pair may have stored the same contents); other options run it again."""
     store = tmp_path / "store"
-    options = {"device": "cpu", "workers": 2, "timeout": 4, "store_dir": store}
-    result = triage(discover(runs), trials=1, **options)
+    options, pool = ExplainOptions(device="cpu", timeout=4, trials=1), Pool(workers=2)
+    result = triage(discover(runs), options, pool, store_dir=store)
     assert result["ran"] + result["reused"] == 6
     assert {row["pair_id"]: row["verdict"] for row in result["pairs"]} == EXPECTED, result["pairs"]
     rows = {row["pair_id"]: row for row in result["pairs"]}
@@ -213,16 +223,18 @@ def test_a_stored_pair_is_reused_only_for_the_same_files_options_and_helpers(run
     assert set(summary["needed_atol_by_problem"]) == {str(runs / "level1/conv/problem.py"),
                                                        str(runs / "level1/gelu/problem.py")}  # fmt: skip
     assert len(read_store(store, command="triage")) <= 6  # one stored run per pair at most
-    again = triage(discover(runs), trials=1, **options)
+    again = triage(discover(runs), options, pool, store_dir=store)
     assert (again["ran"], again["reused"]) == (0, 6)
     # A reused result is shown as the pair it is now, even where another pair stored it (same contents).
     assert [r["pair_id"] for r in again["pairs"]] == [p.id for p in discover(runs)]
     assert [r["verdict"] for r in again["pairs"]] == [r["verdict"] for r in result["pairs"]]
     pair = next(p for p in discover(runs) if p.id.endswith("raises/solution"))
-    assert triage([pair], trials=2, **options)["ran"] == 1  # other check options: not the stored pair
-    assert triage([pair], trials=1, **{**options, "timeout": 6})["ran"] == 1  # nor another timeout
+    other_trials = dataclasses.replace(options, trials=2)
+    assert triage([pair], other_trials, pool, store_dir=store)["ran"] == 1  # other check options: not the stored pair
+    other_timeout = dataclasses.replace(options, timeout=6)
+    assert triage([pair], other_timeout, pool, store_dir=store)["ran"] == 1  # nor another timeout
     (pair.solution.parent / "_conv.py").write_text((pair.solution.parent / "_conv.py").read_text() + "\n# edited\n")
-    assert triage([pair], trials=1, **options)["ran"] == 1  # nor an edited helper module beside the solution
+    assert triage([pair], options, pool, store_dir=store)["ran"] == 1  # nor an edited helper module beside the solution
 
 
 def test_pairs_built_ahead_are_run_once_built_and_the_others_as_they_come(tmp_path):
@@ -230,7 +242,7 @@ def test_pairs_built_ahead_are_run_once_built_and_the_others_as_they_come(tmp_pa
     slot below ``workers``, with what its build gave; a pair that builds nothing does not wait for the builds."""
     import threading
 
-    from fp_analysis.triage.pairs import _as_finished
+    from fp_analysis.triage.pool import _as_finished
 
     pairs = []
     for i in range(12):  # the even ones build an extension
@@ -291,7 +303,7 @@ def test_a_triage_on_a_local_ray_instance_gives_the_local_pools_verdicts(runs):
     (arithmetic, a bug, a raise and a hang: the whole corpus through Ray is the slow test below)."""
     pytest.importorskip("ray")
     pairs = [p for p in discover(runs) if p.id.split("/")[2] in ("other_order", "off_by_one", "raises", "hangs")]
-    result = triage(pairs, device="cpu", timeout=3, trials=1, store=False, ray="local")
+    result = triage(pairs, ExplainOptions(device="cpu", timeout=3, trials=1), Pool(ray="local"), store=False)
     assert {row["pair_id"]: row["verdict"] for row in result["pairs"]} == {p.id: EXPECTED[p.id] for p in pairs}
     rows = {row["pair_id"]: row for row in result["pairs"]}
     assert "raised ValueError" in rows["level1/usercode/raises/solution"]["error"]
@@ -305,8 +317,8 @@ def test_the_thirty_eight_pairs_on_a_local_ray_instance_get_their_verdicts(tmp_p
     """The corpus of ``test_thirty_eight_pairs_get_their_verdicts_and_a_killed_triage_resumes`` through Ray."""
     pytest.importorskip("ray")
     expected = write_corpus(tmp_path / "runs")
-    result = triage(discover(tmp_path / "runs"), device="cpu", timeout=CORPUS_TIMEOUT, trials=1, store=False,
-                    ray="local")  # fmt: skip
+    options = ExplainOptions(device="cpu", timeout=CORPUS_TIMEOUT, trials=1)
+    result = triage(discover(tmp_path / "runs"), options, Pool(ray="local"), store=False)
     wrong = {
         r["pair_id"]: (r["verdict"], r["error"]) for r in result["pairs"] if r["verdict"] not in expected[r["pair_id"]]
     }
@@ -316,22 +328,24 @@ def test_the_thirty_eight_pairs_on_a_local_ray_instance_get_their_verdicts(tmp_p
 def test_ray_options_are_checked_before_anything_runs(runs, monkeypatch):
     pairs = discover(runs)
     pytest.importorskip("ray")
+    options = ExplainOptions(device="cpu", timeout=5)
     start = time.monotonic()
     with pytest.raises(ParameterError, match="nothing answers there"):  # Ray itself would retry for minutes
-        triage(pairs, timeout=5, store=False, ray="127.0.0.1:1")
+        triage(pairs, options, Pool(ray="127.0.0.1:1"), store=False)
     assert time.monotonic() - start < 30
     with pytest.raises(ParameterError, match="--workers and --builders size the local pool"):
-        triage(pairs, timeout=5, store=False, ray="local", workers=2)
+        Pool(workers=2, ray="local")
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
     with pytest.raises(ParameterError, match=r'pip install "fp_analysis\[cluster\]"'):
-        triage(pairs, timeout=5, store=False, ray="auto")
+        triage(pairs, options, Pool(ray="auto"), store=False)
 
 
 def test_a_pairs_key_holds_the_sources_it_may_read_and_not_the_other_samples(runs):
     """A helper in a package below the solution (``pkg/helper.py``) is part of the pair: editing it runs the pair
     again; the other samples below the problem's folder are not the problem's helpers."""
     from fp_analysis.run.snapshot import sources_of
-    from fp_analysis.triage.pairs import _key, snapshots, solution_folders
+    from fp_analysis.triage.discovery import solution_folders
+    from fp_analysis.triage.keys import pair_key, snapshots
 
     pairs = discover(runs)
     skip = solution_folders(pairs)
@@ -346,7 +360,8 @@ def test_a_pairs_key_holds_the_sources_it_may_read_and_not_the_other_samples(run
 
     def keys():
         given = snapshots(pairs)
-        return _key(given[pair.id], {}), _key(given[other.id], {})
+        options = ExplainOptions(device="cpu")
+        return pair_key(given[pair.id], options), pair_key(given[other.id], options)
 
     before, other_before = keys()
     helper.write_text("SCALE = 1.5\n")

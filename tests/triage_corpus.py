@@ -109,7 +109,7 @@ def _as_solution(problem_source: str, extra: str) -> str:
 
 def write_corpus(root: pathlib.Path) -> dict[str, tuple[str, ...]]:
     """Write the folder (level1/<problem>/<sample>/solution.py beside level1/<problem>/problem.py); returns each
-    pair's id (as ``fp_analysis.triage.pairs.discover`` names it) → the verdicts it may get."""
+    pair's id (as ``fp_analysis.triage.discovery.discover`` names it) → the verdicts it may get."""
     expected = {}
     for index, name in enumerate(PROBLEMS):
         source = (MODEL_CASES / f"{name}.py").read_text()

@@ -28,9 +28,16 @@ from typer.core import TyperGroup
 
 from .. import records
 from ..errors import ExitCode, FpaError, ParameterError, Side, UserCodeError
-from ..options import PRESET_KERNEL_OPS, PRESET_NAMES, check_op, check_seconds, check_seed
+from ..options import (
+    DEFAULT_TIMEOUT_S,
+    PRESET_KERNEL_OPS,
+    PRESET_NAMES,
+    ExplainOptions,
+    check_op,
+    check_seconds,
+    check_seed,
+)
 from ..run.interrupts import kept_signal_handlers, work_done
-from ..run.worker import DEFAULT_TIMEOUT_S
 
 _EXIT_CODES = (
     "Exit status (every command): 0 explained by arithmetic, or equal, or done with nothing wrong found; "
@@ -345,26 +352,15 @@ def explain(
     Both files run in a worker process of their own (each file sees its own folder's modules); what they
     print is captured and shown shortened (all of it under "worker" with --json).
     """
-    from ..run.worker import start_fork_server
+    from ..run.children import start_fork_server
 
     start_fork_server()  # first: the rest of this command's start overlaps the server's imports
     from ..explain.jobs import explain_files
 
+    options = ExplainOptions(device, reference_mode, trials, seed, atol, rtol, samples, timeout)
     _prepare_store(no_store)
     with _WorkerStatus(enabled=not as_json) as status:
-        result = explain_files(
-            problem,
-            solution,
-            device=device,
-            reference_mode=reference_mode,
-            trials=trials,
-            seed=seed,
-            atol=atol,
-            rtol=rtol,
-            samples=samples,
-            timeout=timeout,
-            on_event=status.update,
-        )
+        result = explain_files(problem, solution, options, on_event=status.update)
     data = result.to_dict()
     common = {
         "explained": result.explained,
@@ -532,7 +528,7 @@ def _print_worker(worker: dict, console: Console = _out) -> None:
     """The time the worker took and, shortened, what the user's code printed."""
     if not worker:
         return
-    from ..run.worker import CapturedOutput
+    from ..run.children import CapturedOutput
 
     console.print(
         f"  worker: {worker['seconds']:.1f} s, of which {worker['user_code_seconds']:.1f} s in the user's code",
@@ -629,8 +625,9 @@ def triage(
 ) -> None:
     """Explain many pairs at once: each in its own worker, a crash or hang only its own row; finished pairs are
     stored at once and not run again (same files, options, device, version) unless --rerun."""
-    from ..triage.pairs import discover
+    from ..triage.discovery import discover
     from ..triage.pairs import triage as triage_pairs
+    from ..triage.pool import Pool
 
     pairs = discover(path)
     if report is not None:
@@ -646,10 +643,13 @@ def triage(
             progress.update(task, completed=state["done"], description=f"triage: {escape(counts)}")
 
         result = triage_pairs(
-            pairs, device=device, workers=workers, builders=builders, timeout=timeout, trials=trials, seed=seed,
-            atol=atol, rtol=rtol, reference_mode=reference_mode, rerun=rerun, store=not no_store, on_progress=show,
-            ray=ray,
-        )  # fmt: skip
+            pairs,
+            ExplainOptions(device, reference_mode, trials, seed, atol, rtol, timeout=timeout),
+            Pool(workers, builders, ray),
+            rerun=rerun,
+            store=not no_store,
+            on_progress=show,
+        )
     work_done()  # the work is done: a signal now does not cut its output short
     for line in result["not_stored"]:
         _err.print(f"[yellow]warning:[/] not stored (a rerun will explain it again): {_shown(line)}")
@@ -671,7 +671,7 @@ def triage(
 
 def _print_triage(result: dict, path: str, atol: float, rtol: float) -> None:
     """The text output of ``fpa triage``: the pairs' table, their errors, the summary, the time spent."""
-    from ..triage.pairs import matches_expected
+    from ..triage.summary import matches_expected
 
     summary = result["summary"]
     table = Table(title=f"fpa triage {_shown(path)}: {summary['pairs']} pairs ({result['ran']} run, {result['reused']} "
@@ -767,7 +767,7 @@ def fuzz(
                 on_event=status.update,
             )
         else:
-            from ..fuzz.search import fuzz_op  # in this process: our own kernels, no user code
+            from ..fuzz.variants import fuzz_op  # in this process: our own kernels, no user code
 
             result = fuzz_op(op, max_examples=max_examples, device=device, seed=seed)
     failures = result["failures"]
@@ -867,13 +867,9 @@ def bench(
     result = bench_lib.bench(
         op,
         variants,
-        batch=batch,
-        rotate=rotate,
-        reps=reps,
-        budget_s=budget,
+        bench_lib.BenchOptions(batch=batch, rotate=rotate, reps=reps, budget_s=budget, match=match),
         kernels_tree=tree,
         log=lambda line: _err.print(escape(line), highlight=False),
-        match=match,
     )
     slug = bench_lib.gpu_slug(result.meta["device"])
     out_path = out or f"experiments/results/bench_{slug}.json"

@@ -41,7 +41,7 @@ def _main() -> None:
     not_dumpable()  # the solutions fpa runs may not read or write its memory (fp_analysis.run.hardening)
     arguments = sys.argv[1:]
     if arguments[:1] == ["explain"] and "--help" not in arguments:
-        from ..run.worker import start_fork_server
+        from ..run.children import start_fork_server
 
         start_fork_server()
     from .app import main as command_line

@@ -2,10 +2,10 @@
 
 Runs in the worker process (``fp_analysis.run.worker``): the problem here, ``ModelNew`` in the candidate
 process. ``run_check`` gives the trials; parameters are compared first (``parameter_mismatch``: no tolerance
-makes differently drawn weights right); then the worst trial is explained on the whole reference Model by
-``fp_analysis.model.engine`` — which rewrite of the reference's arithmetic re-creates each side, or where the
-candidate departs from all of them. On a GPU the reference is also run with cuDNN's and cuBLAS's TF32 forced
-on and off, the interventional evidence of what precision each side used.
+makes differently drawn weights right, ``fp_analysis.model.judge.parameter_analysis``); then the worst trial is
+explained on the whole reference Model by ``fp_analysis.model.engine`` — which rewrite of the reference's
+arithmetic re-creates each side, or where the candidate departs from all of them. On a GPU the reference is also
+run with cuDNN's and cuBLAS's TF32 forced on and off, the interventional evidence of what precision each side used.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from __future__ import annotations
 import torch
 
 from ..errors import OutOfScopeError, ParameterError
-from ..model.engine import analyse_model
+from ..model.engine import Effort, analyse_model
 from ..model.interpose import evaluate, precision_mode
-from ..model.verdict import Cause, Explanation
+from ..model.judge import parameter_analysis
+from ..model.verdict import Analysis, Explanation
 from ..numerics.backends import tf32, tf32_settings
-from ..options import resolve_device
+from ..options import ExplainOptions, resolve_device
 from ..run.candidate import CandidateProcess
 from ..run.usercode import UserFile
 from ..run.worker import report_event
@@ -27,15 +28,17 @@ __all__ = ["explain_job"]
 
 
 def explain_job(
-    problem, solution, *, device, reference_mode, trials, seed, atol, rtol, samples, timeout, folder,
-    problem_sources=None, solution_sources=None,
-) -> dict:  # fmt: skip
+    problem, solution, *, options: dict, timeout: float, folder, problem_sources=None, solution_sources=None
+) -> dict:
     """The worker's half of ``fp_analysis.explain.jobs.explain_files``: the ``Explanation`` as a dict (its ``--json``).
-    ``problem_sources``, ``solution_sources``: each file's snapshot, which it is imported from
+    ``options``: the ``ExplainOptions`` as JSON; ``timeout``: the worker's limit on each call into the user's code
+    (the options' own); ``problem_sources``, ``solution_sources``: each file's snapshot, which it is imported from
     (``fp_analysis.run.snapshot``)."""
-    dev = resolve_device(device)
-    mode = reference_mode or "fp32"
-    if dev.type == "cuda" and reference_mode not in (None, "fp32"):
+    asked = ExplainOptions.from_json(options)
+    seed, atol, rtol = asked.seed, asked.atol, asked.rtol
+    dev = resolve_device(asked.device)
+    mode = asked.reference_mode or "fp32"
+    if dev.type == "cuda" and mode != "fp32":
         raise ParameterError(
             "--reference-mode emulates a precision on the CPU; on a GPU the reference runs as "
             "your TF32 settings say (and is also run with TF32 forced on and off)"
@@ -47,7 +50,7 @@ def explain_job(
             reference_file,
             candidate,
             dev,
-            trials=trials,
+            trials=asked.trials,
             seed=seed,
             atol=atol,
             rtol=rtol,
@@ -58,7 +61,7 @@ def explain_job(
     context = {
         "device": str(dev),
         "reference_mode": mode if dev.type == "cpu" else _tf32_description(),
-        "trials": trials,
+        "trials": asked.trials,
         "seed": seed,
         "atol": atol,
         "rtol": rtol,
@@ -71,14 +74,10 @@ def explain_job(
     if unset:  # a Lazy module: its values exist only after a forward, so nothing to compare them with
         shown = ", ".join(unset[:4]) + (f" and {len(unset) - 4} more" if len(unset) > 4 else "")
         notes.append(f"parameters not compared: ModelNew's {shown} had no values when it was built (a Lazy module)")
-    problems = [] if unset else parameter_mismatch(parameters.reference, parameters.candidate)
-    if problems:
-        cause = Cause("parameter_mismatch", "; ".join(problems), mismatch["max_abs"], "pair")
-        tolerance = {"atol": None, "rtol": None, "basis": "parameters differ: no tolerance makes this right"}
-        return Explanation(
-            False, "parameter_mismatch", [cause], candidate_vs_fp64={}, reference_vs_fp64={},
-            recommended_tolerance=tolerance, **record,
-        ).to_dict()  # fmt: skip
+    differences = [] if unset else parameter_mismatch(parameters.reference, parameters.candidate)
+    mismatched = parameter_analysis(differences, mismatch["max_abs"])
+    if mismatched is not None:
+        return Explanation.of(mismatched, **record).to_dict()
     if dev.type == "cuda":
         context["reference_tf32_forced"] = _forced_tf32(reference_file, reference, worst.inputs, worst.candidate)
     with reference_file.watched("Model.forward (checking which batch items can be analysed alone)"):
@@ -92,28 +91,15 @@ def explain_job(
         cand_out,
         seed=seed,
         progress=lambda text: report_event("progress", text=f"analysis: {text}"),
-        twin_samples=samples,
+        effort=Effort(twin_samples=asked.samples),
         watch=reference_file.watched,
     )
     if analysis.explained:
-        analysis, context["judged"] = _judge_every_trial(reference, reference_file, results, worst, analysis, mode,
-                                                         atol, rtol, seed)  # fmt: skip
+        analysis, context["judged"] = _judge_every_trial(reference, reference_file, results, worst, analysis, asked)
         if "not_explained" in context["judged"]:  # another trial gave the verdict
             context["analysed_trial"] = context["judged"]["not_explained"]
             context.pop("analysed_batch_items", None)
-    return Explanation(
-        analysis.explained,
-        analysis.verdict,
-        analysis.causes,
-        candidate_vs_fp64=analysis.candidate_vs_fp64,
-        reference_vs_fp64=analysis.reference_vs_fp64,
-        recommended_tolerance=analysis.tolerance,
-        hypotheses=analysis.hypotheses,
-        floor=analysis.floor,
-        ops=analysis.ops,
-        location=analysis.location,
-        **record,
-    ).to_dict()
+    return Explanation.of(analysis, **record).to_dict()
 
 
 # Outputs above which the analysis evaluates one batch item rather than the whole batch (when the Model treats
@@ -162,8 +148,7 @@ def _batch_subset(model, trial, mode: str, atol: float, rtol: float):
 _JUDGE_WHOLE = 1 << 24
 
 
-def _judge_every_trial(model, problem: UserFile, results, worst, analysis, mode: str, atol: float, rtol: float,
-                       seed: int):  # fmt: skip
+def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analysis, asked: ExplainOptions):
     """(the analysis that gives the verdict, what was judged): ``analysis`` of the worst trial, held against every
     trial whose tensors were kept (``kernelbench.run_check``) — a candidate can compute in TF32 on some calls and err
     on others, or err in one batch item beside items computed in bf16, and be explained where it does not err.
@@ -172,7 +157,7 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis, mode:
     that re-created each side of the worst (``analyse_model(only=...)``: a fraction of the evaluations); where they
     do not re-create it, it is analysed in full, and the first trial the candidate is not re-created on gives the
     verdict. A trial whose sides are equal bit for bit has nothing to judge."""
-    only = frozenset(analysis.recreations.values())
+    mode, seed = asked.reference_mode or "fp32", asked.seed
     judged = []
     for trial in results:
         if trial.candidate is None:  # not kept: too large to keep them all
@@ -181,7 +166,7 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis, mode:
             inputs, ref_out, cand_out = trial.inputs, trial.reference, trial.candidate
         else:
             with problem.watched("Model.forward (checking which batch items can be analysed alone)"):
-                inputs, ref_out, cand_out, _ = _batch_subset(model, trial, mode, atol, rtol)
+                inputs, ref_out, cand_out, _ = _batch_subset(model, trial, mode, asked.atol, asked.rtol)
         judged.append(trial.trial)
         if (
             trial is worst
@@ -193,8 +178,8 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis, mode:
             continue
         report_event("progress", text=f"analysis: judging trial {trial.trial + 1} against the worst's re-creations")
         try:
-            check = analyse_model(model, inputs, ref_out, cand_out, runs=2, seed=seed, twin_samples=0, only=only,
-                                  watch=problem.watched)  # fmt: skip
+            recheck = Effort.recheck(analysis.recreations.values())
+            check = analyse_model(model, inputs, ref_out, cand_out, seed=seed, effort=recheck, watch=problem.watched)
         except OutOfScopeError:  # the worst's rewrites do not re-create this trial's reference: analysed in full
             check = None
         if check is None or not check.explained:

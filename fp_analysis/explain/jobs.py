@@ -23,18 +23,17 @@ from ..errors import Fate, FpaError, ParameterError, Side, UserCodeError
 from ..model.verdict import Explanation
 from ..numerics.memory import require
 from ..options import (
-    TRIALS_MAX,
+    DEFAULT_TIMEOUT_S,
+    ExplainOptions,
     check_count,
     check_device,
     check_file,
-    check_reference_mode,
     check_seconds,
     check_seed,
-    check_tolerance,
 )
 from ..records import safe_text
 from ..run.snapshot import Given, Journal
-from ..run.worker import DEFAULT_TIMEOUT_S, JobResult, run_job
+from ..run.supervisor import JobResult, run_job
 
 __all__ = [
     "default_max_examples",
@@ -50,37 +49,22 @@ __all__ = [
 def explain_files(
     problem,
     solution,
+    options: ExplainOptions | None = None,
     *,
-    device: str = "auto",
-    reference_mode: str | None = None,
-    trials: int = 5,
-    seed: int = 42,
-    atol: float = 1e-4,
-    rtol: float = 1e-4,
-    samples: int = 4000,
-    timeout: float = DEFAULT_TIMEOUT_S,
     on_event=None,
     env: dict[str, str] | None = None,
     given: Given | None = None,
 ) -> Explanation:
-    """The explanation of KernelBench's check on the two files (``fp_analysis.explain.job``); ``worker`` holds the
-    time spent and what each side's process printed. ``env``: variables for the job's processes only; ``given``:
-    the pair's snapshot, where it was taken already (see the module docstring)."""
-    options = {
-        **_pair(problem, solution),
-        "device": check_device(device).value,
-        "reference_mode": None if reference_mode is None else check_reference_mode(reference_mode),
-        "trials": check_count("trials", trials, maximum=TRIALS_MAX),
-        "seed": check_seed("seed", seed),
-        "atol": check_tolerance("atol", atol),
-        "rtol": check_tolerance("rtol", rtol),
-        "samples": check_count("samples", samples),
-    }
-    timeout = check_seconds("timeout", timeout)
-    result = _run_given(given, "explain", options, timeout=timeout, on_event=on_event, env=env)
-    explanation = Explanation.from_dict(result.value)
-    explanation.worker = result.worker_record()
-    return explanation
+    """The explanation of KernelBench's check on the two files (``fp_analysis.explain.job``) under ``options``
+    (``ExplainOptions()``: KernelBench's own check); ``worker`` holds the time spent and what each side's process
+    printed. ``env``: variables for the job's processes only; ``given``: the pair's snapshot, where it was taken
+    already (see the module docstring)."""
+    options = ExplainOptions() if options is None else options
+    if not isinstance(options, ExplainOptions):
+        raise ParameterError(f"Got options={options!r}, but options must be an ExplainOptions (or None).")
+    job = {**_pair(problem, solution), "options": options.to_json()}
+    result = _run_given(given, "explain", job, timeout=options.timeout, on_event=on_event, env=env)
+    return Explanation.from_dict({**result.value, "worker": result.worker_record()})
 
 
 def prepare_file(
@@ -121,12 +105,11 @@ def fuzz_files(
     Fewer than half the examples asked for (and no failure) is an FpaError naming why. ``max_examples`` defaults to
     ``default_max_examples()``.
     """
-    options = {
-        **_pair(problem, solution),
-        "max_examples": default_max_examples() if max_examples is None else check_count("max_examples", max_examples),
-        "device": check_device(device).value,
-        "seed": check_seed("seed", seed),
-    }
+    pair = _pair(problem, solution)
+    max_examples = default_max_examples() if max_examples is None else check_count("max_examples", max_examples)
+    device = check_device(device).value
+    search = {"max_examples": max_examples, "seed": check_seed("seed", seed)}  # fp_analysis.fuzz.search.Search
+    options = {**pair, "search": search, "device": device}
     result = _run_given(None, "fuzz", options, timeout=check_seconds("timeout", timeout), on_event=on_event)
     return {**result.value, "worker": result.worker_record()}
 

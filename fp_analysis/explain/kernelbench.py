@@ -174,10 +174,7 @@ def build_models(problem: UserFile, candidate: CandidateProcess, device: torch.d
     built = {n: q.detach().to("cpu", copy=True) for n, q in reference.named_parameters() if not is_lazy(q)}
     if meanwhile is not None:
         meanwhile()
-    sizes = [q.numel() for q in built.values()]
-    parameters = candidate.build(
-        init, {}, seed, device, where="ModelNew(*get_init_inputs())", keep_numels=sizes, elements=sum(sizes)
-    )
+    parameters = candidate.build(init, {}, seed, device, where="ModelNew(*get_init_inputs())", like=built)
     return reference, BuiltParameters(built, parameters)
 
 

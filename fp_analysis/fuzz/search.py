@@ -18,8 +18,6 @@ beside it. The number of examples defaults to 200, or 2000 with ``HYPOTHESIS_PRO
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import inspect
 import json
 import pathlib
@@ -28,17 +26,15 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
-from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
+from hypothesis import given, reject
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
-from hypothesis.configuration import set_hypothesis_home_dir
-from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import Flaky, Unsatisfiable
 from torch import nn
 
 from .. import records
 from ..errors import Fate, FpaError, ParameterError, Side, UserCodeError
-from ..explain.jobs import default_max_examples, parse_replay
+from ..explain.jobs import parse_replay
 from ..explain.kernelbench import (
     KernelBenchError,
     init_inputs,
@@ -47,16 +43,16 @@ from ..explain.kernelbench import (
     trial_inputs,
     written_notes,
 )
-from ..model.engine import analyse_model
+from ..model.engine import Effort, analyse_model
 from ..numerics.formats import FORMATS
-from ..options import PRESET_KERNEL_OPS, check_count, check_op, resolve_device
+from ..options import resolve_device
 from ..run.candidate import CandidateProcess
-from ..run.places import cache_dir
 from ..run.usercode import check_output, seed_all
-from ..strategies import DATA_KINDS, LAYOUTS, config_spec, conv2d_configs, conv3d_kk1_configs, make_tensor
+from ..strategies import DATA_KINDS, LAYOUTS, make_tensor
+from .hypothesis_setup import example_database, files_in_cache, search_settings
 from .model_space import MAX_MACS, ModelSpace, Refused, TooLarge, describe_convs, first_conv_macs
 
-__all__ = ["FuzzFailure", "fuzz_job", "fuzz_op", "replay_job"]
+__all__ = ["FuzzFailure", "Search", "fuzz_job", "replay_job"]
 
 _U = FORMATS["fp32"].unit_roundoff
 # Monte-Carlo runs per fuzzed example: fewer than explain's 8 (hundreds of examples), enough for σ's scale.
@@ -82,39 +78,6 @@ class FuzzFailure:
     explanation: dict
     not_from_get_init_inputs: list[str] = field(default_factory=list)
     user_code: dict | None = None
-
-
-def _database(*key: str) -> DirectoryBasedExampleDatabase:
-    """The persistent example database, one folder per fuzzed target, so targets never replay each other's."""
-    root = cache_dir("hypothesis", override="FPA_HYPOTHESIS_DB")
-    digest = hashlib.sha256("\0".join(key).encode()).hexdigest()[:16]
-    return DirectoryBasedExampleDatabase(str(root / digest))
-
-
-@contextlib.contextmanager
-def _hypothesis_files_in_cache():
-    """Hypothesis's own files (character tables, constants) under the cache directory, not ``./.hypothesis``."""
-    set_hypothesis_home_dir(cache_dir("hypothesis", override="FPA_HYPOTHESIS_DB") / "home")
-    try:
-        yield
-    finally:
-        set_hypothesis_home_dir(None)
-
-
-def _settings(max_examples: int, database) -> settings:
-    return settings(
-        max_examples=max_examples,
-        deadline=None,
-        database=database,
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-        print_blob=False,
-        report_multiple_bugs=False,
-        verbosity=Verbosity.quiet,  # Hypothesis's report goes to stdout, which is ours (or the user's, in a worker)
-        # No explain phase: it re-runs a shrunk failure hundreds of times to say which parts of it may vary,
-        # which fpa does not print (3/4 of the time spent on a failure).
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
-    )
 
 
 class _Pair:
@@ -285,7 +248,7 @@ class _Pair:
         if torch.equal(cand, ref):
             return True, 0.0, {"verdict": "equal", "explained": True}
         with self.problem.watched("Model.forward (for the analysis)"):
-            analysis = analyse_model(reference, inputs, ref, cand, runs=_FUZZ_RUNS, twin_samples=200)
+            analysis = analyse_model(reference, inputs, ref, cand, effort=Effort(runs=_FUZZ_RUNS, twin_samples=200))
         explanation = {
             "verdict": analysis.verdict,
             "explained": analysis.explained,
@@ -317,53 +280,134 @@ def _layouts(reference: nn.Module, device: torch.device) -> tuple[str, ...]:
 
 
 def _plain(value):
+    """Return ``value`` with a tuple as a list, as JSON has it."""
     return list(value) if isinstance(value, tuple) else value
 
 
+@dataclass(frozen=True)
+class Search:
+    """The search ``fuzz_job`` makes: at most ``max_examples`` examples, drawn from ``seed`` (both checked by
+    ``fp_analysis.explain.jobs.fuzz_files``, which sends them as this record's fields)."""
+
+    max_examples: int
+    seed: int
+
+
 def fuzz_job(
-    problem, solution, *, max_examples: int, device: str, seed: int, timeout: float, folder: str, problem_sources=None,
+    problem, solution, *, search: dict, device: str, timeout: float, folder: str, problem_sources=None,
     solution_sources=None,
 ) -> dict:  # fmt: skip
-    """The worker's half of ``fuzz_kernelbench``: its result without the ``worker`` block."""
+    """Return the worker's half of ``fuzz_kernelbench``: its result without the ``worker`` block. ``search``: a
+    ``Search``'s fields."""
     dev = resolve_device(device)
     with CandidateProcess(solution, folder, timeout, solution_sources, dev.type == "cuda") as candidate:
         pair = _Pair(problem, solution, dev, candidate, problem_sources)
-        return _search(pair, max_examples, seed)
+        return _search(pair, Search(**search))
 
 
-def _search(pair: _Pair, max_examples: int, seed: int) -> dict:
-    counts = {"examples": 0, "shrink_steps": 0, "refused": 0, "too_large": 0}
-    verdicts: dict[str, int] = {}  # of the examples before any failure
-    reasons: dict[str, int] = {}  # why the problem's Model refused drawn configurations
-    last: list = []
+def _search(pair: _Pair, search: Search) -> dict:
+    """Return the search's result: the failures found (the problem's own configuration first, then Hypothesis's
+    minimal failing example), what was drawn and how the examples went (``fuzz_files``' docstring lists the keys).
+    FpaError where too few examples could be run to be a verdict."""
+    tally = _Tally()
+    own_failure = _try_own_example(pair, search.seed, tally)
+    prop = _property(pair, search.seed, max(1, search.max_examples - tally.counts["examples"]), tally)
+    failures = _failures_of(prop, pair, tally.last)
+    if own_failure is not None and not failures:  # the search found no smaller failing configuration
+        failures.append(own_failure)
+    if not failures and tally.counts["examples"] < search.max_examples / 2:
+        # Hypothesis stops drawing after too many rejected draws: a pass on a fraction of the examples asked
+        # for is not a verdict on the search asked for.
+        raise tally.shortfall(search.max_examples)
+    summary = {"drawn": sorted(pair.space.drawn), "verdicts": tally.verdicts, "refusals": tally.refusals(),
+               "max_examples": search.max_examples, "notes": written_notes(pair.written)}  # fmt: skip
+    return {"failures": failures, **summary, **tally.counts}
+
+
+@dataclass
+class _Tally:
+    """What a search has counted: examples run before the first failure and shrink steps after it, configurations
+    refused (the problem's Model raised) or too large; the verdicts of the examples before any failure; why the
+    problem's Model refused; and ``last``, the latest failing example's (values, shapes, data, max_abs,
+    explanation)."""
+
+    counts: dict[str, int] = field(
+        default_factory=lambda: {"examples": 0, "shrink_steps": 0, "refused": 0, "too_large": 0}
+    )
+    verdicts: dict[str, int] = field(default_factory=dict)
+    reasons: dict[str, int] = field(default_factory=dict)
+    last: list = field(default_factory=list)
+
+    def judged(self, explanation: dict) -> None:
+        """Count an example run and its verdict, or a shrink step once an example has failed."""
+        if self.last:
+            self.counts["shrink_steps"] += 1
+        else:
+            self.counts["examples"] += 1
+            self.verdicts[explanation["verdict"]] = self.verdicts.get(explanation["verdict"], 0) + 1
+
+    def refused(self, refusal: Refused) -> None:
+        """Count a configuration the problem's Model refused, and why."""
+        self.counts["refused"] += 1
+        self.reasons[str(refusal)] = self.reasons.get(str(refusal), 0) + 1
+
+    def refusals(self) -> list[dict]:
+        """Return the three most frequent reasons of refusal, with their counts."""
+        return [{"reason": r, "count": n} for r, n in sorted(self.reasons.items(), key=lambda kv: -kv[1])[:3]]
+
+    def shortfall(self, max_examples: int) -> FpaError:
+        """Return the error of a search that ran too few of ``max_examples`` examples, naming why."""
+        top = max(self.reasons.items(), key=lambda kv: kv[1])[0] if self.reasons else None
+        too_large = self.counts["too_large"]
+        return FpaError(
+            f"only {self.counts['examples']} of {max_examples} examples could be run: the problem's Model refused "
+            f"{self.counts['refused']} drawn configurations"
+            + (f" (most often: {top})" if top else "")
+            + (f" and {too_large} exceeded fpa fuzz's size cap" if too_large else "")
+            + "; does the constructor take the conv's parameters, and do get_inputs()' shapes follow them?"
+        )
+
+
+def _try_own_example(pair: _Pair, seed: int, tally: _Tally) -> dict | None:
+    """Check the problem's own configuration (``_own_example``), the one KernelBench checks, counted in ``tally``;
+    return its failure record, or None where it passes or is not an example. Raises the candidate's failure where
+    its process died or hung there: no search after it."""
+    own = _own_example(pair, seed)
+    if own is None:
+        return None
+    own_failure = None
+    try:
+        passed, max_abs, explanation = pair.check(*own)
+    except (Refused, TooLarge):
+        passed, explanation = True, None  # not an example: the search draws others
+    except UserCodeError as error:
+        if error.side is not Side.SOLUTION:
+            raise
+        passed, explanation, own_failure = True, None, pair.failure(*own[:3], None, None, error)
+        tally.counts["examples"] += 1
+        if not pair.candidate.alive():  # it died or hung on the problem's own configuration: no search after it
+            raise
+    if explanation is not None:
+        tally.judged(explanation)
+    if not passed:
+        own_failure = pair.failure(*own[:3], max_abs, explanation)
+    return own_failure
+
+
+def _data_strategy(layouts):
+    """Return the strategy of an example's data: its kind, seed and layout (one of ``layouts``)."""
+    kinds = {"kind": st.sampled_from(DATA_KINDS), "seed": st.integers(0, 2**31 - 1)}
+    return st.fixed_dictionaries({**kinds, "layout": st.sampled_from(layouts)})
+
+
+def _property(pair: _Pair, seed: int, max_examples: int, tally: _Tally):
+    """Return the Hypothesis test of ``pair`` over ``max_examples`` drawn examples from ``seed``: it fails
+    (AssertionError, or the candidate's UserCodeError) on an example the arithmetic does not explain, recording it
+    in ``tally.last``, and raises ``_Stop`` where the search must end at once."""
     space = pair.space
+    database = example_database(*[str(pathlib.Path(p).resolve()) for p in pair.paths], pair.device.type)
 
-    def samples(layouts):
-        kinds = {"kind": st.sampled_from(DATA_KINDS), "seed": st.integers(0, 2**31 - 1)}
-        return st.fixed_dictionaries({**kinds, "layout": st.sampled_from(layouts)})
-
-    failures, own_failure = [], None
-    own = _own_example(pair, seed)  # the problem's own configuration first: the one KernelBench checks
-    if own is not None:
-        try:
-            passed, max_abs, explanation = pair.check(*own)
-        except (Refused, TooLarge):
-            passed, explanation = True, None  # not an example: the search draws others
-        except UserCodeError as error:
-            if error.side is not Side.SOLUTION:
-                raise
-            passed, explanation, own_failure = True, None, pair.failure(*own[:3], None, None, error)
-            counts["examples"] += 1
-            if not pair.candidate.alive():  # it died or hung on the problem's own configuration: no search after it
-                raise
-        if explanation is not None:
-            counts["examples"] += 1
-            verdicts[explanation["verdict"]] = verdicts.get(explanation["verdict"], 0) + 1
-        if not passed:
-            own_failure = pair.failure(*own[:3], max_abs, explanation)
-
-    @_settings(max(1, max_examples - counts["examples"]),
-               _database(*[str(pathlib.Path(p).resolve()) for p in pair.paths], pair.device.type))  # fmt: skip
+    @search_settings(max_examples, database)
     @hypothesis_seed(seed)
     @given(st.data())
     def prop(draws):
@@ -372,20 +416,19 @@ def _search(pair: _Pair, max_examples: int, seed: int) -> dict:
         try:
             reference = pair.reference(values, {"detail": f"arguments {records.dumps(pair.config(values, []))}"})
             shapes = draws.draw(space.inputs_strategy(reference))
-            data = draws.draw(samples(_layouts(reference, pair.device)))
+            data = draws.draw(_data_strategy(_layouts(reference, pair.device)))
             passed, max_abs, explanation = pair.check(values, shapes, data, reference)
         except Refused as refusal:
-            counts["refused"] += 1
-            reasons[str(refusal)] = reasons.get(str(refusal), 0) + 1
+            tally.refused(refusal)
             reject()
         except TooLarge:
-            counts["too_large"] += 1
+            tally.counts["too_large"] += 1
             reject()
         except UserCodeError as error:
             if error.side is Side.PROBLEM or shapes is None or data is None:
                 raise _Stop(error) from None  # the problem's own code failed (not by raising): no example to shrink
-            counts["shrink_steps" if last else "examples"] += 1
-            last[:] = [values, shapes, data, None, None]
+            tally.counts["shrink_steps" if tally.last else "examples"] += 1
+            tally.last[:] = [values, shapes, data, None, None]
             if not pair.candidate.alive():
                 # Its process died or hung: each shrink step would cost a new process (and a timeout), so
                 # the search stops at this example, which the error names with its replay command.
@@ -393,16 +436,20 @@ def _search(pair: _Pair, max_examples: int, seed: int) -> dict:
             raise
         except FpaError as error:  # out of scope (a Model the engine cannot model): not a failing example
             raise _Stop(error) from None
-        if last:
-            counts["shrink_steps"] += 1
-        else:
-            counts["examples"] += 1
-            verdicts[explanation["verdict"]] = verdicts.get(explanation["verdict"], 0) + 1
+        tally.judged(explanation)
         if not passed:
-            last[:] = [values, shapes, data, max_abs, explanation]
+            tally.last[:] = [values, shapes, data, max_abs, explanation]
             raise AssertionError(explanation)
 
-    with _hypothesis_files_in_cache():
+    return prop
+
+
+def _failures_of(prop, pair: _Pair, last: list) -> list[dict]:
+    """Run the Hypothesis test ``prop`` and return the failure records of the minimal failing example it ended on
+    (``last``), none where it passed. Raises what ended the search (``_Stop``'s error), and a UserCodeError of the
+    problem's side."""
+    failures = []
+    with files_in_cache():
         try:
             prop()
         except _Stop as stop:
@@ -421,24 +468,8 @@ def _search(pair: _Pair, max_examples: int, seed: int) -> dict:
             }
             failures.append(pair.failure(*last[:3], None, explanation))
         except Unsatisfiable:
-            pass  # every draw was rejected: the shortfall below says why
-    if own_failure is not None and not failures:  # the search found no smaller failing configuration
-        failures.append(own_failure)
-    if not failures and counts["examples"] < max_examples / 2:
-        # Hypothesis stops drawing after too many rejected draws: a pass on a fraction of the examples asked
-        # for is not a verdict on the search asked for.
-        top = max(reasons.items(), key=lambda kv: kv[1])[0] if reasons else None
-        raise FpaError(
-            f"only {counts['examples']} of {max_examples} examples could be run: the problem's Model refused "
-            f"{counts['refused']} drawn configurations"
-            + (f" (most often: {top})" if top else "")
-            + (f" and {counts['too_large']} exceeded fpa fuzz's size cap" if counts["too_large"] else "")
-            + "; does the constructor take the conv's parameters, and do get_inputs()' shapes follow them?"
-        )
-    refusals = [{"reason": r, "count": n} for r, n in sorted(reasons.items(), key=lambda kv: -kv[1])[:3]]
-    summary = {"drawn": sorted(space.drawn), "verdicts": verdicts, "refusals": refusals, "max_examples": max_examples,
-               "notes": written_notes(pair.written)}  # fmt: skip
-    return {"failures": failures, **summary, **counts}
+            pass  # every draw was rejected: the shortfall the caller checks says why
+    return failures
 
 
 def replay_job(
@@ -482,109 +513,3 @@ def _own_example(pair: _Pair, seed: int) -> tuple[dict, list, dict, nn.Module] |
     except (Refused, FpaError):
         return None
     return values, shapes, {"kind": "uniform", "seed": seed, "layout": "contiguous"}, reference
-
-
-def _op_check(kind, problem, variant, dev: torch.device) -> str | None:
-    """Why this example of our own variant is wrong, or None (see ``fuzz_op``)."""
-    from fpa_kernels import Op, run_variant, twin, variant_bound
-    from fpa_kernels.twin import all_output_indices
-
-    from ..numerics.bounds import term_sums
-    from ..ops.conv import conv2d_spec, gather_terms
-    from ..ops.epilogue import EpilogueSpec, epilogue_torch
-    from ..ops.reference import fp64_at
-
-    config, x, w, b = problem
-    spec = config_spec(config)
-    x = x.contiguous()
-    m = (
-        torch.randn(spec.out_channels, 1, 1, generator=torch.Generator().manual_seed(1))
-        if kind is Op.CONV_GELU
-        else None
-    )
-    got = twin(variant, spec, x, w, b, m)
-    terms = gather_terms(spec, x, w, b, all_output_indices(got.shape))
-    exact = fp64_at(terms)
-    per_output = m.reshape(-1).numpy()[terms.index[:, 1]] if m is not None else None
-    sums = term_sums(terms.w, terms.x, terms.bias)
-    bound = variant_bound(variant, sums, conv=exact, multiplier=per_output).deterministic
-    if m is not None:
-        exact = epilogue_torch(
-            torch.from_numpy(exact), torch.from_numpy(per_output.astype(np.float64)), EpilogueSpec(0.01, variant.gelu)
-        ).numpy()
-    err = np.abs(got.reshape(-1).astype(np.float64) - exact)
-    finite = np.isfinite(err) & np.isfinite(bound)
-    if np.any(err[finite] > bound[finite]):
-        return f"error beyond the deterministic bound (max ratio {np.max(err[finite] / bound[finite]):.3g})"
-    if kind is Op.CONV3D_KK1:
-        padding = tuple(p[0] for p in spec.padding[:2]) if spec.is_symmetric_padding else "same"
-        flat_spec = conv2d_spec(
-            spec.in_channels,
-            spec.out_channels,
-            spec.kernel_size[:2],
-            spec.stride[:2],
-            padding,
-            spec.dilation[:2],
-            spec.groups,
-            spec.bias,
-        )
-        flat_variant = type(variant)(Op.CONV2D, variant.accumulation, variant.term_order, variant.fast_math)
-        for d in range(got.shape[-1]):
-            j = d * spec.stride[2] - spec.padding[2][0]  # a (k,k,1) kernel reads exactly one input slice
-            if 0 <= j < x.shape[-1]:
-                want = twin(flat_variant, flat_spec, x[..., j].contiguous(), w[..., 0].contiguous(), b)
-                if not np.array_equal(got[..., d].view(np.uint32), want.view(np.uint32)):
-                    return f"depth slice {d} differs from conv2d of input slice {j}"
-    if dev.type == "cuda":
-        on_gpu = [t.cuda() if t is not None else None for t in (x, w, b, m)]
-        kernel = run_variant(variant, spec, *on_gpu).cpu().numpy()
-        if not np.array_equal(kernel.view(np.uint32), got.view(np.uint32)):
-            return "the CUDA kernel differs from its CPU twin"
-    return None
-
-
-def fuzz_op(op: str, *, max_examples: int | None = None, device: str = "auto", seed: int = 0) -> dict:
-    """Fuzz our own variants of ``op`` (one of PRESET_NAMES; the twinned variants): each twin's error ≤ its
-    deterministic bound against the exact result; for conv3d_kk1, each depth slice equals conv2d of its input
-    slice (same variant) bit for bit; on a GPU, the kernel equals its twin bit for bit. Returns
-    {"failures": [...], "examples": n, "shrink_steps": k} (counted as for ``fuzz_kernelbench``)."""
-    from fpa_kernels import Op, variant_matrix
-
-    from ..strategies import conv_inputs
-
-    kind = Op(PRESET_KERNEL_OPS[check_op(op)])
-    max_examples = default_max_examples() if max_examples is None else check_count("max_examples", max_examples)
-    dev = resolve_device(device)
-    configs = conv3d_kk1_configs(max_outputs=3000) if kind is Op.CONV3D_KK1 else conv2d_configs(max_outputs=3000)
-    variants = [v for v in variant_matrix(kind) if v.twinned]
-    kinds = ("uniform", "normal", "heavy_tailed", "subnormal_rich", "cancellation")
-    counts = {"examples": 0, "shrink_steps": 0}
-    last: list = []
-
-    @_settings(max_examples, _database("op", op, dev.type))
-    @hypothesis_seed(seed)
-    @given(st.tuples(conv_inputs(configs, kinds=kinds), st.sampled_from(variants)))
-    def prop(example):
-        problem, variant = example
-        counts["shrink_steps" if last else "examples"] += 1
-        reason = _op_check(kind, problem, variant, dev)
-        if reason:
-            last[:] = [problem[0], variant.label, reason]
-            raise AssertionError(reason)
-
-    failures = []
-    try:
-        with _hypothesis_files_in_cache():
-            prop()
-    except AssertionError:
-        config, label, reason = last
-        failures.append(
-            {
-                "config": {k: _plain(v) for k, v in config.items()},
-                "variant": label,
-                "max_abs": None,
-                "command": f"fpa fuzz {op} --device {dev.type} --seed {seed} --max-examples {max_examples}",
-                "explanation": {"verdict": "bug", "evidence": reason},
-            }
-        )
-    return {"failures": failures, **counts}

@@ -1,15 +1,16 @@
-"""The record of a verdict: the causes found and their evidence, as ``fpa explain`` returns and prints them.
+"""The records of a verdict and the one place its names are spelled: the causes (``CauseKind``), the outcomes that
+name no cause (``Outcome``), what the engine found (``Analysis``) and what ``fpa explain`` returns (``Explanation``).
 
-This module holds data only (no torch), so the process that runs a job in a worker and prints its result
-stays light; ``fp_analysis.explain.job`` fills these records in.
+This module holds data only (no torch), so the process that runs a job in a worker and prints its result stays light.
+The rules that choose the causes are ``fp_analysis.model.judge``.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 
-__all__ = ["CAUSES", "Cause", "CauseKind", "Explanation"]
+__all__ = ["CAUSES", "FALSE_PASS_VERDICTS", "Analysis", "Cause", "CauseKind", "Explanation", "Outcome", "verdict_name"]
 
 
 class CauseKind(str, Enum):
@@ -46,9 +47,40 @@ class CauseKind(str, Enum):
     """NaN or ±inf where the re-creation has numbers."""
     BUG = "bug"
     """No modelled arithmetic re-creates the candidate: where it departs is located."""
+    NONDETERMINISTIC = "nondeterministic"
+    """The candidate gave different outputs for the same input (a race, uninitialised memory, an unseeded draw)."""
+
+    @classmethod
+    def precision(cls, side: str, fmt: str) -> CauseKind:
+        """The cause that ``side`` ("reference", "candidate", "shared") ran its linear ops' operands in ``fmt``."""
+        return cls(f"{side}_{fmt}")
 
 
 CAUSES = tuple(kind.value for kind in CauseKind)
+# Causes that mean the candidate is wrong: a pair with one of them whose KernelBench check passed is a false pass.
+FALSE_PASS_VERDICTS = (CauseKind.BUG.value, CauseKind.PARAMETER_MISMATCH.value, CauseKind.NONFINITE.value)
+
+
+class Outcome(str, Enum):
+    """A verdict that names no cause: the two sides equal bit for bit, or why a pair got no verdict (a triage row)."""
+
+    IDENTICAL = "identical"
+    """Both sides equal bit for bit: nothing to explain."""
+    USER_CODE_FAILED = "user_code_failed"
+    """The user's code failed (exit 3): it raised, exited, crashed, hung or returned what is not a tensor."""
+    OUT_OF_SCOPE = "out_of_scope"
+    """The Model is beyond what the engine models (exit 2, naming what)."""
+    USAGE_ERROR = "usage_error"
+    """The files are not a KernelBench pair, or an option is bad (exit 2)."""
+    INTERNAL_ERROR = "internal_error"
+    """A failure of fpa's own (exit 4)."""
+
+
+def verdict_name(causes: list[CauseKind], identical: bool) -> str:
+    """The verdict as one string: ``identical`` for equal sides that need no cause, else the causes joined by " + "."""
+    if identical and not causes:
+        return Outcome.IDENTICAL.value
+    return " + ".join(CauseKind(c).value for c in causes)
 
 
 @dataclass
@@ -66,30 +98,47 @@ class Cause:
         self.name = CauseKind(self.name).value  # a plain string in records and JSON, but only a CauseKind's
 
 
-@dataclass
-class Explanation:
-    """The verdict and its evidence; ``to_dict`` is the ``--json`` schema.
-
-    ``notes`` lists global switches the solution's import changed (in its own process: under KernelBench,
-    where both models share one, the reference would run with them too); ``worker`` the time the job took
-    and what each side's process printed (``fp_analysis.run.worker``).
-    """
+@dataclass(kw_only=True)
+class Analysis:
+    """What the engine found on one trial (``fp_analysis.model.engine.analyse_model``): the verdict, its causes, each
+    side's error against the Model in fp64, the tolerance the explained arithmetic needs, every re-creation tried
+    (``hypotheses``), how the floor was measured, the reference's graph and where the candidate departs.
+    ``recreations``: side → the rewrite that re-creates it, where the verdict is explained (another trial of the
+    same candidate is judged against these alone)."""
 
     explained: bool
     verdict: str
     causes: list[Cause]
-    mismatch: dict
-    candidate_vs_fp64: dict
-    reference_vs_fp64: dict
-    recommended_tolerance: dict
-    trials: list[dict]
+    candidate_vs_fp64: dict = field(default_factory=dict)
+    reference_vs_fp64: dict = field(default_factory=dict)
+    recommended_tolerance: dict = field(default_factory=dict)
     hypotheses: list[dict] = field(default_factory=list)
-    context: dict = field(default_factory=dict)
     floor: dict = field(default_factory=dict)  # how the floor was measured: method, runs, baseline, units
     ops: list[dict] = field(default_factory=list)  # the reference's graph: one record an ATen op
     location: dict = field(default_factory=dict)  # where the candidate departs: counts per channel, batch item
+    recreations: dict = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class Explanation(Analysis):
+    """The verdict of ``fpa explain``: the engine's ``Analysis`` of the trial that decides, with KernelBench's check
+    (``mismatch``, ``trials``) and what was asked (``context``); ``to_dict`` is the ``--json`` schema.
+
+    ``notes`` lists global switches the solution's import changed (in its own process: under KernelBench,
+    where both models share one, the reference would run with them too) and inputs a side wrote into; ``worker``
+    the time the job took and what each side's process printed (``fp_analysis.run.worker``).
+    """
+
+    mismatch: dict
+    trials: list[dict]
+    context: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     worker: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, analysis: Analysis, **check) -> Explanation:
+        """The explanation that ``analysis`` gives, with the check's fields (``mismatch``, ``trials``, ...)."""
+        return cls(**{f.name: getattr(analysis, f.name) for f in fields(Analysis)}, **check)
 
     def to_dict(self) -> dict:
         data = asdict(self)

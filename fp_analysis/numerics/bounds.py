@@ -19,6 +19,7 @@ from .orders import AccumulationSpec, Combine, Contraction, OperandRounding, Ord
 from .rounding import Rounding
 
 __all__ = [
+    "GELU_LIPSCHITZ",
     "DotBound",
     "TermSums",
     "bound_from_sums",
@@ -224,6 +225,13 @@ def tensor_core_bound(sums: TermSums, split: int) -> np.ndarray:
     return (1 + g) * e_op + g * (sums.s1 + sums.b)
 
 
+# max_x GELU′(x), GELU's Lipschitz constant: GELU′(x) = Φ(x) + x·φ(x) and GELU″(x) = φ(x)·(2 − x²), so the maximum is
+# at x = √2 (Hendrycks & Gimpel 2016): Φ(√2) + √2·φ(√2) = (1 + erf(1))/2 + e^(−1)/√π ≈ 1.129. Written in closed form
+# so that this layer needs no op; ``fp_analysis.ops.epilogue.gelu_derivative_extremum`` finds the same maximum with
+# mpmath's root finder, and a test holds the two equal.
+GELU_LIPSCHITZ = 0.5 * (1.0 + math.erf(1.0)) + math.exp(-1.0) / math.sqrt(math.pi)
+
+
 def epilogue_bound(
     y: np.ndarray,
     y_err: np.ndarray,
@@ -251,9 +259,7 @@ def epilogue_bound(
     (Higham eq. (2.8)), or of the smallest normal when ``ftz`` flushes results (fast-math) — outputs in
     the subnormal range are otherwise held to a relative bound they cannot meet (found by ``fpa fuzz``).
     """
-    from ..ops.epilogue import gelu_derivative_max
-
-    lipschitz = gelu_derivative_max() if gelu_lipschitz is None else gelu_lipschitz
+    lipschitz = GELU_LIPSCHITZ if gelu_lipschitz is None else gelu_lipschitz
     u = _FP32.unit_roundoff
     v = np.abs(multiplier) * (np.abs(y) + y_err)
     after_mult = np.abs(multiplier) * y_err + u * v

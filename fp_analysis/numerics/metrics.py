@@ -207,6 +207,46 @@ def error_stats(
     rtol = _check_tolerance("rtol", rtol)
     rel_floor = _check_rel_floor(rel_floor)
     f = get_format(fmt)
+    a, r, shape = _flat_pair(actual, reference)
+    passes = _Passes(a, r, atol, rtol, rel_floor, f)
+    finite = _finite_statistics(passes, shape) if passes.finite else dict.fromkeys(_FINITE_ONLY)
+    return ErrorStats(
+        count=passes.count,
+        finite_count=passes.finite,
+        allclose_fail_count=passes.fails,
+        allclose_fail_fraction=passes.fails / passes.count if passes.count else 0.0,
+        nonfinite=passes.nonfinite(shape),
+        atol=atol,
+        rtol=rtol,
+        rel_floor=rel_floor,
+        fmt=f.name,
+        **finite,
+    )
+
+
+# The statistics defined only over finite pairs: None where there is none.
+_FINITE_ONLY = (
+    "max_abs",
+    "mean_abs",
+    "rmse",
+    "max_rel",
+    "mean_rel",
+    "ulp_p50",
+    "ulp_p99",
+    "ulp_max",
+    "bits_min",
+    "bits_median",
+    "worst_index",
+    "worst_actual",
+    "worst_reference",
+    "worst_rel_index",
+)
+
+
+def _flat_pair(actual: Any, reference: Any) -> tuple[torch.Tensor, torch.Tensor, tuple[int, ...]]:
+    """Return (actual, reference, their shape): both as flat tensors on one device, the inputs' GPU where both are
+    on the same one and the CPU otherwise. ``DtypeError`` for a non-floating input, ``ShapeError`` where the shapes
+    differ."""
     a = _as_tensor("actual", actual)
     r = _as_tensor("reference", reference)
     if a.shape != r.shape:
@@ -214,66 +254,35 @@ def error_stats(
             f"actual has shape {tuple(a.shape)} but reference has shape {tuple(r.shape)}; "
             "error_stats compares element by element and does not broadcast."
         )
-    shape = tuple(a.shape)
     device = a.device if a.device == r.device else torch.device("cpu")
-    passes = _Passes(a.reshape(-1).to(device), r.reshape(-1).to(device), atol, rtol, rel_floor, f)
-    count = passes.count
-    base = {
-        "count": count,
-        "finite_count": passes.finite,
-        "allclose_fail_count": passes.fails,
-        "allclose_fail_fraction": passes.fails / count if count else 0.0,
-        "nonfinite": passes.nonfinite(shape),
-        "atol": atol,
-        "rtol": rtol,
-        "rel_floor": rel_floor,
-        "fmt": f.name,
-    }
-    if passes.finite == 0:
-        undefined = dict.fromkeys(
-            (
-                "max_abs",
-                "mean_abs",
-                "rmse",
-                "max_rel",
-                "mean_rel",
-                "ulp_p50",
-                "ulp_p99",
-                "ulp_max",
-                "bits_min",
-                "bits_median",
-                "worst_index",
-                "worst_actual",
-                "worst_reference",
-                "worst_rel_index",
-            )
-        )
-        return ErrorStats(**base, **undefined)
+    return a.reshape(-1).to(device), r.reshape(-1).to(device), tuple(a.shape)
 
+
+def _finite_statistics(passes: _Passes, shape: tuple[int, ...]) -> dict[str, Any]:
+    """Return the statistics over the finite pairs (``_FINITE_ONLY``, by name) of a walk that found at least one
+    (definitions: ``error_stats``). Reorders the kept relative and ULP errors."""
     rel, ulps = passes.kept()
     n = passes.finite
-    mean_abs, rmse, mean_rel = passes.mean("abs"), passes.mean("abs", 2), passes.mean("rel")
     ulp_p50, ulp_p99 = _quantiles(ulps, (0.5, 0.99))
     # bits = clip(-log2(rel)) falls as rel grows: the j-th smallest bits is the j-th largest rel's
     pos, lo, hi = _neighbours(0.5, n)
     bits_lo, bits_hi = _bits(_order_statistics(rel, [n - 1 - lo, n - 1 - hi]))
-    return ErrorStats(
-        **base,
-        max_abs=passes.worst_abs,
-        mean_abs=mean_abs,
-        rmse=rmse,
-        max_rel=passes.worst_rel,
-        mean_rel=mean_rel,
-        ulp_p50=ulp_p50,
-        ulp_p99=ulp_p99,
-        ulp_max=passes.ulp_max,
-        bits_min=_bits([passes.worst_rel])[0],
-        bits_median=_interpolate(bits_lo, bits_hi, pos, lo, hi),
-        worst_index=_unravel(passes.worst_abs_at, shape),
-        worst_actual=passes.worst_actual,
-        worst_reference=passes.worst_reference,
-        worst_rel_index=_unravel(passes.worst_rel_at, shape),
-    )
+    return {
+        "max_abs": passes.worst_abs,
+        "mean_abs": passes.mean("abs"),
+        "rmse": passes.mean("abs", 2),
+        "max_rel": passes.worst_rel,
+        "mean_rel": passes.mean("rel"),
+        "ulp_p50": ulp_p50,
+        "ulp_p99": ulp_p99,
+        "ulp_max": passes.ulp_max,
+        "bits_min": _bits([passes.worst_rel])[0],
+        "bits_median": _interpolate(bits_lo, bits_hi, pos, lo, hi),
+        "worst_index": _unravel(passes.worst_abs_at, shape),
+        "worst_actual": passes.worst_actual,
+        "worst_reference": passes.worst_reference,
+        "worst_rel_index": _unravel(passes.worst_rel_at, shape),
+    }
 
 
 class _Passes:
@@ -299,6 +308,7 @@ class _Passes:
             self._pass(a[start:stop].to(torch.float64), r[start:stop].to(torch.float64), start)
 
     def _pass(self, ca: torch.Tensor, cr: torch.Tensor, start: int) -> None:
+        """Add one pass (float64 elements from flat index ``start``) to the counts, the kept errors and the maxima."""
         diff = (ca - cr).abs()
         close = (ca == cr) | (torch.isfinite(diff) & (diff <= self._atol + self._rtol * cr.abs()))
         self.fails += int(close.numel() - torch.count_nonzero(close))
@@ -353,6 +363,7 @@ class _Passes:
         self.examples += [start + int(i) for i in mismatched[:room]]
 
     def nonfinite(self, shape: tuple[int, ...]) -> NonfiniteStats:
+        """Return the non-finite record, its example positions in ``shape``."""
         return NonfiniteStats(
             nan_actual=self.nan_actual,
             nan_reference=self.nan_reference,
@@ -415,6 +426,7 @@ def format_mismatch(stats: ErrorStats) -> str:
 
 
 def _check_tolerance(name: str, value: Any) -> float:
+    """Return ``value`` as a float; ParameterError unless it is a finite number >= 0."""
     v = _as_real(name, value)
     if not (math.isfinite(v) and v >= 0):
         raise ParameterError(f"Got {name}={value!r}, but {name} must be a finite number >= 0.")
@@ -422,6 +434,7 @@ def _check_tolerance(name: str, value: Any) -> float:
 
 
 def _check_rel_floor(value: Any) -> float:
+    """Return ``value`` as a float (None: the fp32 smallest normal); ParameterError unless it is finite and > 0."""
     if value is None:
         return _DEFAULT_REL_FLOOR
     v = _as_real("rel_floor", value)
@@ -434,6 +447,7 @@ def _check_rel_floor(value: Any) -> float:
 
 
 def _as_real(name: str, value: Any) -> float:
+    """Return ``float(value)``; ParameterError for a bool or what is not a real number."""
     if isinstance(value, bool):
         raise ParameterError(f"Got {name}={value!r}, but {name} must be a real number, not a bool.")
     try:
@@ -517,10 +531,12 @@ def _bits(rel: list[float]) -> list[float]:
 
 
 def _unravel(flat_index: Any, shape: tuple[int, ...]) -> Index:
+    """Return the position in ``shape`` of a flat (C order) index, as a tuple of ints."""
     return tuple(int(i) for i in np.unravel_index(int(flat_index), shape))
 
 
 def _json_safe(value: Any) -> Any:
+    """Return ``value`` with tuples as lists and non-finite floats as None."""
     if isinstance(value, (tuple, list)):
         return [_json_safe(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):

@@ -1,4 +1,4 @@
-"""The seed ops as specs: convolution parameters and shapes, term gathering, epilogue, modules, presets.
+"""The seed ops as specs: convolution parameters and shapes, their terms, epilogue, modules, presets.
 
 The names are imported on first use (``fp_analysis.lazy_exports``): ``fp_analysis.ops.conv`` alone does not bring
 the epilogue's numba and mpmath."""
@@ -12,15 +12,16 @@ _EXPORTS = {  # name → the submodule defining it; None: the name is a submodul
     "epilogue": None,
     "modules": None,
     "presets": None,
+    "terms": None,
     "ConvSpec": "conv",
-    "TermOrder": "conv",
-    "Terms": "conv",
     "conv2d_spec": "conv",
     "conv3d_kk1_spec": "conv",
-    "gather_terms": "conv",
-    "require_terms_memory": "conv",
-    "sample_output_indices": "conv",
-    "term_permutation": "conv",
+    "TermOrder": "terms",
+    "Terms": "terms",
+    "gather_terms": "terms",
+    "require_terms_memory": "terms",
+    "sample_output_indices": "terms",
+    "term_permutation": "terms",
     "EpilogueSpec": "epilogue",
     "Extremum": "epilogue",
     "GeluForm": "epilogue",

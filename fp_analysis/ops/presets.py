@@ -19,9 +19,10 @@ from torch import nn
 from ..errors import ParameterError
 from ..numerics.memory import require
 from ..options import SEED_MAX
-from .conv import ConvSpec, conv2d_spec, conv3d_kk1_spec, require_terms_memory
+from .conv import ConvSpec, conv2d_spec, conv3d_kk1_spec
 from .epilogue import EpilogueSpec, GeluForm
 from .modules import reference_module
+from .terms import require_terms_memory
 
 __all__ = ["PRESETS", "Preset", "Problem", "make_problem", "require_sample_memory", "resolve_input_shape"]
 

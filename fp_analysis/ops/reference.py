@@ -28,8 +28,9 @@ import torch.nn.functional as F
 from mpmath.libmp import from_float, mpf_sum, to_float
 
 from ..errors import DtypeError, ParameterError, ShapeError
-from .conv import ConvSpec, Terms
+from .conv import ConvSpec
 from .epilogue import EpilogueSpec, epilogue_mpmath
+from .terms import Terms
 
 __all__ = [
     "SumMethod",
@@ -267,7 +268,7 @@ def _epilogue_in_place(out: torch.Tensor, m64: torch.Tensor, epilogue: EpilogueS
 def _validated_terms(terms: Any) -> Terms:
     if not isinstance(terms, Terms):
         raise ParameterError(
-            f"terms must be a Terms (from fp_analysis.ops.conv.gather_terms), got {type(terms).__name__}"
+            f"terms must be a Terms (from fp_analysis.ops.terms.gather_terms), got {type(terms).__name__}"
         )
     return terms
 

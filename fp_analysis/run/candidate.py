@@ -44,14 +44,17 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Mapping
 
 from ..errors import Fate, FpaError, InternalError, Side, UserCodeError
 from . import hardening, wire
+from .children import ChildProcess
+from .childsetup import CHANNEL_LOST_STATUS, child_setup
 from .replies import checked
 from .snapshot import Snapshot
 from .tensor_ipc import IpcUnavailable, SharedCuda, exportable_copy, exportable_empty, share
 from .usercode import UserFile, call_id, copied, seed_all, written_inputs
-from .worker import CHANNEL_LOST_STATUS, ChildProcess, child_setup, report_event
+from .worker import report_event
 
 __all__ = ["SANDBOX_ENV", "CandidateProcess", "prepare_job", "serve"]
 
@@ -150,17 +153,20 @@ class CandidateProcess:
         return self.notes
 
     def build(self, args: list, kwargs: dict, seed: int, device, *, where: str, detail=None, replay=None,
-              keep_numels=(), elements: int = 0) -> dict:  # fmt: skip
+              like: Mapping | None = None) -> dict:  # fmt: skip
         """Build ``ModelNew(*args, **kwargs)`` on ``device`` after ``torch.manual_seed(seed)``; its floating
-        parameters and buffers whose sizes are in ``keep_numels`` (name → CPU tensor), and None for each one a Lazy
-        module has not initialised yet. ``elements``: the reference's parameter elements, which bound the reply."""
+        parameters and buffers of the sizes of ``like``'s tensors (name → CPU tensor), and None for each one a Lazy
+        module has not initialised yet. ``like``: the reference's parameters (name → tensor), the ones the parameter
+        check matches the candidate's with; their elements bound the reply, as the reference's output bounds
+        ``forward``'s."""
         self.loaded()
+        numels = [t.numel() for t in (like or {}).values()]
         request = {"op": "build", "args": list(args), "kwargs": dict(kwargs), "seed": seed, "device": str(device),
-                   "keep_numels": sorted(set(keep_numels)), **_context(where, detail, replay)}  # fmt: skip
+                   "keep_numels": sorted(set(numels)), **_context(where, detail, replay)}  # fmt: skip
         limits = wire.Limits(
             _REPLY_HEADER,
-            payload_bytes=8 * _SLACK * elements + 8 * _SLACK_ELEMENTS,
-            elements=max(set(keep_numels) | {1}),
+            payload_bytes=8 * _SLACK * sum(numels) + 8 * _SLACK_ELEMENTS,
+            elements=max(set(numels) | {1}),
         )
         return self._receive(self._send(request, where, detail, replay, expect="build"), limits)["parameters"]
 

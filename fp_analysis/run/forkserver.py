@@ -1,30 +1,18 @@
-"""The fork server: one process with torch and the job modules imported forks the processes each job runs in.
+"""The fork server's protocol, and the requester's end of it: how a process gets its children forked warm.
 
 Every job runs the user's code in two fresh processes (``fp_analysis.run.worker``: the worker, which runs the
 problem and the analysis; ``fp_analysis.run.candidate``: the candidate process, which runs the solution), and a
-fresh interpreter pays ``import torch`` and our job modules: about 2.5 s of CPU on the 2-core machine, so
-five seconds a job, most of a small job's time. Forked from a process that has imported them, a child
-starts in milliseconds in the same state a fresh interpreter would reach.
+fresh interpreter pays ``import torch`` and our job modules: seconds of CPU on a small machine, twice a job, most
+of a small job's time. Forked from a process that has imported them, a child starts in milliseconds in the same
+state a fresh interpreter would reach.
 
-That holds because the server does nothing else: it never runs user code, runs torch only in a warm-up of its
-own on one thread before it forks its second worker (``_warm_before``: no OpenMP thread pool exists to be lost in
-the fork) and never touches CUDA
-(a process that has initialised the CUDA driver cannot fork a child that uses it; the children initialise it
-themselves). Each
-forked child then makes itself look like the ``python -c`` child it replaces (``_become``): a session of its
-own, the requester's environment, current folder and ``sys.argv``, the requester's file descriptors at the
-same numbers (as ``subprocess.Popen(pass_fds=...)`` gives them) and no other, the signal dispositions of a
-fresh interpreter, numpy's global generator reseeded (Python's ``random`` reseeds itself after a fork), and
-``OMP_NUM_THREADS`` applied (the server is started without it, and each child sets its own thread count). Two
-differences remain, by design: every child shares the server's string-hash seed (a fresh interpreter draws
-its own unless ``PYTHONHASHSEED`` is set), and a child leaves with ``os._exit`` once its target returns or
-raises, so ``atexit`` handlers the user's code registered do not run (the worker leaves that way anyway).
-
-The server must survive whatever a job's code sends it: a request it cannot read (not JSON, a pipe where a
-socket belongs, a target not in ``TARGETS``) is dropped with its descriptors, and a fork that fails is a
-request not answered. If the server dies anyway, the children it started keep running, but their ends are
-lost (``ForkedProcess.lost``): ``worker.ChildProcess`` reports that as an internal error, and the next request
-starts a new server.
+The server's own process (``fp_analysis.run.forkserver_loop``) does nothing but fork, and each child it forks makes
+itself look like the ``python -c`` child it replaces; the one piece of torch it runs itself is its warm-up
+(``fp_analysis.run.forkserver_warmup``), and ``fp_analysis.run.forkserver_check`` is the target that compares a
+forked child with a fresh one. This module is the requester's end: the protocol, the connection to the server,
+the children seen through it. If the server dies, the children it started keep running, but their ends are lost
+(``ForkedProcess.lost``): ``children.ChildProcess`` reports that as an internal error, and the next request starts
+a new server.
 
 The protocol, over ``AF_UNIX``/``SOCK_SEQPACKET`` socket pairs (one message per request, file descriptors
 travelling with it as ``SCM_RIGHTS``):
@@ -50,32 +38,27 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
-import fcntl
-import importlib
 import json
 import os
 import pathlib
 import select
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Sequence
 
 __all__ = [
+    "MAX_MESSAGE",
     "TARGETS",
     "ChildSpec",
     "ForkServer",
     "ForkedProcess",
     "child_started",
-    "describe",
     "prestart",
     "resume",
-    "serve",
     "spawn",
     "target_command",
 ]
@@ -85,17 +68,10 @@ __all__ = [
 TARGETS = {
     "worker": ("fp_analysis.run.worker", "child_main"),
     "candidate": ("fp_analysis.run.candidate", "serve"),
-    "describe": ("fp_analysis.run.forkserver", "describe"),
+    "describe": ("fp_analysis.run.forkserver_check", "describe"),
 }
 
-# What the server imports before it forks anything: what the targets import first (torch, numpy, the candidate
-# process's module, the explanation's). Its warm-up comes later (``_warm_before``).
-_PRELOAD = ("torch", "numpy", "fp_analysis.run.candidate", "fp_analysis.explain.job")
-# Modules a request may ask the server to import before it forks (``ChildSpec.preload``): a job's module, so that
-# the first job of a kind pays its import in the server and every later one starts with it.
-_MAY_PRELOAD = frozenset({"fp_analysis.explain.job", "fp_analysis.fuzz.search", "fp_analysis.run.candidate"})
-
-# Environment variables read when those modules are imported (so a child forked from a server started
+# Environment variables read when the server's preloads are imported (so a child forked from a server started
 # under other values would not match a fresh interpreter): a change starts a new server. Variables read
 # later (CUDA_VISIBLE_DEVICES at CUDA's start, TORCH_EXTENSIONS_DIR at a build) are per child.
 _IMPORT_TIME_ENV = (
@@ -109,18 +85,14 @@ _IMPORT_TIME_ENV = (
     "OPENBLAS_NUM_THREADS",
 )
 
+MAX_MESSAGE = 1 << 20  # bytes of one message either way
 _DISABLE_ENV = "FPA_FORK_SERVER"
 _CONNECTION_ENV = "FPA_FORK_SERVER_FD"  # a worker's own connection to the server
-_START_S = 600.0  # seconds the server may take to import _PRELOAD (ours, not the user's code)
-_MAX_MESSAGE = 1 << 20
-_ADOPTED_SCAN_S = 1.0  # how often the server looks for orphans it adopted (_end_adopted)
-_MAX_FDS = 64
-
-_threads = 1  # in the server: torch's thread count for a process whose environment does not set one
+_START_S = 600.0  # seconds the server may take to import its preloads (ours, not the user's code)
 
 _SERVER_COMMAND = (
     "import sys; sys.path[:] = [p for p in sys.path if p]; "
-    "from fp_analysis.run.forkserver import serve; serve(int(sys.argv[1]), int(sys.argv[2]))"
+    "from fp_analysis.run.forkserver_loop import serve; serve(int(sys.argv[1]), int(sys.argv[2]))"
 )
 
 
@@ -235,7 +207,8 @@ class ForkServer:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                # the children's sys.stdout/stderr are the server's; OMP_NUM_THREADS is each child's (``_become``)
+                # the children's sys.stdout/stderr are the server's; OMP_NUM_THREADS is each child's
+                # (``forkserver_loop._become``)
                 env={**{k: v for k, v in env.items() if k != "OMP_NUM_THREADS"}, "PYTHONUNBUFFERED": "1"},
                 pass_fds=(theirs.fileno(), alive_read),
                 start_new_session=True,  # Ctrl-C in a terminal is for the supervisor, which ends the jobs
@@ -262,7 +235,7 @@ class ForkServer:
                 if not select.select([self._connection], [], [], _START_S)[0]:
                     self._failed = f"the fork server did not start within {_START_S:g} s"
                 else:
-                    hello = json.loads(self._connection.recv(_MAX_MESSAGE) or b'{"error": "it ended while starting"}')
+                    hello = json.loads(self._connection.recv(MAX_MESSAGE) or b'{"error": "it ended while starting"}')
                     self._ready = "error" not in hello
                     self._failed = None if self._ready else f"the fork server did not start: {hello['error']}"
             except Exception as error:  # an unreadable hello: a server that did not start, like the others
@@ -433,306 +406,3 @@ def spawn(child: ChildSpec) -> ForkedProcess | None:
             if _server is server and server.abandoned:
                 _server = None
         raise
-
-
-# --------------------------------------------------------------------------------------- the server
-
-
-def serve(connection_fd: int, alive_fd: int) -> None:
-    """The server's life: preload, say ready, then fork on request and report what its children became."""
-    global _threads
-    connection = socket.socket(fileno=connection_fd)
-    from .hardening import adopt_orphans, not_dumpable
-
-    not_dumpable()  # no job's code may write into the process every later job is forked from (hardening)
-    adopt_orphans()  # and what it starts apart from its job ends here (_end_adopted)
-    try:
-        for module in _PRELOAD:
-            importlib.import_module(module)
-        _threads = sys.modules["torch"].get_num_threads()
-    except BaseException as error:  # the requester falls back to fresh interpreters; it should know why
-        with contextlib.suppress(OSError):
-            connection.send(json.dumps({"error": f"{type(error).__name__}: {error}"}).encode())
-        os._exit(1)
-    wake_read, wake_write = os.pipe()
-    os.set_blocking(wake_read, False)
-    os.set_blocking(wake_write, False)
-    signal.set_wakeup_fd(wake_write)
-    signal.signal(signal.SIGCHLD, lambda *_: None)  # a Python handler, so SIGCHLD writes to the wakeup fd
-    clients = [connection]
-    statuses: dict[int, socket.socket] = {}  # child pid → its status socket
-    connection.send(json.dumps({"ready": True}).encode())
-    while True:
-        ready = select.select([alive_fd, wake_read, *clients], [], [], _ADOPTED_SCAN_S)[0]
-        _end_adopted(statuses)
-        if alive_fd in ready:  # the requester has ended: so do we (the children watch their own parents)
-            os._exit(0)
-        if wake_read in ready:
-            with contextlib.suppress(BlockingIOError):
-                os.read(wake_read, 4096)
-            _reap(statuses)
-        for client in [c for c in clients if c in ready]:
-            try:
-                message, fds, _, _ = socket.recv_fds(client, _MAX_MESSAGE, _MAX_FDS)
-            except OSError:
-                message, fds = b"", []
-            if not message:
-                clients.remove(client)
-                client.close()
-                for fd in fds:
-                    os.close(fd)
-                continue
-            keep = (connection, *clients, *statuses.values())
-            try:
-                started = _start(message, fds, keep)
-            except Exception:  # a last guard: one request never ends the server that every job needs
-                started = None
-            if started is not None:
-                pid, status, new_client = started
-                statuses[pid] = status
-                if new_client is not None:
-                    clients.append(new_client)
-        _reap(statuses)  # a child that ended between the select and now
-
-
-_workers_forked = 0  # in the server: workers forked so far
-_warmed = False
-
-
-def _warm_before(target: str) -> None:
-    """Warm up (``_warm_up``) before the second worker is forked, not when the server starts.
-
-    A job loads what it uses itself, so the warm-up pays off only for the jobs forked after it: done at the
-    start, it was on the way of every first job (1.0 s on the H200's host, 0.8–1.3 s on the 2-core CPU), and a
-    single ``fpa explain`` whose analysis uses no twin (most on a GPU: the twins are for two plain fp32 sides)
-    waited for it for nothing. Before the second worker, a session of many jobs (triage, fuzz, the tests) still
-    forks all but its first warm. A warm-up that fails is not tried again: the children load what they need.
-    """
-    global _workers_forked, _warmed
-    if target != "worker":
-        return
-    if _workers_forked and not _warmed:
-        _warmed = True
-        with contextlib.suppress(Exception):
-            _warm_up()
-    _workers_forked += 1
-
-
-def _warm_up() -> None:
-    """Run once, in the server, what jobs on a conv run first, so that the jobs forked after it (all but the first:
-    ``_warm_before``) start warm: torch's first convolution, and numba's twins (``orders.accumulate``,
-    ``arith.add32``: loading them from numba's cache takes a process 0.7–0.9 s), which the kernels' twins in
-    ``fpa fuzz`` of a seed op compute with.
-
-    On one torch thread, so that no OpenMP pool exists when the server forks (each child sets its own thread
-    count, ``_become``); inside ``fork_rng`` so that torch's default generator is where a fresh interpreter's is;
-    our own fixed code, never the user's. numba's compiler works in the forked children after this (checked:
-    children compile new functions).
-    """
-    import numpy as np
-    import torch
-
-    from ..numerics.arith import add32
-    from ..numerics.orders import AccumulationSpec, accumulate
-    from ..ops.conv import gather_terms, sample_output_indices, spec_of_module
-
-    torch.set_num_threads(1)
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
-        module = torch.nn.Conv2d(2, 3, 3)
-        x = torch.rand(1, 2, 6, 6)
-        y = module(x)
-        index = sample_output_indices(tuple(y.shape), 8, 0)
-        terms = gather_terms(spec_of_module(module), x, module.weight.detach(), module.bias.detach(), index)
-        np.asarray(add32(accumulate(terms.w, terms.x, AccumulationSpec(), terms.bias), terms.bias))
-
-
-def _end_adopted(statuses: dict[int, socket.socket]) -> None:
-    """SIGKILL every child of the server that it did not fork: an orphan it adopted as the subreaper of its children's
-    descendants (``hardening.adopt_orphans``), such as a daemon a solution left in a session of its own, which would
-    otherwise outlive its job (and act on the next: edit its files, signal its processes). ``_reap`` collects them."""
-    me = os.getpid()
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) in statuses:
-            continue
-        try:
-            parent = pathlib.Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[1]
-        except (OSError, IndexError):
-            continue
-        if int(parent) == me:  # a zombie too: a leader that left by SYS_exit looks one while its threads run
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(name), signal.SIGKILL)
-
-
-def _reap(statuses: dict[int, socket.socket]) -> None:
-    """Collect every ended child and send its wait status to whoever holds its status socket."""
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        sock = statuses.pop(pid, None)
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.send(str(status).encode())
-            sock.close()
-
-
-def _start(message: bytes, fds: list[int], sockets) -> tuple[int, socket.socket, socket.socket | None] | None:
-    """Fork the child ``message`` asks for; (pid, its status socket, a new client connection or None).
-
-    A request that is not ours (a job's user code may write to a worker's connection) is dropped, its
-    descriptors closed.
-    """
-    try:
-        request = json.loads(message)
-        module, function = TARGETS[request["target"]]
-        args = [str(a) for a in request["args"]]
-        env = {str(k): str(v) for k, v in request["env"].items()}
-        cwd = str(request["cwd"])
-        targets = [int(fd) for fd in request["fds"]]
-        connection_index = request.get("connection")
-        for name in request.get("preload", ()):
-            if name in _MAY_PRELOAD and name not in sys.modules:
-                importlib.import_module(name)
-        _warm_before(request["target"])
-        if len(fds) != 3 + len(targets) + (connection_index is not None) or any(fd < 3 for fd in targets):
-            raise ValueError("descriptors do not match the request")
-        sockets_sent = [fds[2]] + ([fds[-1]] if connection_index is not None else [])
-        if not all(stat.S_ISSOCK(os.fstat(fd).st_mode) for fd in sockets_sent):
-            raise ValueError("a status or connection descriptor that is not a socket")
-    except Exception:  # anything (a pipe where a socket belongs, JSON nested too deep): dropped, never fatal
-        for fd in fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        return None
-    stdout, stderr, status_fd, *passed = fds
-    new_client = socket.socket(fileno=passed.pop()) if connection_index is not None else None
-    status = socket.socket(fileno=status_fd)
-    fds = [stdout, stderr, *passed]  # the sockets own the other two
-    try:
-        pid = os.fork()
-    except OSError:  # no memory or too many processes: the requester learns it as a server that did not answer
-        for fd in fds:
-            os.close(fd)
-        status.close()
-        if new_client is not None:
-            new_client.close()
-        return None
-    if pid == 0:
-        try:
-            for sock in (*sockets, status, *([new_client] if new_client else [])):
-                sock.detach()  # their numbers are about to be reused: a socket object must not close them later
-            _become(module, function, args, env, cwd, stdout, stderr, list(zip(passed, targets, strict=True)))
-        finally:
-            os._exit(1)  # whatever happens in the child, it never returns into the server's loop
-    for fd in fds:
-        os.close(fd)
-    with contextlib.suppress(OSError):
-        status.send(str(pid).encode())
-    return pid, status, new_client
-
-
-def _become(module: str, function: str, args, env, cwd, stdout, stderr, passed) -> None:
-    """In the forked child: become the fresh ``python -c`` child the request asked for, run it, and leave."""
-    code = 1
-    try:
-        os.setsid()
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        wanted = [t for _, t in passed]
-        top = max([*wanted, devnull, stdout, stderr, *(fd for fd, _ in passed)]) + 1
-        # Move every descriptor to keep above every number in use, then to its place: no move overwrites
-        # another before it is copied.
-        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, top) for fd in (devnull, stdout, stderr, *(fd for fd, _ in passed))]
-        for fd, number in zip(moved, [0, 1, 2, *wanted], strict=True):
-            os.dup2(fd, number)
-        keep = {0, 1, 2, *wanted}
-        for name in os.listdir("/proc/self/fd"):
-            if int(name) not in keep:
-                with contextlib.suppress(OSError):
-                    os.close(int(name))
-        os.environ.clear()
-        os.environ.update(env)
-        os.chdir(cwd)
-        sys.argv = ["-c", *args]
-        if "numpy" in sys.modules:  # forked children would otherwise share the server's global stream
-            sys.modules["numpy"].random.seed()
-        threads = env.get("OMP_NUM_THREADS", "")
-        # OpenMP read OMP_NUM_THREADS once, when the server (started without it) imported torch: each child
-        # sets its own count, or torch's default for a process without the variable
-        sys.modules["torch"].set_num_threads(int(threads) if threads.isdigit() and int(threads) > 0 else _threads)
-        code = 0
-        getattr(importlib.import_module(module), function)(*args)
-    except SystemExit as exit_:  # as the interpreter ends on it: an int is the status, anything else printed
-        if exit_.code is None or isinstance(exit_.code, int):
-            code = (exit_.code or 0) & 0xFF
-        else:
-            with contextlib.suppress(Exception):
-                print(exit_.code, file=sys.stderr)
-            code = 1
-    except BaseException:
-        with contextlib.suppress(Exception):
-            traceback.print_exc()
-        code = 1
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(code)
-
-
-# ------------------------------------------------------------------------------------ the self-check
-
-
-def describe(*args: str) -> None:
-    """A child that prints, as JSON, what it would look like to the user's code, then ends as ``args`` say.
-
-    Started both ways (forked and fresh), the two descriptions must agree on everything but what a fork
-    changes by design (``tests/test_forkserver.py``). ``args``: anything, echoed; ``exit=N`` ends with status
-    N, ``signal=NAME`` by that signal, ``sleep=S`` waits S seconds first.
-    """
-    import numpy
-    import torch
-
-    from .worker import child_setup
-
-    child_setup()
-    fds = []
-    for fd in sorted(int(name) for name in os.listdir("/proc/self/fd")):
-        with contextlib.suppress(OSError):  # the listing's own descriptor is closed by now
-            os.fstat(fd)
-            fds.append(fd)
-    handlers = {}
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE, signal.SIGHUP, signal.SIGUSR1):
-        handler = signal.getsignal(sig)
-        handlers[sig.name] = handler.name if isinstance(handler, signal.Handlers) else getattr(handler, "__name__", "?")
-    print(
-        json.dumps(
-            {
-                "argv": sys.argv,
-                "own_session": os.getsid(0) == os.getpid(),
-                "cwd": os.getcwd(),
-                "env": dict(os.environ),
-                "fds": fds,
-                "signals": handlers,
-                "wakeup_fd": signal.set_wakeup_fd(-1),
-                "threads": torch.get_num_threads(),
-                "numpy_draw": float(numpy.random.random()),  # noqa: NPY002 - the legacy global stream is the one to check
-                "sys_path": sys.path,
-                "stdin_is_devnull": os.path.samefile("/proc/self/fd/0", os.devnull),
-                "cuda_initialized": torch.cuda.is_initialized(),
-                "numba_loaded": "numba" in sys.modules,  # by the server's warm-up (``_warm_before``), or not
-            }
-        ),
-        flush=True,
-    )
-    for arg in args:
-        if arg.startswith("sleep="):
-            time.sleep(float(arg[6:]))
-        if arg.startswith("exit="):
-            sys.exit(int(arg[5:]))
-        if arg.startswith("signal="):
-            os.kill(os.getpid(), signal.Signals[arg[7:]])

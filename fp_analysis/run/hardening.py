@@ -20,7 +20,7 @@ Hence:
   its sandbox: it cannot stop or kill fpa's processes.
 * The fork server, which every job's processes are forked from, adopts the orphans among their descendants
   (``adopt_orphans``) and ends them: a process the user's code starts in a session of its own does not outlive
-  its job by more than a moment (``fp_analysis.run.forkserver``).
+  its job by more than a moment (``fp_analysis.run.forkserver_loop``).
 
 All are best effort: on another OS, or where ``prctl``/``capset`` are refused, they do nothing and say so by
 returning False. Signals and files are not covered: a process of the same user may still signal fpa's processes

@@ -38,6 +38,7 @@ from ..ops.presets import make_problem
 from ..options import PRESET_KERNEL_OPS, check_op
 
 __all__ = [
+    "BenchOptions",
     "BenchResult",
     "bench",
     "default_variants",
@@ -123,6 +124,7 @@ def measure_ceilings() -> dict:
 
 
 def _conv_torch(spec, x, w, b, epilogue: EpilogueSpec | None, m):
+    """Return PyTorch's conv of ``x`` (weights ``w``, bias ``b``), through the epilogue where there is one."""
     conv = F.conv2d if spec.spatial_dims == 2 else F.conv3d
     y = conv(x, w, b, spec.stride, torch_padding_arg(spec), spec.dilation, spec.groups)
     if epilogue is not None:
@@ -159,6 +161,7 @@ def _reference64(spec, epilogue, inputs):
 
 
 def _variant(variant, spec, inputs, slope, kernel=None):
+    """Return a callable for ``variant`` (on ``kernel``, None: its general one) over the rotating inputs."""
     from fpa_kernels import run_variant
 
     def run(i):
@@ -183,6 +186,8 @@ def default_variants(op: str) -> list:
 
 
 def _error_row(y: torch.Tensor, ref: torch.Tensor) -> dict:
+    """Return the error columns of ``y`` against ``ref``: max and mean |error| (inf where ``y`` is not finite) and
+    the fraction failing allclose(1e-4, 1e-4)."""
     diff = (y.double() - ref).abs_()
     fail = (diff > 1e-4 + 1e-4 * ref.abs()).double().mean().item()
     finite = bool(torch.isfinite(y).all())
@@ -193,36 +198,73 @@ def _error_row(y: torch.Tensor, ref: torch.Tensor) -> dict:
     }
 
 
+@dataclass(frozen=True)
+class BenchOptions:
+    """What ``bench`` times and how, checked when made (a bad value is a ``ParameterError`` naming it).
+
+    The problem: the preset at ``batch`` (None: its full size) drawn from ``seed``. The timing
+    (``time_on_device``): ``rotate`` input sets used in turn, ``warmup`` untimed calls, then up to ``reps`` timed
+    calls, fewer for a row slower than ``budget_s`` seconds. ``match``: only the kernel rows whose label contains
+    it (None: all). ``measure_device_ceilings``: measure the copy bandwidth and GEMM rates in the same run.
+    """
+
+    batch: int | None = None
+    seed: int = 0
+    rotate: int = 3
+    warmup: int = 2
+    reps: int = 20
+    budget_s: float = 10.0
+    match: str | None = None
+    measure_device_ceilings: bool = True
+
+    def __post_init__(self):
+        for name, value, low in (("rotate", self.rotate, 1), ("warmup", self.warmup, 0), ("reps", self.reps, 3)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ParameterError(f"{name} must be an integer >= {low}, got {value!r}")
+
+
 def bench(
     op: str,
     variants: list | None = None,
-    batch: int | None = None,
-    seed: int = 0,
-    rotate: int = 3,
-    warmup: int = 2,
-    reps: int = 20,
-    budget_s: float = 10.0,
+    options: BenchOptions | None = None,
+    *,
     kernels_tree: str | None = None,
-    measure_device_ceilings: bool = True,
     log: Callable[[str], None] | None = None,
-    match: str | None = None,
 ) -> BenchResult:
-    """Time ``variants`` of ``op`` (one of PRESET_NAMES; default ``default_variants``) on its preset, beside cuDNN fp32,
-    TF32 and fp64 (rows ``cudnn_fp32``, ``cudnn_tf32``, ``cudnn_fp64``) and the fast fp64 reference
-    (``reference_fp64``), all on the same ``rotate`` input sets; each tiled variant on every kernel that
-    takes the conv (``fpa_kernels.variant_runs``), ``match`` keeping only the kernel rows whose label contains it.
-    Needs a CUDA GPU and nvcc."""
+    """Return the timed rows of ``op`` (one of PRESET_NAMES) on its preset under ``options`` (``BenchOptions()``)
+    and the run's context: ``variants`` (default ``default_variants``) beside cuDNN fp32, TF32 and fp64 (rows
+    ``cudnn_fp32``, ``cudnn_tf32``, ``cudnn_fp64``) and the fast fp64 reference (``reference_fp64``), all on the
+    same input sets; each tiled variant on every kernel that takes the conv (``fpa_kernels.variant_runs``).
+    ``kernels_tree`` is recorded in the context; ``log`` sees a line per row. Needs a CUDA GPU and nvcc."""
     preset = check_op(op)
     op = PRESET_KERNEL_OPS[preset]  # the records and files are named by the kernels' op
     if not torch.cuda.is_available():
         raise ParameterError("fpa bench needs a CUDA GPU: torch.cuda.is_available() is False on this machine")
-    for name, value, low in (("rotate", rotate, 1), ("warmup", warmup, 0), ("reps", reps, 3)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ParameterError(f"{name} must be an integer >= {low}, got {value!r}")
+    options = BenchOptions() if options is None else options
     log = log or (lambda s: None)
-    problem = make_problem(preset, seed=seed, batch=batch)
+    problem = make_problem(preset, seed=options.seed, batch=options.batch)
+    inputs = _input_sets(problem, options.rotate, options.seed)
+    meta = _context(preset, problem, inputs, options, kernels_tree)
+    if options.measure_device_ceilings:
+        meta["ceilings"] = measure_ceilings()
+        log(f"ceilings: {meta['ceilings']}")
+    _add_floors(meta)
+    result = BenchResult(op, meta)
     spec, epilogue = problem.spec, problem.epilogue
+    rows = _Rows(result, _reference64(spec, epilogue, inputs), options, log)
+    _time_references(rows, spec, epilogue, inputs)
+    chosen = variants if variants is not None else default_variants(op)
     slope = epilogue.negative_slope if epilogue is not None else 0.01
+    for label, variant, kernel in variant_runs(chosen, spec, tuple(inputs[0][0].shape)):
+        if options.match is None or options.match in label:
+            extra = {"twinned": variant.twinned, "kernel": kernel or general_kernel(variant).name}
+            rows.add(label, "fpa", _variant(variant, spec, inputs, slope, kernel), extra)
+    return result
+
+
+def _input_sets(problem, rotate: int, seed: int) -> list[tuple]:
+    """Return ``rotate`` input sets (x, weight, bias, multiplier) on the GPU: the problem's own first, then inputs
+    drawn from ``seed`` + 1 with the same weights."""
     gen = torch.Generator().manual_seed(seed + 1)
     inputs = []
     for i in range(rotate):
@@ -230,74 +272,86 @@ def bench(
         inputs.append(
             tuple(t.cuda() if t is not None else None for t in (x, problem.weight, problem.bias, problem.multiplier))
         )
-    out_shape = spec.output_shape(tuple(problem.x.shape))
+    return inputs
+
+
+def _context(preset: str, problem, inputs: list[tuple], options: BenchOptions, kernels_tree: str | None) -> dict:
+    """Return the run's context (``BenchResult.meta``): the problem's sizes, its flops and the fewest bytes it must
+    move, the device and its fp32 peak, the library versions, the kernels tree and the date."""
+    out_shape = problem.spec.output_shape(tuple(problem.x.shape))
     K = problem.weight[0].numel()
-    flops = 2 * math.prod(out_shape) * K
     in_bytes = sum(t.numel() * 4 for t in inputs[0] if t is not None)
-    min_bytes = in_bytes + math.prod(out_shape) * 4
-    peak = fp32_peak_tflops()
-    meta = {
+    return {
         "preset": preset,
         "input_shape": list(problem.x.shape),
         "output_shape": list(out_shape),
         "K": K,
-        "flops": flops,
-        "min_bytes": min_bytes,
-        "seed": seed,
-        "rotate": rotate,
+        "flops": 2 * math.prod(out_shape) * K,
+        "min_bytes": in_bytes + math.prod(out_shape) * 4,
+        "seed": options.seed,
+        "rotate": options.rotate,
         "device": torch.cuda.get_device_name(),
         "sm_count": torch.cuda.get_device_properties(0).multi_processor_count,
-        "fp32_peak_tflops": peak,
+        "fp32_peak_tflops": fp32_peak_tflops(),
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "cudnn": torch.backends.cudnn.version(),
         "kernels_tree": kernels_tree,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
-    if measure_device_ceilings:
-        meta["ceilings"] = measure_ceilings()
-        log(f"ceilings: {meta['ceilings']}")
+
+
+def _add_floors(meta: dict) -> None:
+    """Add to ``meta`` the times no row can beat, where known: its flops at the fp32 peak (``flop_floor_ms``) and
+    its fewest bytes at the measured copy bandwidth (``byte_floor_ms``)."""
+    peak = meta["fp32_peak_tflops"]
     if peak:
-        meta["flop_floor_ms"] = flops / (peak * 1e12) * 1e3
+        meta["flop_floor_ms"] = meta["flops"] / (peak * 1e12) * 1e3
     if meta.get("ceilings"):
-        meta["byte_floor_ms"] = min_bytes / (meta["ceilings"]["copy_TBps"] * 1e12) * 1e3
-    result = BenchResult(op, meta)
+        meta["byte_floor_ms"] = meta["min_bytes"] / (meta["ceilings"]["copy_TBps"] * 1e12) * 1e3
 
-    reference = _reference64(spec, epilogue, inputs)
-    ref = reference(0)
-    torch.cuda.synchronize()
 
-    def add(name: str, kind: str, fn, extra: dict | None = None, truth: torch.Tensor = ref):
+class _Rows:
+    """The rows of a ``BenchResult``, each a callable's error on input set 0 and its time over the input sets."""
+
+    def __init__(self, result: BenchResult, reference, options: BenchOptions, log: Callable[[str], None]):
+        self.result, self.options, self.log = result, options, log
+        self.reference = reference  # the fast fp64 reference: the truth of every row but its own
+        self.truth = reference(0)
+        torch.cuda.synchronize()
+
+    def add(self, name: str, kind: str, fn, extra: dict | None = None, truth: torch.Tensor | None = None) -> None:
+        """Append the row of ``fn``: its error against ``truth`` (the fp64 reference's output) on input set 0,
+        ``extra``, its time (``time_on_device``), TFLOP/s and percentage of the fp32 peak; log it."""
+        op, flops, peak = self.result.op, self.result.meta["flops"], self.result.meta["fp32_peak_tflops"]
         y = fn(0)
         row = {"op": op, "variant": name, "kind": kind}
-        row.update(_error_row(y, truth))
+        row.update(_error_row(y, self.truth if truth is None else truth))
         row.update(extra or {})
         del y
-        row.update(time_on_device(fn, warmup, reps, budget_s))
+        row.update(time_on_device(fn, self.options.warmup, self.options.reps, self.options.budget_s))
         row["tflops"] = flops / row["time_ms"] / 1e9
         row["pct_fp32_peak"] = 100 * row["tflops"] / peak if peak else None
-        result.records.append(row)
-        log(
+        self.result.records.append(row)
+        self.log(
             f"{op:11s} {name:45s} {row['time_ms']:9.3f} ms  {row['tflops']:7.2f} TFLOP/s  "
             f"max err {row['max_abs_err_vs_fp64']:.3g}"
         )
 
+
+def _time_references(rows: _Rows, spec, epilogue: EpilogueSpec | None, inputs: list[tuple]) -> None:
+    """Add the reference rows: the fast fp64 reference (its error against cuDNN's fp64), cuDNN in fp64, fp32 and
+    TF32, and for conv3d_kk1 PyTorch users' conv2d rewrite."""
     cudnn64 = _cudnn(spec, epilogue, inputs, torch.float64, False)
     y64 = cudnn64(0)
-    scale = ref.abs().max().item()
-    add("reference_fp64", "reference", reference, {"max_abs_ref": scale}, truth=y64)  # its error: vs cuDNN's fp64
+    scale = rows.truth.abs().max().item()
+    rows.add("reference_fp64", "reference", rows.reference, {"max_abs_ref": scale}, truth=y64)
     del y64
-    add("cudnn_fp64", "cudnn", cudnn64)
-    add("cudnn_fp32", "cudnn", _cudnn(spec, epilogue, inputs, torch.float32, False))
-    add("cudnn_tf32", "cudnn", _cudnn(spec, epilogue, inputs, torch.float32, True))
-    if op == "conv3d_kk1":
-        add("cudnn_fp32_as_conv2d", "cudnn", _as_conv2d(spec, inputs))
-    chosen = variants if variants is not None else default_variants(op)
-    for label, variant, kernel in variant_runs(chosen, spec, tuple(inputs[0][0].shape)):
-        if match is None or match in label:
-            extra = {"twinned": variant.twinned, "kernel": kernel or general_kernel(variant).name}
-            add(label, "fpa", _variant(variant, spec, inputs, slope, kernel), extra)
-    return result
+    rows.add("cudnn_fp64", "cudnn", cudnn64)
+    rows.add("cudnn_fp32", "cudnn", _cudnn(spec, epilogue, inputs, torch.float32, False))
+    rows.add("cudnn_tf32", "cudnn", _cudnn(spec, epilogue, inputs, torch.float32, True))
+    if rows.result.op == "conv3d_kk1":
+        rows.add("cudnn_fp32_as_conv2d", "cudnn", _as_conv2d(spec, inputs))
 
 
 def _as_conv2d(spec, inputs):

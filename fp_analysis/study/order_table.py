@@ -14,9 +14,10 @@ import numpy as np
 
 from ..numerics.bounds import dot_bound
 from ..numerics.orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order, accumulate
-from ..ops.conv import ConvSpec, TermOrder, Terms, gather_terms, sample_output_indices, term_permutation
+from ..ops.conv import ConvSpec
 from ..ops.presets import make_problem, require_sample_memory
 from ..ops.reference import fp64_at, mpmath_at
+from ..ops.terms import TermOrder, Terms, gather_terms, sample_output_indices, term_permutation
 
 __all__ = [
     "OrderRow",

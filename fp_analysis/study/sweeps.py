@@ -16,9 +16,9 @@ from ..numerics.formats import FORMATS
 from ..numerics.gelu32 import GeluForm, epilogue32, gelu32
 from ..numerics.metrics import ulp
 from ..numerics.orders import AccumulationSpec, Combine, Contraction, OperandRounding, Order, accumulate
-from ..ops.conv import Terms, gather_terms, sample_output_indices
 from ..ops.presets import make_problem
 from ..ops.reference import fp64_at
+from ..ops.terms import Terms, gather_terms, sample_output_indices
 
 __all__ = [
     "SWEEP_ORDERS",
@@ -186,30 +186,11 @@ def gelu_forms(lo: float = -8.0, hi: float = 8.0, n: int = 16001, seed: int = 0)
     return rows
 
 
-MATH_PROBE_ROWS = ("erff", "tanhf", "expf", "reciprocal", "gelu_erf", "gelu_tanh")
-
-
-def cuda_math_probe(x: torch.Tensor, fast_math: bool) -> np.ndarray:
-    """CUDA's erff, tanhf, expf, 1/x and the two GELU formulas of PyTorch's kernels on the CUDA float32 tensor
-    ``x`` (kernels/mathprobe.cu, built with or without --use_fast_math): float32 array (6, n), rows in
-    ``MATH_PROBE_ROWS`` order."""
-    import ctypes
-
-    from fpa_kernels import KERNELS
-    from fpa_kernels.driver import Kernel
-
-    n = x.numel()
-    kernel = Kernel(KERNELS["mathprobe"].cubin(flags=["--use_fast_math"] if fast_math else []), "mathprobe")
-    out = torch.empty(len(MATH_PROBE_ROWS) * n, device=x.device)
-    args = [ctypes.c_uint64(x.data_ptr()), ctypes.c_uint64(out.data_ptr()), ctypes.c_longlong(n)]
-    kernel.launch((n + 255) // 256, 256, args, torch.cuda.current_stream().cuda_stream)
-    torch.cuda.synchronize()
-    return out.view(len(MATH_PROBE_ROWS), n).cpu().numpy()
-
-
 def cuda_gelu_forms(lo: float = -8.0, hi: float = 8.0, n: int = 16001) -> list[dict]:
     """GELU evaluated by CUDA's erff / tanhf, precise and ``--use_fast_math`` (needs a GPU and nvcc), in the
     units of ``gelu_forms``: what fast-math does to each form."""
+    from fpa_kernels.mathprobe import cuda_math_probe
+
     x = torch.linspace(lo, hi, n, dtype=torch.float32, device="cuda")
     x64 = x.double().cpu()
     exact = {

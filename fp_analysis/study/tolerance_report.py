@@ -7,10 +7,10 @@ import numpy as np
 from ..errors import ParameterError
 from ..numerics.bounds import term_sums
 from ..numerics.orders import AccumulationSpec, accumulate
-from ..ops.conv import gather_terms, sample_output_indices
 from ..ops.epilogue import epilogue_torch
 from ..ops.presets import make_problem, require_sample_memory
 from ..ops.reference import fp64_at
+from ..ops.terms import gather_terms, sample_output_indices
 from ..options import check_op
 from .tolerance import ARITHMETIC, side_bound, tolerance_from_bounds
 

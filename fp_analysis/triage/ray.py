@@ -1,6 +1,6 @@
 """``fpa triage --ray ADDRESS``: triage's jobs as Ray tasks, for more pairs than one machine explains in time.
 
-Each pair is one task, and a task does what a local slot does (``triage.explain_row``): the pair's job in its
+Each pair is one task, and a task does what a local slot does (``triage.rows.explain_row``): the pair's job in its
 own worker and candidate processes, on the node that runs the task, each call into the user's code under the
 timeout, so a crash or hang is that pair's row there too. What travels is the pair's files' contents (the
 problem, the solution and the other source files beside each: helper modules, extension sources), so the nodes need
@@ -24,10 +24,14 @@ import contextlib
 import logging
 import pathlib
 import tempfile
+from typing import TYPE_CHECKING
 
 from ..errors import ParameterError
 
-__all__ = ["cluster", "remote_row"]
+if TYPE_CHECKING:
+    from ..options import ExplainOptions
+
+__all__ = ["as_finished", "cluster", "cluster_device", "cluster_slots", "remote_row"]
 
 
 @contextlib.contextmanager
@@ -101,7 +105,7 @@ def cluster_slots(ray, device: str) -> int:
 
 def _payload(pair, given, version: str) -> dict:
     """What a task needs of a pair: its id, the two files, and every source file each may read (contents, by path
-    from its folder: the pair's snapshot, ``triage.snapshots``, read before any pair ran)."""
+    from its folder: the pair's snapshot, ``triage.keys.snapshots``, read before any pair ran)."""
     same = given.solution.folder == given.problem.folder
     files = {f"problem/{relative}": data for relative, data in given.problem.contents.items()}
     # beside the problem, the solution's snapshot adds its own file (one a manifest names solution.txt, say)
@@ -116,9 +120,14 @@ def _payload(pair, given, version: str) -> dict:
     }
 
 
-def remote_row(payload: dict, options: dict, timeout: float) -> dict:
-    """A task's work, on the node: write the pair's files, explain it as a local slot would, name the originals."""
-    from .pairs import Pair, explain_row, internal_error_row, tool_version
+def remote_row(payload: dict, options: dict) -> dict:
+    """A task's work, on the node: write the pair's files, explain it as a local slot would, name the originals.
+    ``options``: the check's ``ExplainOptions`` as ``to_json`` gives them, read back once the node's version is
+    known to be the triage's."""
+    from ..options import ExplainOptions
+    from .discovery import Pair
+    from .keys import tool_version
+    from .rows import explain_row, internal_error_row
 
     if payload["version"] != tool_version():
         return internal_error_row(
@@ -132,19 +141,22 @@ def remote_row(payload: dict, options: dict, timeout: float) -> dict:
             (root / name).write_bytes(data)
         pair = Pair(payload["id"], root / payload["problem"], root / payload["solution"])
         # the pair's own extensions folder: tasks on one node may build extensions of the same name at once
-        row = explain_row(pair, options, timeout, env={"TORCH_EXTENSIONS_DIR": str(root / "extensions")}, built=None)
+        env = {"TORCH_EXTENSIONS_DIR": str(root / "extensions")}
+        row = explain_row(pair, ExplainOptions.from_json(options), env=env, built=None)
     if row.get("error"):
         for label, original in payload["folders"].items():
             row["error"] = row["error"].replace(str(root / label), original)
     return row
 
 
-def as_finished(ray, todo: list, options: dict, timeout: float, version: str, given: dict):
-    """(pair, row) for each pair of ``todo`` as its task finishes, every task submitted at once (Ray queues them
-    on the cluster's resources); ``given``: each pair's snapshot, by id."""
-    resources = {"num_gpus": 1, "num_cpus": 1} if options["device"] == "cuda" else {"num_cpus": 2}
+def as_finished(ray, todo: list, options: ExplainOptions, version: str, given: dict):
+    """(pair, row) for each pair of ``todo`` as its task finishes under ``options`` (their device resolved against
+    the cluster), every task submitted at once (Ray queues them on the cluster's resources); ``version``: the
+    triage's fp_analysis version, which each node must have; ``given``: each pair's snapshot, by id."""
+    resources = {"num_gpus": 1, "num_cpus": 1} if options.device == "cuda" else {"num_cpus": 2}
     task = ray.remote(max_retries=0, **resources)(remote_row)
-    pending = {task.remote(_payload(pair, given[pair.id], version), options, timeout): pair for pair in todo}
+    checks = options.to_json()
+    pending = {task.remote(_payload(pair, given[pair.id], version), checks): pair for pair in todo}
     try:
         while pending:
             (ready,), _ = ray.wait(list(pending), num_returns=1)
@@ -152,7 +164,7 @@ def as_finished(ray, todo: list, options: dict, timeout: float, version: str, gi
             try:
                 row = ray.get(ready)
             except Exception as error:  # the task itself failed (its node died): that pair's row
-                from .pairs import internal_error_row
+                from .rows import internal_error_row
 
                 first = (str(error).splitlines() or [""])[0]
                 row = internal_error_row(f"the Ray task failed: {type(error).__name__}: {first}")
