@@ -116,19 +116,22 @@ def test_a_solution_that_tampers_with_fpas_channel_or_folder_fails_with_exit_3(s
 
 
 @pytest.mark.skipif(_landlock() < 1, reason="the kernel has no Landlock: the checks beneath the sandbox are tested")
-def test_the_sandbox_lets_the_solution_write_only_what_a_build_needs_and_signal_nothing_of_fpas(tmp_path):
+def test_the_sandbox_lets_the_solution_write_only_what_a_build_needs_and_signal_nothing_of_fpas(tmp_path, monkeypatch):
     """Under its Landlock sandbox the solution's process may write its temporary folder and the extensions' build
-    folder, but not the problem, fpa's installation, the results store, fpa's journal or torch's kernel cache (which
-    the worker reads); and, with Landlock ABI 6, not signal fpa's processes. Nor may it set resource limits on them
-    (seccomp). What it tried is printed; the output is right, so the pair is identical."""
+    folder (where fpa's own kernels are built for it too), but not the problem, fpa's installation, the results store,
+    fpa's journal, torch's kernel cache (which the worker reads) or fpa's kernel cache; and, with Landlock ABI 6, not
+    signal fpa's processes. Nor may it set resource limits on them (seccomp). What it tried is printed; the output is
+    right, so the pair is identical."""
     import fp_analysis
 
     folder = _pair_folder(tmp_path, {})
     cache = pathlib.Path(os.environ["XDG_CACHE_HOME"])
+    monkeypatch.setenv("FPA_KERNEL_CACHE", str(cache / "fp_analysis" / "kernels"))
     targets = {"problem": folder / "problem.py", "installation": pathlib.Path(fp_analysis.__file__).parent / "_probe",
                "store": pathlib.Path(os.environ["FPA_STORE"]) / "run-forged.parquet",
                "journal": cache / "fp_analysis" / "journal" / "forged.json",
-               "torch's kernel cache": cache / "torch" / "kernels" / "planted.cubin"}  # fmt: skip
+               "torch's kernel cache": cache / "torch" / "kernels" / "planted.cubin",
+               "fpa's kernel cache": cache / "fp_analysis" / "kernels" / "planted.cubin"}  # fmt: skip
     for target in targets.values():
         target.parent.mkdir(parents=True, exist_ok=True)
     probe = f"""
@@ -141,7 +144,10 @@ for name, path in {dict((k, str(v)) for k, v in targets.items())!r}.items():
         print("wrote", name)
     except PermissionError:
         print("refused", name)
-for name, folder in (("tmp", tempfile.gettempdir()), ("extensions", os.environ["TORCH_EXTENSIONS_DIR"])):
+from fpa_kernels.build import cache_dir
+
+for name, folder in (("tmp", tempfile.gettempdir()), ("extensions", os.environ["TORCH_EXTENSIONS_DIR"]),
+                     ("its fpa kernels", str(cache_dir()))):
     with open(os.path.join(folder, "probe"), "w") as out:
         out.write("allowed")
     print("wrote", name)
@@ -167,7 +173,7 @@ class ModelNew(Conv):
     assert code == 0 and data["verdict"] == "identical", data
     assert all(f"refused {name}" in printed for name in targets), printed
     assert not targets["installation"].exists() and not targets["store"].exists()
-    assert "wrote tmp" in printed and "wrote extensions" in printed
+    assert "wrote tmp" in printed and "wrote extensions" in printed and "wrote its fpa kernels" in printed
     assert ("refused a signal" in printed) == (_landlock() >= 6), printed
     assert "refused a limit" in printed, printed
 

@@ -436,21 +436,27 @@ def _answer(sock: socket.socket, seq: int, reply: dict) -> None:
 def _private_folders(tmp: str, sources: dict | None) -> dict[str, str]:
     """The environment that gives a solution's process folders of its own: its temporary folder, and in it the caches
     of numba, Triton, CUDA's JIT compiler and torch's kernels — a cache shared with other solutions, or read by the
-    worker (torch's kernel cache is), would carry one's code into another's process. Extensions are built in
-    fpa's cache under the hash of the solution's files, unless the caller chose a folder (a triage gives each pair
-    one): another run of the same solution finds its build, and no other solution can plant one there."""
+    worker (torch's kernel cache is), would carry one's code into another's process. Extensions (and fpa's own
+    kernels, where a solution uses them) are built in fpa's cache under the hash of the solution's files, unless the
+    caller chose a folder (a triage gives each pair one): another run of the same solution finds its build, and no
+    other solution can plant one there."""
     folder = pathlib.Path(tmp)
     env = {"TMPDIR": tmp, "NUMBA_CACHE_DIR": str(folder / "numba"), "TRITON_CACHE_DIR": str(folder / "triton"),
            "CUDA_CACHE_PATH": str(folder / "nv"),
            "PYTORCH_KERNEL_CACHE_PATH": str(folder / "torch_kernels")}  # fmt: skip
-    if not os.environ.get("TORCH_EXTENSIONS_DIR"):
+    extensions = os.environ.get("TORCH_EXTENSIONS_DIR")
+    if not extensions:
         if sources is None:
-            env["TORCH_EXTENSIONS_DIR"] = str(folder / "extensions")
+            extensions = str(folder / "extensions")
         else:
             from .places import cache_dir
 
             digest = hashlib.sha256(json.dumps(sorted(sources.items())).encode()).hexdigest()[:24]
-            env["TORCH_EXTENSIONS_DIR"] = str(cache_dir("extensions") / digest)
+            extensions = str(cache_dir("extensions") / digest)
+        env["TORCH_EXTENSIONS_DIR"] = extensions
+    # fpa's own kernels, where a solution builds them (``fpa_kernels``): in its extensions folder, the one place
+    # beside its temporary folder it may write, so they are built once per solution and no other process reads them
+    env["FPA_KERNEL_CACHE"] = str(pathlib.Path(extensions) / "fpa_kernels")
     return env
 
 

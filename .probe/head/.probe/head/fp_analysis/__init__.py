@@ -57,13 +57,15 @@ _EXPORTS = {
     "Rounding": "numerics.rounding",
     "flush_subnormals": "numerics.rounding",
     "round_to": "numerics.rounding",
-    "assert_equivalent": "testing",
+    "CloseOptions": "model.assertion",
+    "assert_equivalent": "model.assertion",
     "ops": None,  # the subpackage itself
 }
 
 __all__ = [
     "FORMATS",
     "AccumulationSpec",
+    "CloseOptions",
     "Combine",
     "Contraction",
     "DotBound",

@@ -25,7 +25,6 @@ LAYERS = {
     "fp_analysis.explain": 6,
     "fp_analysis.store": 6,
     "fp_analysis.strategies": 6,
-    "fp_analysis.testing": 6,
     "fp_analysis.triage": 7,
     "fp_analysis.fuzz": 7,
     "fp_analysis.study": 7,

@@ -143,7 +143,7 @@ def test_assert_equivalent_adds_the_cause():
 
 
 def test_assert_equivalent_takes_assert_closes_other_options():
-    from fp_analysis.testing import CloseOptions
+    from fp_analysis import CloseOptions
 
     nan = torch.tensor([1.0, float("nan")])
     with pytest.raises(AssertionError, match="Pass model="):
@@ -202,9 +202,9 @@ def test_every_command_takes_one_vocabulary_of_ops(argv):
 def test_a_long_job_off_a_terminal_says_what_it_is_doing_now_and_then(tmp_path, monkeypatch):
     """With stderr a file or a pipe (no status line), a job longer than the heartbeat prints a line on stderr every
     heartbeat naming the call under way; stdout stays the JSON alone."""
-    import fp_analysis.cli.app
+    from fp_analysis.cli.worker import WorkerStatus
 
-    monkeypatch.setattr(fp_analysis.cli.app._WorkerStatus, "HEARTBEAT_S", 0.2)
+    monkeypatch.setattr(WorkerStatus, "HEARTBEAT_S", 0.2)
     slow = tmp_path / "slow.py"
     sleeping = "    def forward(self, x):\n        __import__('time').sleep(0.8)\n"
     slow.write_text((CASES / "conv_correct_fp32.py").read_text().replace("    def forward(self, x):\n", sleeping))

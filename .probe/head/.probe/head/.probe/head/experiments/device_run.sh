@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: validate every kernel variant, then bench the ops; results under $OUT.
+#   bash experiments/device_run.sh <kernels-tree> [gputests] [slowtests] [memcheck] [validate] [bench OP...] [sass] [probe] [quick OP TEXT]
+#                                  [isolation COMMIT] [general COMMIT] [tf32probe COMMIT] [fuzz COMMIT] [triage COMMIT]
+#                                  [speed COMMIT BASELINE_DIR] [startup]
+# The tree id comes from this machine (`git rev-parse HEAD:kernels`): the device copy has no git HEAD.
+set -euo pipefail
+tree=$1; shift
+mkdir -p /tmp/pp && ln -sfn "$PWD/kernels" /tmp/pp/fpa_kernels
+export PYTHONPATH=$PWD:/tmp/pp PYTHONUNBUFFERED=1 FPA_STORE=/tmp/store
+out=${OUT:-/tmp/out}
+mkdir -p "$out/results" "$out/figures"
+while [ $# -gt 0 ]; do
+  case $1 in
+    validate) python3 experiments/gpu_validation.py --configs 50 --kernels-tree "$tree" --out "$out/gpu_validation.json" \
+                > /tmp/validate.log 2>&1 || { tail -40 /tmp/validate.log; exit 1; }
+              tail -5 /tmp/validate.log; shift ;;
+    gputests) timeout 240 python3 -m pytest -q -x -m gpu tests/ 2>&1 | tail -15 || echo "gputests: exit $?"; shift ;;  # kernels == twins, small configs
+    slowtests) # the CPU tests CI's two cores leave out (marked slow: more cases of the kinds CI runs, full-size presets)
+               FPA_RUN_SLOW=1 timeout 500 python3 -m pytest -q -m slow tests/ 2>&1 | tail -15 || echo "slowtests: exit $?"
+               shift ;;
+    memcheck) # every tiled kernel on the small cases, under compute-sanitizer's memcheck
+              timeout 150 compute-sanitizer --tool memcheck --error-exitcode 99 python3 -m pytest -q -x -m gpu \
+                tests/test_tiled.py -k every_tiled 2>&1 | tail -15 || echo "memcheck: exit $?"; shift ;;
+    sass) # the tiled fp32 kernel's machine code and its opcode counts (are the loads 16 bytes, any spills?)
+           python3 -c "from fpa_kernels import *; print(variant_build(VariantSpec(Op.CONV2D, schedule=Schedule.TILED)).cubin())" > /tmp/cubin
+           cuobjdump -sass "$(cat /tmp/cubin)" > "$out/sass_tiled.txt"
+           grep -oE '^ +/\*[0-9a-f]{4}\*/ +[A-Z0-9_.]+' "$out/sass_tiled.txt" | awk '{print $2}' | sort | uniq -c | sort -rn | head -25
+           shift ;;
+    probe) python3 experiments/tile_probe.py 2>&1 | tail -12; shift ;;
+    isolation) # fpa explain --device cuda on CUDA user code (load_inline builds, a fault, a hang) and seed 000
+               python3 experiments/device_isolation.py "$out/results" "$2" || echo "isolation: exit $?"; shift 2 ;;
+    general) # fpa explain --device cuda on whole Models beyond the seed ops, CUDA solutions, and seed 000
+             python3 experiments/device_explain_general.py "$out/results" "$2" || echo "general: exit $?"; shift 2 ;;
+    triage) # fpa triage --device cuda on 21 load_inline pairs: verdicts, pairs/hour, build vs explain, GPU idle
+            python3 experiments/device_triage.py "$out/results" "$2" ${TRIAGE_BUILDERS:-} 2>&1 | tail -70 || echo "triage: exit $?"; shift 2 ;;
+    speed) # the tool's own speed (issue 18): full-size seed 000 explain --device cuda, this tree beside a baseline
+           # checkout (carried: git archive REV | tar -x -C DIR; DIR/.commit names REV), then this tree profiled
+           python3 experiments/bench_speed.py --baseline-tree "$3" --baseline-name "$(cat "$3/.commit" 2>/dev/null)" \
+             --cases seed000_cuda --repeats 1 --commit "$2" --out "$out/results/speed_h200.json" 2>&1 | tail -8 \
+             || echo "speed: exit $?"
+           python3 experiments/profile_explain.py experiments/kernelbench_seed000/problem.py \
+             experiments/kernelbench_seed000/solution.py --device cuda --out "$out/results/profile_seed000_h200.txt" \
+             2>&1 | tail -25 || echo "profile: exit $?"
+           shift 3 ;;
+    startup) # where a job's start goes: imports, the fork server's steps, CUDA's start, explain with a cold and a warm server
+             python3 experiments/startup_timeline.py experiments/kernelbench_seed000/problem.py \
+               experiments/kernelbench_seed000/solution.py --device cuda --out "$out/results/startup_h200.json" 2>&1 \
+               | grep -v "'leave'" | tail -45 || echo "startup: exit $?"
+             shift ;;
+    fuzz) # fpa fuzz --device cuda on load_inline candidates, through their Models' constructors
+          python3 experiments/device_fuzz.py "$out/results" "$2" || echo "fuzz: exit $?"; shift 2 ;;
+    tf32probe) # which rounding cuDNN's TF32 convolutions use, per conv shape (the engine's tie rules)
+               python3 experiments/tf32_probe.py "$out/results" "$2" 2>&1 | grep -v Warn | tail -8 || echo "tf32probe: exit $?"
+               shift 2 ;;
+    quick) shift  # bench OP, only the variants whose label contains TEXT, no ceilings file merge
+           timeout 400 python3 -m fp_analysis bench "$1" --match "$2" --kernels-tree "$tree" \
+             --out "$out/results/quick.json" --figure "$out/figures/quick_$1.png" --reps 10 2>&1 | tail -24 \
+             || echo "quick: exit $?"
+           shift 2 ;;
+    bench) shift
+           while [ $# -gt 0 ] && [ "$1" != validate ]; do
+             python3 -m fp_analysis bench "$1" --kernels-tree "$tree" --out "$out/results/bench.json" \
+               --figure "$out/figures/bench_$1.png" 2>&1 | tee "/tmp/bench_$1.log" | tail -30
+             shift
+           done ;;
+    *) echo "unknown step $1"; exit 2 ;;
+  esac
+done

@@ -1,0 +1,99 @@
+"""On a GPU: `fpa triage --device cuda` on the load_inline pairs of experiments/triage_gpu_pairs.py.
+
+Runs the command as a user would (a fresh `fpa` process, `--json`, the manifest with expected labels), while
+`nvidia-smi` samples the GPUs' utilisation every 200 ms; once with the default builders, then once per
+``BUILDERS`` value given. Writes to OUT/triage_<gpu>.json: for each run what triage measured (pairs per hour,
+seconds building ahead and explaining, the share of its GPU slots' time no job held them), the share of
+nvidia-smi's samples with the GPU at 0 % (idle by the hardware's account), and each pair's verdict against its
+label. Also what running the builds inside the jobs (as `fpa explain` does, no building ahead) would have cost:
+each pair's build plus explain seconds, one slot after another — a sum of measured times, not a run.
+
+    python experiments/device_triage.py OUT COMMIT [BUILDERS ...]
+"""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+from device_results import write_results
+from triage_gpu_pairs import write
+
+from fp_analysis.records import loads_strict
+from fp_analysis.triage.summary import matches_expected
+
+TIMEOUT_S = 90  # a load_inline build under eight parallel builds must fit in one call
+
+
+def run_once(folder: pathlib.Path, builders: int | None) -> dict | None:
+    """One `fpa triage` run with nvidia-smi sampling; its record, or None (printed why) when it gave no JSON."""
+    samples = folder / "utilization.csv"
+    with open(samples, "w") as handle:
+        sampler = subprocess.Popen(
+            ["nvidia-smi", "--query-gpu=index,utilization.gpu", "--format=csv,noheader,nounits", "-lms", "200"],
+            stdout=handle,
+            stderr=subprocess.DEVNULL,
+        )
+        start = time.monotonic()
+        command = [sys.executable, "-m", "fp_analysis", "triage", str(folder / "manifest.csv"), "--device", "cuda",
+                   "--timeout", str(TIMEOUT_S), "--no-store", "--json"]  # fmt: skip
+        if builders is not None:
+            command += ["--builders", str(builders)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=1500)
+        wall = time.monotonic() - start
+        sampler.terminate()
+        sampler.wait()
+    result = loads_strict(done.stdout)
+    if result is None:
+        print(f"triage gave no JSON (exit {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+        return None
+    utilization = [int(line.split(",")[1]) for line in samples.read_text().splitlines() if line.count(",") == 1
+                   and line.split(",")[1].strip().isdigit()]  # fmt: skip
+    pairs = [
+        {k: row.get(k) for k in ("pair_id", "expected", "verdict", "check_passed", "max_abs", "candidate_vs_fp64",
+                                 "reference_vs_fp64", "needed_atol", "build_seconds", "seconds", "error")}
+        for row in result["pairs"]
+    ]  # fmt: skip
+    timing = result["timing"]
+    serial = sum((row["build_seconds"] or 0.0) + row["seconds"] for row in result["pairs"]) / timing["slots"]
+    record = {
+        "command": " ".join(command[1:]).replace(str(folder), "<pairs>"),
+        "exit_code": done.returncode,
+        "wall_s_with_start": round(wall, 1),
+        "timing": timing,
+        "nvidia_smi": {
+            "samples": len(utilization),
+            "idle_share": sum(u == 0 for u in utilization) / len(utilization) if utilization else None,
+            "mean_utilization_percent": sum(utilization) / len(utilization) if utilization else None,
+        },
+        "builds_inside_jobs_estimate_s": round(serial, 1),
+        "summary": result["summary"],
+        "pairs": pairs,
+    }
+    matched, labelled = result["summary"]["expected_matched"]
+    print(f"triage (builders {timing['builders']}): {len(pairs)} pairs, exit {done.returncode}, {matched}/{labelled} "
+          f"as labelled; timing {timing}")  # fmt: skip
+    print(f"nvidia-smi: {record['nvidia_smi']}; builds inside the jobs would take ≈ {serial:.0f} s")
+    for row in pairs:
+        mark = "ok " if matches_expected(row) else "DIFF"
+        print(f"  {mark} {row['pair_id']}: {row['verdict']} (expected {row['expected']}) build {row['build_seconds']} "
+              f"explain {row['seconds']:.1f} {(row['error'] or '')[:120]}")  # fmt: skip
+    return record
+
+
+def main(out: str, commit: str, *builders: str) -> int:
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="triage-gpu-"))
+    rows = write(folder)
+    runs = [run_once(folder, None), *(run_once(folder, int(b)) for b in builders)]
+    if any(run is None for run in runs):
+        return 1
+    path = write_results(out, "triage", commit, {"runs": runs}, pairs=len(rows))
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))

@@ -1,0 +1,211 @@
+"""``fpa explain``'s job: KernelBench's check on the user's pair, then why the two sides disagree.
+
+Runs in the worker process (``fp_analysis.run.worker``): the problem here, ``ModelNew`` in the candidate
+process. ``run_check`` gives the trials; parameters are compared first (``parameter_mismatch``: no tolerance
+makes differently drawn weights right, ``fp_analysis.model.judge.parameter_analysis``); then the worst trial is
+explained on the whole reference Model by ``fp_analysis.model.engine`` — which rewrite of the reference's
+arithmetic re-creates each side, or where the candidate departs from all of them. On a GPU the reference is also
+run with cuDNN's and cuBLAS's TF32 forced on and off, the interventional evidence of what precision each side used.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..errors import OutOfScopeError, ParameterError
+from ..model.engine import Effort, analyse_model
+from ..model.interpose import evaluate, precision_mode
+from ..model.judge import parameter_analysis
+from ..model.verdict import Analysis, Explanation
+from ..numerics.backends import tf32, tf32_settings
+from ..options import ExplainOptions, resolve_device
+from ..run.candidate import CandidateProcess
+from ..run.usercode import UserFile
+from ..run.worker import report_event
+from .kernelbench import load_problem, mismatch_summary, parameter_mismatch, run_check, written_notes
+
+__all__ = ["explain_job"]
+
+
+def explain_job(
+    problem, solution, *, options: dict, timeout: float, folder, problem_sources=None, solution_sources=None
+) -> dict:
+    """The worker's half of ``fp_analysis.explain.jobs.explain_files``: the ``Explanation`` as a dict (its ``--json``).
+    ``options``: the ``ExplainOptions`` as JSON; ``timeout``: the worker's limit on each call into the user's code
+    (the options' own); ``problem_sources``, ``solution_sources``: each file's snapshot, which it is imported from
+    (``fp_analysis.run.snapshot``)."""
+    asked = ExplainOptions.from_json(options)
+    seed, atol, rtol = asked.seed, asked.atol, asked.rtol
+    dev = resolve_device(asked.device)
+    mode = asked.reference_mode or "fp32"
+    if dev.type == "cuda" and mode != "fp32":
+        raise ParameterError(
+            "--reference-mode emulates a precision on the CPU; on a GPU the reference runs as "
+            "your TF32 settings say (and is also run with TF32 forced on and off)"
+        )
+    # its import overlaps the problem's
+    with CandidateProcess(solution, folder, timeout, solution_sources, dev.type == "cuda") as candidate:
+        reference_file = load_problem(problem, problem_sources)
+        reference, parameters, results, worst = run_check(
+            reference_file,
+            candidate,
+            dev,
+            trials=asked.trials,
+            seed=seed,
+            atol=atol,
+            rtol=rtol,
+            reference_mode=mode if dev.type == "cpu" else "fp32",
+        )
+        written = {side: {i for r in results for i in r.written.get(side, ())} for side in ("reference", "candidate")}
+        notes = list(candidate.loaded()) + written_notes(written)
+    context = {
+        "device": str(dev),
+        "reference_mode": mode if dev.type == "cpu" else _tf32_description(),
+        "trials": asked.trials,
+        "seed": seed,
+        "atol": atol,
+        "rtol": rtol,
+        "analysed_trial": worst.trial,
+    }
+    mismatch = mismatch_summary(results, atol, rtol)
+    trial_dicts = [r.to_dict() for r in results]
+    record = {"mismatch": mismatch, "trials": trial_dicts, "context": context, "notes": notes}
+    unset = sorted(name for name, t in parameters.candidate.items() if t is None)
+    if unset:  # a Lazy module: its values exist only after a forward, so nothing to compare them with
+        shown = ", ".join(unset[:4]) + (f" and {len(unset) - 4} more" if len(unset) > 4 else "")
+        notes.append(f"parameters not compared: ModelNew's {shown} had no values when it was built (a Lazy module)")
+    differences = [] if unset else parameter_mismatch(parameters.reference, parameters.candidate)
+    mismatched = parameter_analysis(differences, mismatch["max_abs"])
+    if mismatched is not None:
+        return Explanation.of(mismatched, **record).to_dict()
+    if dev.type == "cuda":
+        context["reference_tf32_forced"] = _forced_tf32(reference_file, reference, worst.inputs, worst.candidate)
+    with reference_file.watched("Model.forward (checking which batch items can be analysed alone)"):
+        inputs, ref_out, cand_out, items = _batch_subset(reference, worst, mode, atol, rtol)
+    if items is not None:
+        context["analysed_batch_items"] = {"items": items, "of": int(worst.reference.shape[0])}
+    analysis = analyse_model(
+        reference,
+        inputs,
+        ref_out,
+        cand_out,
+        seed=seed,
+        progress=lambda text: report_event("progress", text=f"analysis: {text}"),
+        effort=Effort(twin_samples=asked.samples),
+        watch=reference_file.watched,
+    )
+    if analysis.explained:
+        analysis, context["judged"] = _judge_every_trial(reference, reference_file, results, worst, analysis, asked)
+        if "not_explained" in context["judged"]:  # another trial gave the verdict
+            context["analysed_trial"] = context["judged"]["not_explained"]
+            context.pop("analysed_batch_items", None)
+    return Explanation.of(analysis, **record).to_dict()
+
+
+# Outputs above which the analysis evaluates one batch item rather than the whole batch (when the Model treats
+# batch items independently): 2^22 fp64 outputs are 32 MB; the seed-000 output (129 M) would be 1 GB a copy.
+_SUBSET_ABOVE = 1 << 22
+
+
+def _batch_subset(model, trial, mode: str, atol: float, rtol: float):
+    """(inputs, reference, candidate, items): the worst batch item alone where the output is large and the Model
+    treats batch items independently, else everything (items None).
+
+    The worst item is the one where the candidate departs furthest from the reference (a NaN or infinity on one side
+    only counts as furthest), then the one with the most outputs failing the check: an item with a bug smaller than
+    the tolerance, beside items that are equal, or one with a large bug, beside items with many small differences
+    (TF32's), is the one analysed — not one where nothing is wrong. Independence is checked, not assumed: the item
+    run alone through the reference's own arithmetic must give the reference's output for it (BatchNorm in training
+    mode, or a reduction over the batch, would not).
+    """
+    reference, candidate = trial.reference, trial.candidate
+    n = reference.shape[0] if reference.dim() else 1
+    if reference.numel() <= _SUBSET_ABOVE or n == 1:
+        return trial.inputs, reference, candidate, None
+
+    def badness(i: int) -> tuple[float, int]:  # one item at a time: a whole float64 copy would be 1 GB at seed 000
+        c, r = candidate[i], reference[i]
+        difference = (c.double() - r.double()).abs()
+        difference = torch.where(torch.isnan(difference), torch.inf, difference)  # a NaN on one side only
+        difference[(c == r) | (torch.isnan(c) & torch.isnan(r))] = 0.0  # equal: the same infinity or NaN too
+        failing = int((~torch.isclose(c, r, atol=atol, rtol=rtol, equal_nan=True)).sum())
+        return float(difference.max()) if difference.numel() else 0.0, failing
+
+    item = max(range(n), key=badness)
+    inputs = [
+        t[item : item + 1] if isinstance(t, torch.Tensor) and t.dim() and t.shape[0] == n else t for t in trial.inputs
+    ]
+    alone = evaluate(model, inputs, precision_mode(mode)).output
+    expected = reference[item : item + 1]
+    scale = float(expected.abs().max()) if expected.numel() else 0.0
+    if alone.shape != expected.shape or not float((alone - expected).abs().max()) <= 1e-3 * scale:
+        return trial.inputs, reference, candidate, None
+    return inputs, expected, candidate[item : item + 1], [item]
+
+
+# Outputs up to which a trial is judged whole against the rewrites that explained the worst (beyond: its worst batch
+# item, as the analysis itself does past _SUBSET_ABOVE); 2^24 fp64 outputs are 128 MB a copy.
+_JUDGE_WHOLE = 1 << 24
+
+
+def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analysis, asked: ExplainOptions):
+    """(the analysis that gives the verdict, what was judged): ``analysis`` of the worst trial, held against every
+    trial whose tensors were kept (``kernelbench.run_check``) — a candidate can compute in TF32 on some calls and err
+    on others, or err in one batch item beside items computed in bf16, and be explained where it does not err.
+
+    Each trial, whole (up to ``_JUDGE_WHOLE`` outputs, else its worst batch item), is judged against the rewrites
+    that re-created each side of the worst (``analyse_model(only=...)``: a fraction of the evaluations); where they
+    do not re-create it, it is analysed in full, and the first trial the candidate is not re-created on gives the
+    verdict. A trial whose sides are equal bit for bit has nothing to judge."""
+    mode, seed = asked.reference_mode or "fp32", asked.seed
+    judged = []
+    for trial in results:
+        if trial.candidate is None:  # not kept: too large to keep them all
+            continue
+        if trial.reference.numel() <= _JUDGE_WHOLE:
+            inputs, ref_out, cand_out = trial.inputs, trial.reference, trial.candidate
+        else:
+            with problem.watched("Model.forward (checking which batch items can be analysed alone)"):
+                inputs, ref_out, cand_out, _ = _batch_subset(model, trial, mode, asked.atol, asked.rtol)
+        judged.append(trial.trial)
+        if (
+            trial is worst
+            and ref_out.numel() == worst.reference.numel()
+            and analysis.floor["outputs"] == ref_out.numel()
+        ):
+            continue  # the worst trial, analysed whole already
+        if torch.equal(ref_out, cand_out):
+            continue
+        report_event("progress", text=f"analysis: judging trial {trial.trial + 1} against the worst's re-creations")
+        try:
+            recheck = Effort.recheck(analysis.recreations.values())
+            check = analyse_model(model, inputs, ref_out, cand_out, seed=seed, effort=recheck, watch=problem.watched)
+        except OutOfScopeError:  # the worst's rewrites do not re-create this trial's reference: analysed in full
+            check = None
+        if check is None or not check.explained:
+            report_event("progress", text=f"analysis: trial {trial.trial + 1} in full")
+            full = analyse_model(model, inputs, ref_out, cand_out, seed=seed, watch=problem.watched)
+            if not full.explained:
+                return full, {"trials": judged, "of": len(results), "not_explained": trial.trial}
+    return analysis, {"trials": judged, "of": len(results)}
+
+
+def _tf32_description() -> str:
+    settings = tf32_settings()
+    return ", ".join(f"{k} {'tf32' if v else 'fp32' if v is not None else 'mixed API'}" for k, v in settings.items())
+
+
+def _forced_tf32(problem: UserFile, reference, inputs, candidate_out) -> dict:
+    """The reference rerun with TF32 forced on and off for convolutions and matrix products together, and how
+    far the candidate is from each: which precision each side used, by intervention."""
+    out = {}
+    with torch.no_grad():
+        for flag in (True, False):
+            with tf32(conv=flag, matmul=flag):
+                where = f"Model.forward (TF32 {'on' if flag else 'off'})"
+                ref = problem.call(where, reference, *inputs)
+            out["tf32_on" if flag else "tf32_off"] = {
+                "max_abs_vs_candidate": float((ref - candidate_out).abs().max()),
+                "bitwise_equal_candidate": bool(torch.equal(ref, candidate_out)),
+            }
+    return out

@@ -1,0 +1,378 @@
+"""KernelBench-format problems: load REF.py / NEW.py, find the op they compute, run the correctness check.
+
+A problem file defines ``Model``, ``get_inputs`` and ``get_init_inputs``; a solution defines ``ModelNew``.
+``run_check`` follows KernelBench's correctness protocol (``eval_kernel_against_ref``): the same seed
+before each model is built, then ``trials`` trials, each seeded from a generator seeded once, with fresh
+inputs from ``get_inputs()``, compared with ``torch.allclose(atol, rtol)``. These functions run in the
+worker process (``fp_analysis.run.worker``), which holds the problem; ``ModelNew`` runs in the candidate
+process (``fp_analysis.run.candidate``). Every call into the user's code is guarded: whatever it raises or
+returns wrongly becomes a ``UserCodeError`` naming the call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pathlib
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn.parameter import is_lazy
+
+from ..errors import Fate, FpaError, Side, UserCodeError
+from ..model.interpose import interposed, precision_mode
+from ..numerics.metrics import ErrorStats, error_stats
+from ..options import check_reference_mode
+from ..run.snapshot import Snapshot
+from ..run.usercode import UserFile, check_output, copied, seed_all, written_inputs
+
+if TYPE_CHECKING:
+    from ..run.candidate import CandidateProcess
+
+__all__ = [
+    "BuiltParameters",
+    "KernelBenchError",
+    "TrialResult",
+    "build_models",
+    "emulated_reference",
+    "init_inputs",
+    "load_problem",
+    "mismatch_summary",
+    "numpy32",
+    "parameter_mismatch",
+    "reference_forward",
+    "run_check",
+    "trial_inputs",
+    "written_notes",
+]
+
+
+class KernelBenchError(FpaError, ValueError):
+    """A problem or solution file cannot be used (missing, no Model, inputs that do not fit...)."""
+
+
+def load_problem(path: str | pathlib.Path, sources: dict[str, str] | None = None) -> UserFile:
+    """The problem file (``Model``, ``get_inputs``, ``get_init_inputs``), imported in this process: from
+    ``sources`` where given (its snapshot, ``Snapshot.encoded``: never from a disk the solution may have written)."""
+    problem = UserFile(path, Side.PROBLEM, None if sources is None else Snapshot.decoded(sources))
+    problem.load(("Model", "get_inputs", "get_init_inputs"))
+    return problem
+
+
+@contextlib.contextmanager
+def emulated_reference(mode: str):
+    """Within the block, the reference's linear ops run in ``mode`` as a CPU can emulate it
+    (``interpose.precision_mode``); ``fp32`` changes nothing. Raises KernelBenchError when the block ran no
+    linear op to emulate."""
+    if check_reference_mode(mode) == "fp32":
+        yield None
+        return
+    with interposed(precision_mode(mode)) as interposer:
+        yield interposer
+    if interposer.rounded == 0:
+        raise KernelBenchError(
+            f"--reference-mode {mode} could not be applied: the Model's forward ran no float32 "
+            f"{'convolution' if mode == 'tf32' else 'convolution or matrix product'} for it to emulate"
+        )
+
+
+@dataclass
+class TrialResult:
+    """One KernelBench trial: what its allclose check saw (``stats``: candidate against reference)."""
+
+    trial: int
+    seed: int
+    passed: bool
+    stats: ErrorStats
+    inputs: list = field(default_factory=list, repr=False)
+    reference: torch.Tensor | None = field(default=None, repr=False)
+    candidate: torch.Tensor | None = field(default=None, repr=False)
+    # the inputs each side wrote into (indices into get_inputs()); each got a copy, so nothing else saw it
+    written: dict[str, list[int]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        s = self.stats
+        return {
+            "trial": self.trial,
+            "seed": self.seed,
+            "passed": self.passed,
+            "max_abs": s.max_abs,  # over pairs where both are finite; None if there is none
+            "mean_abs": s.mean_abs,
+            "allclose_fail_fraction": s.allclose_fail_fraction,
+            "nonfinite": s.nonfinite.to_dict(),
+            "inputs_written": self.written,
+        }
+
+
+def mismatch_summary(results: list[TrialResult], atol: float, rtol: float) -> dict:
+    """What the check saw over all trials: the largest finite difference, failures, and NaN/Inf counted apart.
+
+    ``max_abs`` is over the outputs where both sides are finite (None where no trial has one); the
+    ``nonfinite`` block counts NaN and ±inf on each side and the outputs where only one side is finite,
+    so an all-NaN candidate never reads as "max |difference| 0".
+    """
+    finite = [r.stats for r in results if r.stats.max_abs is not None]
+    worst = max(results, key=lambda r: r.stats.nonfinite.mismatched_nonfinite)
+    nonfinite = worst.stats.nonfinite
+    return {
+        "max_abs": max((s.max_abs for s in finite), default=None),
+        "mean_abs": float(np.mean([s.mean_abs for s in finite])) if finite else None,
+        "allclose_fail_fraction": max(r.stats.allclose_fail_fraction for r in results),
+        "failed_trials": sum(not r.passed for r in results),
+        "outputs": results[0].stats.count,
+        "finite_pairs": min(r.stats.finite_count for r in results),
+        "nonfinite": {**nonfinite.to_dict(), "trial": worst.trial},
+        "atol": atol,
+        "rtol": rtol,
+    }
+
+
+def _listed(value, where: str, detail: str | None = None) -> list:
+    """``value`` (what the problem's ``where`` returned) as a list; UserCodeError when it is not a list or tuple."""
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    raise UserCodeError(
+        f"{where} returned a {type(value).__name__}, not a list",
+        side=Side.PROBLEM,
+        where=where,
+        fate=Fate.BAD_OUTPUT,
+        details={"detail": detail} if detail else None,
+    )
+
+
+def init_inputs(problem: UserFile) -> list:
+    """``get_init_inputs()`` of the problem, checked to be a list or tuple."""
+    return _listed(problem.call("get_init_inputs()", problem.module.get_init_inputs), "get_init_inputs()")
+
+
+def trial_inputs(problem: UserFile, device: torch.device, detail: str | None = None) -> list:
+    """``get_inputs()`` of the problem, checked to be a list, its tensors moved to ``device``."""
+    inputs = _listed(problem.call("get_inputs()", problem.module.get_inputs, detail=detail), "get_inputs()", detail)
+    return [t.to(device) if isinstance(t, torch.Tensor) else t for t in inputs]
+
+
+class BuiltParameters(NamedTuple):
+    """Both models' parameters as built, before any forward (a Model may change its own in forward: clamp them,
+    cast itself to half): the reference's parameters (name → a CPU copy) and the candidate's parameters and
+    buffers (name → CPU tensor, or None for one not initialised yet: a Lazy module's)."""
+
+    reference: dict[str, torch.Tensor]
+    candidate: dict[str, torch.Tensor | None]
+
+
+def build_models(problem: UserFile, candidate: CandidateProcess, device: torch.device, seed: int, meanwhile=None):
+    """(Model, ``BuiltParameters``): both built as KernelBench builds them (the same seed before each), on
+    ``device``; ModelNew in the candidate process, which sends the tensors of the sizes the parameter check can
+    match. ``meanwhile()`` is called between the two: what it starts (in a thread) runs while the candidate process
+    builds ModelNew."""
+    init = init_inputs(problem)
+    seed_all(seed)
+    reference = problem.call("Model(*get_init_inputs())", lambda: problem.module.Model(*init).to(device))
+    built = {n: q.detach().to("cpu", copy=True) for n, q in reference.named_parameters() if not is_lazy(q)}
+    if meanwhile is not None:
+        meanwhile()
+    parameters = candidate.build(init, {}, seed, device, where="ModelNew(*get_init_inputs())", like=built)
+    return reference, BuiltParameters(built, parameters)
+
+
+def reference_forward(problem: UserFile, model: nn.Module, inputs: list, **context) -> tuple[torch.Tensor, list]:
+    """``Model.forward`` on a copy of ``inputs`` (a Model that writes into its input changes nothing the candidate
+    or the analysis sees), checked to return a floating tensor: (its output, the inputs it wrote into)."""
+    given = copied(inputs)
+    out = problem.call("Model.forward", model, *given, **context)
+    check_output(out, "Model.forward", Side.PROBLEM, detail=context.get("detail"))
+    return out, written_inputs(inputs, given)
+
+
+def written_notes(written: dict[str, set[int]]) -> list[str]:
+    """The notes on the inputs each side wrote into (``written``: side → indices over every call; none: no note)."""
+    consequence = {
+        "reference": "under KernelBench, which runs ModelNew on the tensors Model has run on, the candidate would get "
+        "the changed input",
+        "candidate": "a harness that runs the reference after the candidate, or reuses the inputs, would see the "
+        "change",
+    }
+    notes = []
+    for side, name in (("reference", "Model.forward"), ("candidate", "ModelNew.forward")):
+        indices = sorted(written.get(side, ()))
+        if indices:
+            which = ", ".join(map(str, indices))
+            notes.append(
+                f"{name} writes into its input {which} (in place). Each side ran on its own copy of get_inputs(), so "
+                f"neither the other side nor the analysis saw the change; {consequence[side]}"
+            )
+    return notes
+
+
+def run_check(
+    problem: UserFile,
+    candidate: CandidateProcess,
+    device: torch.device,
+    *,
+    trials: int = 5,
+    seed: int = 42,
+    atol: float = 1e-4,
+    rtol: float = 1e-4,
+    reference_mode: str = "fp32",
+):
+    """Run KernelBench's check; returns (reference model, ``BuiltParameters``, [TrialResult], worst trial).
+
+    The worst trial (``_severity``) keeps its inputs and outputs for the analysis: a candidate that is right
+    on the first call and wrong later (a stale cache, state kept between calls) is judged where it is wrong; where
+    all the trials' tensors fit ``_KEEP_TRIALS_BYTES``, every trial keeps them, so that each can be judged.
+    ``reference_mode`` emulates the reference's operand precision on a CPU (``emulated_reference``). Each side
+    gets a copy of each trial's inputs (the candidate in its own process), so a kernel that writes into its input
+    cannot change what the other side or the analysis sees; each trial records which inputs each side wrote into.
+    """
+    generator = torch.Generator().manual_seed(seed)  # its own generator: the trials' seeds do not wait for the models
+    seeds = [int(torch.randint(0, 2**31 - 1, (1,), generator=generator).item()) for _ in range(trials)]
+
+    def draw(trial: int) -> list:  # as KernelBench draws a trial's inputs: its seed, then get_inputs()
+        with torch.no_grad():  # grad mode is per thread
+            seed_all(seeds[trial])
+            return trial_inputs(problem, device, f"trial {trial + 1} of {trials}")
+
+    # On a GPU a trial's inputs are drawn in a thread while the candidate process works (builds ModelNew, runs
+    # the previous trial): get_inputs() of the full-size seed 000 is 0.6 s of CPU a trial that the worker would
+    # otherwise spend while the GPU idles. Only after the reference's own use of the random streams (its
+    # construction, the previous trial's forward), so every draw sees what KernelBench's sequence gives it. On a
+    # CPU the two would share the same cores, and the inputs the memory: drawn in turn there.
+    def in_thread(upcoming: _Drawn) -> _Drawn:
+        if device.type == "cuda" and _thread_draws_alike():
+            upcoming.start()
+        return upcoming
+
+    upcoming = _Drawn(draw, 0)
+    try:
+        reference, parameters = build_models(problem, candidate, device, seed, meanwhile=lambda: in_thread(upcoming))
+    finally:
+        upcoming.join()
+    results, worst, keep_all = [], None, None
+    with torch.no_grad():
+        for trial in range(trials):
+            detail = f"trial {trial + 1} of {trials}"
+            inputs = upcoming.result()
+            with emulated_reference(reference_mode):
+                ref_out, ref_written = reference_forward(problem, reference, inputs, detail=detail)
+            upcoming = in_thread(_Drawn(draw, trial + 1)) if trial + 1 < trials else None
+            try:
+                cand_out, made_on, cand_written = candidate.forward(inputs, like=ref_out, detail=detail)
+            finally:
+                if upcoming is not None:
+                    upcoming.join()
+            check_output(cand_out, "ModelNew.forward", Side.SOLUTION, like=ref_out, device=made_on, detail=detail)
+            cand_out = cand_out.to(device)
+            stats = error_stats(cand_out, ref_out, atol=atol, rtol=rtol)
+            passed = bool(torch.allclose(cand_out, ref_out, atol=atol, rtol=rtol))
+            written = {k: v for k, v in (("reference", ref_written), ("candidate", cand_written)) if v}
+            if keep_all is None:  # every trial's tensors kept for the analysis where they fit (see _KEEP_TRIALS_BYTES)
+                size = ref_out.nbytes + cand_out.nbytes + sum(t.nbytes for t in inputs if isinstance(t, torch.Tensor))
+                keep_all = trials * size <= _KEEP_TRIALS_BYTES[device.type == "cuda"]
+            kept = (inputs, ref_out, cand_out) if keep_all else ()
+            result = TrialResult(trial, seeds[trial], passed, stats, *kept, written=written)
+            results.append(result)
+            if worst is None or _severity(result) > _severity(worst):
+                worst = result if keep_all else TrialResult(trial, seeds[trial], passed, stats, inputs, ref_out,
+                                                            cand_out, written)  # fmt: skip
+    return reference, parameters, results, worst
+
+
+def _thread_draws_alike() -> bool:
+    """Whether a new thread sees the torch state this one does where it is per thread: the default device
+    (``torch.set_default_device``), the stacks of torch function and dispatch modes, and the current CUDA device
+    (``torch.cuda.set_device``: a new thread's is device 0, CUDA's per-thread default). A problem that set any
+    of them (at import or in its Model's constructor, say) gets its inputs drawn in turn, as a thread would draw
+    them elsewhere."""
+    stacks = [getattr(torch._C, name, None) for name in ("_len_torch_function_stack", "_len_torch_dispatch_stack")]
+    if any(stack is None for stack in stacks):
+        return False
+    if torch.cuda.is_initialized() and torch.cuda.current_device() != 0:
+        return False
+    return torch.get_default_device() == torch.device("cpu") and all(stack() == 0 for stack in stacks)
+
+
+class _Drawn:
+    """One trial's inputs, drawn by ``draw(trial)`` in a thread (``start``) or, where none was started, when
+    ``result`` is asked; ``result`` gives them, or raises what drawing them raised (get_inputs() failing)."""
+
+    def __init__(self, draw, trial: int):
+        self._draw, self._trial = draw, trial
+        self._thread = threading.Thread(target=self.run, name=f"fpa-inputs-{trial}", daemon=True)
+        self._value, self._error = None, None
+
+    def run(self) -> None:
+        try:
+            self._value = self._draw(self._trial)
+        except BaseException as error:  # kept for result(): raised where the sequential draw would raise it
+            self._error = error
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def join(self) -> None:
+        """Wait for the thread, if it was started."""
+        if self._thread.ident is not None:
+            self._thread.join()
+
+    def result(self) -> list:
+        """The inputs: drawn by the thread (joined), or here where it was never started."""
+        if self._thread.ident is None:
+            self.run()
+        self.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+# Bytes of all the trials' inputs and outputs kept for the analysis (on the CPU, on a GPU): within them, every trial
+# is judged (a candidate can err on some calls and compute in TF32 on others); beyond, the worst alone, as the memory
+# of a full-size problem (1.3 GB a trial at seed 000) bids.
+_KEEP_TRIALS_BYTES = {False: 1 << 30, True: 16 << 30}
+
+
+def _severity(result: TrialResult) -> tuple:
+    """How wrong a trial is, for choosing the one to analyse: outputs non-finite on one side only, then the largest
+    finite difference, then elements failing allclose. The departure before the count: a candidate that adds a
+    large error on some calls and computes in TF32 (many small failures) on the others is analysed where it errs."""
+    s = result.stats
+    return (s.nonfinite.mismatched_nonfinite, s.max_abs or 0.0, s.allclose_fail_count)
+
+
+def parameter_mismatch(reference: nn.Module | dict[str, torch.Tensor], candidate: dict[str, torch.Tensor]) -> list[str]:
+    """Evidence lines for reference parameters the candidate does not hold (empty: all found).
+
+    The two models may name, lay out and store their weights differently (a kernel keeps its weight
+    permuted to NHWC, or as a buffer), so ``candidate`` holds the candidate's parameters and buffers (name →
+    tensor), and a reference parameter is found when some candidate tensor of its size holds the same values:
+    bitwise equal in the same shape, or the same multiset of values in another layout. ``reference``: the
+    Model, or its parameters (name → tensor) as built (``BuiltParameters``).
+    """
+    pool = [(n, q.detach().cpu()) for n, q in candidate.items() if q is not None and q.is_floating_point()]
+    problems = []
+    named = reference.items() if isinstance(reference, dict) else reference.named_parameters()
+    for name, p in named:
+        p = p.detach().cpu()
+        same_size = [(n, q) for n, q in pool if q.numel() == p.numel()]
+        if any(q.shape == p.shape and q.dtype == p.dtype and torch.equal(p, q) for _, q in same_size):
+            continue
+        values = torch.sort(p.reshape(-1).double()).values
+        if any(torch.equal(values, torch.sort(q.reshape(-1).double()).values) for _, q in same_size):
+            continue  # the same values in another layout
+        if not same_size:
+            problems.append(f"reference parameter {name} {tuple(p.shape)} has no candidate tensor of its size")
+            continue
+        diff = min(float((torch.sort(q.reshape(-1).double()).values - values).abs().max()) for _, q in same_size)
+        names = ", ".join(n for n, _ in same_size)
+        problems.append(
+            f"reference parameter {name} {tuple(p.shape)} differs from candidate {names} (max |difference| "
+            f"{diff:.3g} between their sorted values)"
+        )
+    return problems
+
+
+def numpy32(t: torch.Tensor) -> np.ndarray:
+    """A detached float32 CPU copy as numpy."""
+    return t.detach().to("cpu", torch.float32).numpy()

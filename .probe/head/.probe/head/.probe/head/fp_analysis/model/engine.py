@@ -1,0 +1,376 @@
+"""Explaining a mismatch on a whole Model: which arithmetic re-creates each side, or where the candidate is wrong.
+
+The reference Model is the graph it runs (``fp_analysis.model.interpose``). ``analyse_model``:
+
+1. **Evaluates it** as PyTorch does in fp32 (the baseline arithmetic) and in fp64 (the truth, recording each
+   linear op's Σ|w·x|), and refuses what it cannot model (``OutOfScopeError``, exit 2): no linear op, random
+   draws in forward, a path in fp64 other than in fp32 (control flow that depends on the data), an op that
+   fails in fp64.
+2. **Measures the floor** (``floor``). σ is the spread of ``runs`` Monte-Carlo evaluations in fp64 in which every op's
+   result carries a rounding error of fp32 size in a random direction (``interpose.Noise``): ±u·Σ|w·x| at a
+   linear op (the scale of an fp32 dot product's error, Higham 2002 §3.1), ±u·(|f(x)| + |x|) at an activation
+   (an fp32 implementation of f(x) = x·g(x) errs by about u·|x| where g is computed with cancellation, as
+   GELU's 1 + erf(x/√2) is for x ≪ 0), ±u·|result| elsewhere, nothing where an op rounds nothing.
+   Every error is applied at ``FLOOR_MULTIPLIER`` times its size and the spread divided back: a secant over
+   the floor's width, so an error that crosses a kink (ReLU at 0, a clamp bound, a max-pool tie) counts as
+   much as it can move the output, where the derivative there would say 0. Two runs give every error the same
+   sign, so errors passing through increasing functions add up (as they can in the worst case); the others
+   draw random signs, so errors meeting in a sum or a norm cancel as they do in practice (the probabilistic
+   view of Higham & Mary 2019) — a uniform shift that a norm removes is not all the norm's input can do.
+   Around each precision rewrite σ is measured again (its two one-sign runs): rounding the operands can carry
+   an output across a kink that the rounding around the fp64 truth does not reach.
+   *Why Monte-Carlo arithmetic* (Parker 1997; Verificarlo, Denis et al. 2016) rather than first-order
+   propagation with forward-mode AD: a norm, softmax or subtraction after the conv gives the Jacobian entries
+   of both signs, so one tangent J·b cancels the errors it should add (and |J|·b needs a pass per output);
+   ReLU, clamp, hardtanh and max-pool have kinks where a derivative is 0 or undefined yet rounding moves the
+   output, which re-evaluating the real op sees; and it needs nothing per op, so any op PyTorch evaluates in
+   fp64 is covered. The cost is ``runs`` evaluations. On a single convolution σ is u·Σ|w·x| (the signs have
+   magnitude 1), the unit of the seed analysis, so its verdicts carry over (tests check).
+   A side's departure from a re-creation is measured in units of σ; the baseline is the fp32 evaluation's
+   own error in those units, and the floor 8 × max(1, baseline): error relative to a same-precision baseline
+   (STYLE 8; different fp32 orders differ by a few times, and 8 leaves a margin of about 4).
+3. **Re-creates each side** by rewriting the reference graph, one change at a time (``rewrites``): the
+   linear ops' operands in TF32/bf16/fp16 (all of them, the convolutions or the matrix products apart, each
+   op alone), rounded to nearest with ties to even, and for TF32 also with ties away from zero where a side
+   is left over (PTX's cvt.rna: cuDNN's implicit-GEMM TF32 convolutions round so, the CUTLASS GEMM of a 1×1
+   conv to even; experiments/results/tf32_probe_h200.json); another form of one activation (``interpose.FORMS``);
+   fast-math transcendentals (σ measured again with transcendental ops carrying 133 ulp, tanhf's worst under
+   --use_fast_math, experiments/results/gpu_validation.json); precisions with forms. A side is re-created by
+   a rewrite when it stays within the floor of it at every output; a precision rewrite may also leave the tensor cores'
+   truncating fp32 accumulation, about half an ulp per mma step of 8 products (Fasi, Higham, Mikaitis &
+   Pranesh 2021, PeerJ Comput. Sci. 7:e330): K/8 more units.
+4. **Decides** (the rules: ``judge``). Both sides re-created: their causes, each naming the op it acts on;
+   ``identical`` or ``accumulation_order`` when both are plain fp32; a ``shared_<fmt>`` cause when they agree bit
+   for bit only because both are inexact the same way, with the tolerance an fp32-exact kernel would need against
+   that reference. The reference not re-created: out of scope (exit 2), never a verdict. The candidate not
+   re-created: ``nonfinite`` (NaN/±inf where the closest re-creation has numbers) or ``bug``, located over
+   all outputs (channels, batch items, edges, with counts that add up).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Sequence
+
+import torch
+
+from ..errors import OutOfScopeError
+from ..numerics.backends import tf32
+from ..numerics.memory import format_bytes
+from ..numerics.metrics import error_stats
+from . import compare
+from .floor import FLOOR_MULTIPLIER, floor_of
+from .interpose import DATA_MOVES, Arithmetic, OpKind, OpRecord, describe_op, evaluate
+from .judge import FitTable, closest_to_candidate, judge_explained, judge_unexplained, simplest
+from .locate import locate
+from .rewrites import Rewrite, evaluations_needed, rewrites_of
+from .twins import twin_evidence, twin_words
+from .verdict import Analysis, Cause
+
+__all__ = ["Effort", "analyse_model"]
+
+_KEEP_BYTES = 2 * 10**9  # rewrites' values and σ held at most (see _Analysis.rewritten)
+
+
+@dataclasses.dataclass(frozen=True)
+class Effort:
+    """How much an analysis evaluates: ``runs`` Monte-Carlo runs with random signs for the floor (besides the two
+    one-sign runs), ``twin_samples`` outputs compared with the CPU twins (0: none), and ``only`` the rewrites to try
+    (their keys; plain fp32 is always tried; None: all). ``recheck(keys)``: a trial judged against the rewrites that
+    re-created another trial of the same candidate, at a fraction of the evaluations."""
+
+    runs: int = 8
+    twin_samples: int = 2000
+    only: frozenset[str] | None = None
+
+    @classmethod
+    def recheck(cls, keys) -> Effort:
+        return cls(runs=2, twin_samples=0, only=frozenset(keys))
+
+
+def analyse_model(
+    model: torch.nn.Module,
+    inputs: Sequence,
+    reference: torch.Tensor,
+    candidate: torch.Tensor,
+    *,
+    seed: int = 0,
+    effort: Effort = Effort(),
+    progress: Callable[[str], None] | None = None,
+    watch: Callable[[str], contextlib.AbstractContextManager] | None = None,
+) -> Analysis:
+    """The causes of ``candidate`` ≠ ``reference`` on ``inputs`` (see the module docstring).
+
+    ``reference`` is what the reference Model returned in the check (its default precision), ``candidate``
+    what the candidate returned on the same inputs; both on the Model's device. The baseline is the Model in
+    plain fp32 (on a GPU, cuDNN's and cuBLAS's TF32 off), so fpa explain and fpa fuzz judge alike. Where the Model
+    is one convolution, ``effort.twin_samples`` outputs are compared with the CPU twins of cuDNN's fp32 order.
+    ``progress(text)`` hears each step; ``watch(where)`` wraps each evaluation of the Model (the worker reports it,
+    so the timeout applies). An evaluation that fails is out of scope (``OutOfScopeError`` with what failed).
+    """
+    say = progress or (lambda text: None)
+    guard = watch or (lambda where: contextlib.nullcontext())
+    analysis = _Analysis(model, inputs, {"reference": reference, "candidate": candidate}, seed, effort, say, guard)
+    table = analysis.measure_fits()
+    if not table.recreating("reference"):
+        raise OutOfScopeError(analysis.unrecreated_reference(table))
+    if table.recreating("candidate"):
+        return analysis.explained(table)
+    return analysis.unexplained(table)
+
+
+class _Analysis:
+    """One analysis in progress: the Model's evaluations (each guarded, a failure out of scope), the truth and its
+    floor, and the rewrites' values and σ, kept while they are small; past ``_KEEP_BYTES`` the few needed at the
+    end are evaluated again rather than every one held (a full-size output is a GB in fp64)."""
+
+    def __init__(self, model, inputs, sides: dict, seed: int, effort: Effort, say, guard):
+        self.model, self.inputs, self.sides, self.seed, self.effort = model, inputs, sides, seed, effort
+        self.say, self.guard = say, guard
+        say("the Model in fp32")
+        started = time.monotonic()
+        as_fp32 = self.run("in fp32", _checked_fp32, model, inputs)
+        outputs = as_fp32.output.numel()
+        say(
+            f"up to {evaluations_needed(as_fp32.ops, effort.runs)} evaluations of the Model in fp64 to come (the "
+            f"truth, {effort.runs + 2} Monte-Carlo runs, the rewrites); the fp32 one took "
+            f"{time.monotonic() - started:.1f} s; about "
+            f"{format_bytes(outputs * 8 * (4 + 2 * len(rewrites_of(as_fp32.ops))))} of outputs held at most"
+        )
+        self.truth, self.sigma = self.run("in fp64", floor_of, model, inputs, runs=effort.runs, seed=seed)
+        self.ops = self.truth.ops
+        _check_path(as_fp32.ops, self.ops)
+        self.y64 = self.truth.output
+        _check_shapes(self.y64, sides["reference"], sides["candidate"])
+        base_units = compare.fit(as_fp32.output.to(self.y64.dtype), self.y64, self.sigma, math.inf).units
+        self.floor = FLOOR_MULTIPLIER * max(1.0, base_units if math.isfinite(base_units) else 1.0)
+        self.base_units = base_units
+        self.tensor_core = max((o.terms for o in self.ops if o.kind is OpKind.LINEAR), default=0) / 8
+        self.rewrites = [h for h in rewrites_of(self.ops) if effort.only is None or h.plain or h.key() in effort.only]
+        self.keep = self.y64.numel() * self.y64.element_size() * 2 * len(self.rewrites) <= _KEEP_BYTES
+        self.kept: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
+        self.fast_sigma = None
+        self.records: list[dict] = []
+
+    def run(self, what: str, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)``, one evaluation of the Model, guarded; any failure but our own is out of scope."""
+        with self.guard(f"Model.forward ({what}, for the analysis)"):
+            try:
+                return fn(*args, **kwargs)
+            except OutOfScopeError:
+                raise
+            except Exception as error:
+                raise OutOfScopeError(
+                    f"the Model cannot be evaluated {what}: {type(error).__name__}: {str(error)[:300]}"
+                ) from None
+
+    def rewritten(self, h: Rewrite) -> tuple[torch.Tensor, torch.Tensor]:
+        """(value, σ) of a precision or form rewrite: σ around it too, since rounding the operands can carry
+        an output across a kink (a ReLU, a clamp) that the rounding around the fp64 truth cannot reach."""
+        if h.key() in self.kept:
+            return self.kept[h.key()]
+        centre, local = self.run(f"as {h.key()}", floor_of, self.model, self.inputs, runs=0, base=h.arithmetic(),
+                                 scales=self.truth.scales)  # fmt: skip
+        result = (centre.output, torch.maximum(self.sigma, local))
+        if self.keep:
+            self.kept[h.key()] = result
+        return result
+
+    def value(self, h: Rewrite) -> torch.Tensor:
+        return self.y64 if (h.plain or h.fast_math) else self.rewritten(h)[0]
+
+    def scale(self, h: Rewrite) -> torch.Tensor:
+        return self.fast_sigma if h.fast_math else self.sigma if h.plain else self.rewritten(h)[1]
+
+    def measure_fits(self) -> FitTable:
+        """Each side's fit to each rewrite; TF32 with ties away from zero (cuDNN's implicit-GEMM convolutions) only
+        where a side is left that no other rewrite re-creates: elsewhere it cannot change the verdict, and it
+        doubles the TF32 rewrites."""
+        table = FitTable(self.rewrites)
+        numbered = list(enumerate(self.rewrites, 1))
+        for number, h in numbered:
+            if h.ties == "rne":
+                self._measure(table, number, h)
+        if table.side_left():
+            for number, h in numbered:
+                if h.ties != "rne":
+                    self._measure(table, number, h)
+        return table
+
+    def _measure(self, table: FitTable, number: int, h: Rewrite) -> None:
+        self.say(f"re-creation {number} of {len(self.rewrites)}: {h.key()}")
+        if h.fast_math:
+            _, self.fast_sigma = self.run("with fast-math rounding", floor_of, self.model, self.inputs,
+                                          runs=self.effort.runs, seed=self.seed + 1, fast_math=True)  # fmt: skip
+            value, scale, limit = self.y64, self.fast_sigma, self.floor
+        elif h.plain:
+            value, scale, limit = self.y64, self.sigma, self.floor
+        else:
+            value, scale = self.rewritten(h)
+            limit = self.floor + (self.tensor_core if h.precision else 0.0)
+        for side, values in self.sides.items():
+            fit = compare.fit(values, value, scale, limit)
+            table.record(side, h, fit)
+            self.records.append({
+                "side": side, "hypothesis": h.key(), "causes": [k.value for k in h.kinds(side, self.ops)] or ["none"],
+                "residual_units": fit.units, "limit_units": fit.limit, "outside": fit.outside, "fits": fit.fits,
+            })  # fmt: skip
+
+    def unrecreated_reference(self, table: FitTable) -> str:
+        """Why the reference is out of scope: no rewrite re-creates it (the closest named)."""
+        closest = min(table.tried(), key=lambda h: (table["reference", h].outside, table["reference", h].units))
+        f = table["reference", closest]
+        return (
+            "fp_analysis cannot re-create this reference: no rewrite of its graph (TF32/bf16/fp16 operands on its "
+            f"linear ops, another form of an activation, fast-math) comes within the floor of its output (closest: "
+            f"{closest.key()}, {f.units:.3g} units of σ at worst, {f.outside} of {self.y64.numel()} outputs beyond "
+            f"{f.limit:.1f}); it may compute in an arithmetic fp_analysis does not model"
+        )
+
+    def _common(self) -> dict:
+        """The fields of any verdict: each side against fp64, the rewrites tried, the floor, the ops."""
+        floor = {
+            "method": "monte_carlo",
+            "runs": self.effort.runs,
+            "unit": "σ: the spread of fp32-sized rounding errors carried through the Model (module docstring)",
+            "baseline_units": self.base_units,
+            "floor_units": self.floor,
+            "tensor_core_units": self.tensor_core,
+            "outputs": int(self.y64.numel()),
+        }
+        return {
+            "candidate_vs_fp64": error_stats(self.sides["candidate"], self.y64).to_dict(),
+            "reference_vs_fp64": error_stats(self.sides["reference"], self.y64).to_dict(),
+            "hypotheses": self.records,
+            "floor": floor,
+            "ops": [o.to_dict() | {"description": describe_op(self.ops, o.index)} for o in self.ops],
+        }
+
+    def _tolerance(self, r: Rewrite, c: Rewrite | None, table: FitTable) -> dict:
+        """The atol the re-created reference ``r`` and candidate ``c`` (None: fp32-exact, the Model in fp64) need."""
+        c_value, c_scale = (self.y64, self.sigma) if c is None else (self.value(c), self.scale(c))
+        c_limit = self.floor if c is None else table["candidate", c].limit
+        return compare.tolerance(self.value(r), c_value, self.scale(r), c_scale, table["reference", r].limit, c_limit,
+                                 [r.key(), "plain" if c is None else c.key()])  # fmt: skip
+
+    def explained(self, table: FitTable) -> Analysis:
+        """The analysis where both sides are re-created: the judge's causes, each with its evidence."""
+        r, c = simplest(table, "reference"), simplest(table, "candidate")
+        identical = compare.same_values(self.sides["reference"], self.sides["candidate"])
+        twins = {}
+        if r.plain and c.plain and self.effort.twin_samples:
+            twins = twin_evidence(self.model, self.ops, self.inputs, self.sides, self.effort.twin_samples, self.seed)
+        self.records += [
+            {"side": side, "hypothesis": "plain", "causes": ["none"], "twin": name, "residual_units": 0.0,
+             "bitwise_equal": True, "fits": True}
+            for side, name in twins.items()
+        ]  # fmt: skip
+        judgement = judge_explained(r, c, identical, self.ops)
+        causes = [self._evidence(kind, side, h, table, twins) for kind, side, h in judgement.causes]
+        return Analysis(explained=True, verdict=judgement.verdict, causes=causes,
+                        recommended_tolerance=self._tolerance(r, c, table), location={},
+                        recreations={"reference": r.key(), "candidate": c.key()}, **self._common())  # fmt: skip
+
+    def _evidence(self, kind, side: str, h: Rewrite | None, table: FitTable, twins: dict) -> Cause:
+        """The cause ``kind`` on ``side`` with its evidence in words and numbers."""
+        if side == "both":  # shared_<fmt>: equal only because both are inexact alike
+            change = h.changes(self.ops)[0]
+            exact = self._tolerance(h, None, table)
+            distance = compare.max_abs(self.sides["reference"], self.y64)
+            return Cause(
+                kind.value,
+                f"the two sides are equal bit for bit only because both compute {change.what}: each is "
+                f"{distance:.3g} from the Model in fp64; an fp32-exact kernel would need atol ≈ {exact['atol']:.3g} "
+                "against this reference",
+                distance, "both", table["reference", h].units, change.where,
+            )  # fmt: skip
+        if side == "pair":  # accumulation_order
+            ref, cand = table["reference", Rewrite()].units, table["candidate", Rewrite()].units
+            return Cause(
+                kind.value,
+                f"both sides stay within the fp32 floor of the Model in fp64 (reference {ref:.1f}, candidate "
+                f"{cand:.1f} ≤ {self.floor:.1f} units of σ) but differ bitwise: the same fp32 arithmetic in another "
+                "order" + twin_words(twins, self.sides),
+                compare.max_abs(self.sides["reference"], self.sides["candidate"]), "pair", max(ref, cand),
+            )  # fmt: skip
+        change = next(ch for ch in h.changes(self.ops) if ch.kind(side) is kind)
+        fit, plain = table[side, h], table[side, Rewrite()]
+        return Cause(
+            kind.value,
+            f"re-creating {change.what} leaves a residual of {fit.units:.3g} units of σ on the {side} "
+            f"(floor {fit.limit:.1f}); plain fp32 arithmetic would leave {plain.units:.3g}",
+            compare.max_abs(self.sides[side], self.value(h)), side, fit.units, change.where,
+        )  # fmt: skip
+
+    def unexplained(self, table: FitTable) -> Analysis:
+        """The analysis where no rewrite re-creates the candidate: ``bug`` or ``nonfinite``, located."""
+        closest = closest_to_candidate(table)
+        fit = table["candidate", closest]
+        value, candidate = self.value(closest), self.sides["candidate"]
+        bad = compare.outside(candidate, value, self.scale(closest), fit.limit)
+        nonfinite = bad & ~torch.isfinite(candidate) & torch.isfinite(value)
+        location = locate(bad, nonfinite, tuple(self.y64.shape))
+        kind = judge_unexplained(int(bad.sum()), int(nonfinite.sum()))
+        label = " + ".join(k.value for k in closest.kinds("candidate", self.ops)) or "plain fp32"
+        departure = compare.max_abs(candidate, value)
+        # by how much in absolute terms: in units of σ the number is astronomic where σ is at its least (an
+        # output a ReLU or clamp makes exactly 0), which says nothing a user can act on
+        by = "non-finite where it has numbers" if departure is None else f"up to {departure:.3g} from it"
+        evidence = (
+            f"the candidate departs from every re-creation of its arithmetic (closest: {label}, {by}, beyond the "
+            f"floor of {fit.limit:.1f} units of σ); {location['summary']}"
+        )
+        cause = Cause(kind.value, evidence, departure, "candidate", fit.units)
+        tolerance = self._tolerance(simplest(table, "reference"), None, table)
+        return Analysis(explained=False, verdict=kind.value, causes=[cause], recommended_tolerance=tolerance,
+                        location=location, **self._common())  # fmt: skip
+
+
+def _check_path(ops32: Sequence[OpRecord], ops64: Sequence[OpRecord]) -> None:
+    """Out of scope where the forward takes another path in fp64 than in fp32 (the ops that compute, in order,
+    whatever copies their memory layout needs): control flow that depends on the values."""
+    path32 = [o.name for o in ops32 if o.name not in DATA_MOVES]
+    path64 = [o.name for o in ops64 if o.name not in DATA_MOVES]
+    if path32 != path64:
+        first = next(i for i, (a, b) in enumerate(zip([*path32, "(end)"], [*path64, "(end)"], strict=False)) if a != b)
+        at32, at64 = [*path32, "(end)"][first], [*path64, "(end)"][first]
+        raise OutOfScopeError(
+            f"the Model's forward takes another path in fp64 than in fp32 (computing op {first}: {at32} in fp32, "
+            f"{at64} in fp64): control flow that depends on the values cannot be re-created"
+        )
+
+
+def _checked_fp32(model, inputs) -> object:
+    """The Model in plain fp32 through the interposer (its ops recorded), checked to be within scope."""
+    try:
+        with tf32(conv=False, matmul=False):  # plain fp32 is the baseline: on a GPU, cuDNN's and cuBLAS's TF32 off
+            as_fp32 = evaluate(model, inputs, Arithmetic(dtype=torch.float32))
+    except TypeError as error:
+        raise OutOfScopeError(str(error)) from None
+    random = [o for o in as_fp32.ops if o.kind is OpKind.RANDOM]
+    if random:
+        raise OutOfScopeError(
+            f"the Model draws random numbers in forward ({describe_op(as_fp32.ops, random[0].index)}: "
+            f"{random[0].name}): there is no one output to explain; put dropout in eval mode or set p = 0"
+        )
+    if not any(o.kind is OpKind.LINEAR for o in as_fp32.ops):
+        raise OutOfScopeError(
+            "the Model runs no convolution or matrix product (torch.nn.Conv*/ConvTranspose*, Linear, matmul): "
+            "fp_analysis explains the precision of linear ops and what follows them"
+        )
+    if not as_fp32.output.is_floating_point():
+        raise OutOfScopeError(f"the Model returns {as_fp32.output.dtype}, not floating-point values")
+    return as_fp32
+
+
+def _check_shapes(truth: torch.Tensor, reference: torch.Tensor, candidate: torch.Tensor) -> None:
+    if tuple(reference.shape) != tuple(truth.shape) or tuple(candidate.shape) != tuple(truth.shape):
+        raise OutOfScopeError(
+            f"the Model's output {tuple(truth.shape)} in fp64 does not have the shape of the outputs compared "
+            f"(reference {tuple(reference.shape)}, candidate {tuple(candidate.shape)})"
+        )
+    if truth.numel() == 0:
+        raise OutOfScopeError(f"the Model's output {tuple(truth.shape)} is empty: there is nothing to compare")

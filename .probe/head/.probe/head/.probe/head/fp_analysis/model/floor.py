@@ -1,0 +1,60 @@
+"""The floor: how far plain fp32 rounding can move each output of a Model, measured by Monte-Carlo arithmetic.
+
+σ is the spread of Monte-Carlo evaluations of the Model in fp64 in which every op's result carries a rounding error
+of fp32 size in a random direction (``interpose.Noise``); ``fp_analysis.model.engine``'s docstring, step 2, says why
+this and not first-order propagation, and how a side's departure is measured in units of σ.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+
+import torch
+
+from ..numerics.formats import FORMATS
+from .interpose import Arithmetic, Noise, OpKind, evaluate
+from .rewrites import FAST_MATH_ULPS
+
+__all__ = ["FLOOR_MULTIPLIER", "floor_of"]
+
+FLOOR_MULTIPLIER = 8.0  # fp_analysis.model.engine's docstring, step 2
+# η: half the fp32 subnormal spacing, the least any fp32 result can be off by; σ is at least K·η (floor_of).
+_SIGMA_MIN = math.ldexp(1.0, -150)
+_U32 = FORMATS["fp32"].unit_roundoff
+
+
+def floor_of(
+    model: torch.nn.Module,
+    inputs: Sequence,
+    *,
+    runs: int = 8,
+    seed: int = 0,
+    fast_math: bool = False,
+    base: Arithmetic | None = None,
+    scales: dict | None = None,
+):
+    """(evaluation, σ): the Model under ``base`` (fp64 by default) and the Monte-Carlo spread of fp32 rounding
+    around it (module docstring, step 2): two runs with every error one way, then ``runs`` with random signs.
+    With ``fast_math`` transcendental ops carry ``FAST_MATH_ULPS`` ulp. ``scales`` (each linear op's Σ|w·x|)
+    come from the fp64 evaluation unless given."""
+    base = base or Arithmetic()
+    centre = evaluate(model, inputs, base, record_scales=scales is None)
+    scales = centre.scales if scales is None else scales
+    device = centre.output.device
+    generator = torch.Generator(device=device).manual_seed(seed)
+    sigma = torch.zeros_like(centre.output)
+    ulps = FAST_MATH_ULPS if fast_math else 1.0
+    for sign in [+1, -1] + [None] * runs:
+        noise = Noise(generator, scales, ulps, sign, FLOOR_MULTIPLIER)
+        run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
+        sigma = torch.maximum(sigma, (run.output - centre.output).abs().nan_to_num(0.0, 0.0, 0.0) / FLOOR_MULTIPLIER)
+    # No fp32 result is closer than half an ulp of itself: a clamp bound or a constant of the Model rounded to
+    # fp32 moves an output that nothing upstream can move (σ = 0 there otherwise).
+    own = (_U32 * centre.output.abs()).nan_to_num(0.0, 0.0, 0.0)
+    # Near underflow each of a K-term sum's roundings errs by up to η = 2^-150 absolute (Higham 2002, §2.1, eq.
+    # (2.8)), whatever order: a kernel that folds a multiplier into the weights rounds K subnormal products
+    # where the Model rounds one.
+    terms = max((o.terms for o in centre.ops if o.kind is OpKind.LINEAR), default=1)
+    return centre, torch.maximum(sigma, own).clamp_min(max(1, terms) * _SIGMA_MIN)

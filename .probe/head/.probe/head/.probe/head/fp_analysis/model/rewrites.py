@@ -1,0 +1,155 @@
+"""The re-creations tried: rewrites of the reference graph, each one arithmetic a side may have used.
+
+A rewrite changes one thing about how the reference Model computes (``fp_analysis.model.engine``'s docstring,
+step 3): its linear ops' operands rounded to TF32/bf16/fp16 (all of them, the convolutions or the matrix products
+apart, each op alone), rounded to nearest with ties to even or, for TF32, ties away from zero (PTX's cvt.rna:
+cuDNN's implicit-GEMM TF32 convolutions round so, experiments/results/tf32_probe_h200.json); another form of one
+activation (``interpose.FORMS``); fast-math transcendentals; a precision with a form. ``rewrites_of(ops)`` lists
+them for a graph, plain fp32 first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from .interpose import FORMS, Arithmetic, OpKind, OpRecord, describe_op
+from .verdict import CauseKind
+
+__all__ = ["FAST_MATH_ULPS", "PRECISIONS", "Rewrite", "evaluations_needed", "rewrites_of"]
+
+# tanhf under --use_fast_math: up to 133 ulp (experiments/results/gpu_validation.json, fast_math_probe).
+FAST_MATH_ULPS = 133.0
+PRECISIONS = ("tf32", "bf16", "fp16")
+_SINGLE_OP_REWRITES = 3  # at most this many linear ops get a precision rewrite of their own
+_FORMAT_NAMES = {"tf32": "TF32", "bf16": "bf16", "fp16": "fp16"}
+# The two tie rules of round-to-nearest a kernel's fp32 → TF32 conversion uses: PTX's cvt.rna.tf32.f32 rounds
+# ties away from zero, and cuDNN's implicit-GEMM TF32 convolutions on the H200 agree with it and not with
+# ties-to-even (experiments/results/tf32_probe_h200.json: 180 units of σ from ties-to-even on a 3×3 conv with
+# K = 288, where one operand tie moves an output by 2^13/K units of its mean term).
+_TIES = {"rne": "to nearest, ties to even", "rna": "to nearest, ties away from zero, as cvt.rna.tf32.f32"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """One change a rewrite makes: the cause it names on a side, what it re-creates, the op it acts on."""
+
+    precision: str | None  # the format of a precision change; None for a form or fast-math
+    what: str
+    where: str
+    gelu: bool = False  # a form change of a GELU (``gelu_approximation``)
+
+    def kind(self, side: str) -> CauseKind:
+        """The cause this change names on ``side`` ("reference", "candidate", "shared")."""
+        if self.precision is not None:
+            return CauseKind.precision(side, self.precision)
+        return CauseKind.GELU_APPROXIMATION if self.gelu else CauseKind.APPROXIMATION
+
+
+@dataclasses.dataclass(frozen=True)
+class Rewrite:
+    """One rewrite of the reference graph (see the module docstring); the default is plain fp32."""
+
+    precision: str | None = None  # format of the rounded linear ops' operands
+    linear_ops: tuple[int, ...] | None = None  # which linear ops (None: all)
+    convolutions_only: bool = False
+    form: tuple[int, str] | None = None  # (op index, form name)
+    fast_math: bool = False
+    ties: str = "rne"  # how the operands' ties round: "rne" (to even) or "rna" (away from zero)
+
+    def arithmetic(self) -> Arithmetic:
+        """The interposer's arithmetic that evaluates the Model as this rewrite says."""
+        return Arithmetic(
+            linear_format=self.precision,
+            linear_rounding=self.ties,
+            linear_ops=None if self.linear_ops is None else frozenset(self.linear_ops),
+            convolutions_only=self.convolutions_only,
+            forms={} if self.form is None else {self.form[0]: self.form[1]},
+        )
+
+    @property
+    def plain(self) -> bool:
+        return self.precision is None and self.form is None and not self.fast_math
+
+    @property
+    def change_count(self) -> int:
+        """How many things this rewrite changes (0 for plain fp32)."""
+        return (self.precision is not None) + (self.form is not None) + self.fast_math
+
+    def changes(self, ops: Sequence[OpRecord]) -> list[Change]:
+        """Each change this rewrite makes, in words, on the graph ``ops``."""
+        out = []
+        if self.precision is not None:
+            acted = self._linear(ops)
+            where = describe_op(ops, acted[0]) if len(acted) == 1 else f"{len(acted)} {self._which()}"
+            rounded = f"the operands of {where} rounded to {_FORMAT_NAMES[self.precision]} ({_TIES[self.ties]})"
+            out.append(Change(self.precision, rounded, where))
+        if self.form is not None:
+            index, form = self.form
+            what, where = FORMS[ops[index].name][form][0], describe_op(ops, index)
+            out.append(Change(None, f"{where} computed as {what}", where, gelu=ops[index].name == "gelu"))
+        if self.fast_math:
+            what = (
+                f"fast-math transcendentals (tanhf, expf, erff, division, square root: up to {FAST_MATH_ULPS:.0f} "
+                "ulp, as --use_fast_math computes them)"
+            )
+            out.append(Change(None, what, "every transcendental op"))
+        return out
+
+    def kinds(self, side: str, ops: Sequence[OpRecord]) -> list[CauseKind]:
+        """The causes this rewrite names when it re-creates ``side``."""
+        return [change.kind(side) for change in self.changes(ops)]
+
+    def _linear(self, ops: Sequence[OpRecord]) -> list[int]:
+        if self.linear_ops is not None:
+            return list(self.linear_ops)
+        return [
+            o.index for o in ops if o.kind is OpKind.LINEAR and (not self.convolutions_only or o.name == "convolution")
+        ]
+
+    def _which(self) -> str:
+        return "convolutions" if self.convolutions_only else "linear ops (convolutions and matrix products)"
+
+    def key(self) -> str:
+        """The rewrite's name in records ("plain", "tf32[all]", "tf32~rna[conv]", "tanh@3", "fast_math")."""
+        parts = []
+        if self.precision:
+            scope = "all" if self.linear_ops is None else ",".join(map(str, self.linear_ops))
+            ties = "" if self.ties == "rne" else f"~{self.ties}"
+            parts.append(f"{self.precision}{ties}[{'conv' if self.convolutions_only else scope}]")
+        if self.form:
+            parts.append(f"{self.form[1]}@{self.form[0]}")
+        if self.fast_math:
+            parts.append("fast_math")
+        return "+".join(parts) or "plain"
+
+
+def rewrites_of(ops: Sequence[OpRecord]) -> list[Rewrite]:
+    """The rewrites tried on the graph ``ops`` (module docstring), plain first; each TF32 one followed by its
+    ties-away twin (tried only where a side is left that no other rewrite re-creates)."""
+    linear = [o for o in ops if o.kind is OpKind.LINEAR]
+    convolutions = [o for o in linear if o.name == "convolution"]
+    scopes: list[dict] = [{}]
+    if convolutions and len(convolutions) < len(linear):
+        scopes.append({"convolutions_only": True})
+    if len(linear) > 1:
+        scopes += [{"linear_ops": (o.index,)} for o in linear[:_SINGLE_OP_REWRITES]]
+    precisions = [Rewrite(precision=p, **scope) for scope in scopes for p in PRECISIONS]
+    forms = [Rewrite(form=(o.index, form)) for o in ops if o.name in FORMS for form in FORMS[o.name]]
+    combined = [Rewrite(precision=p, form=h.form) for h in forms for p in PRECISIONS]  # a TF32 conv, a tanh GELU
+    fast = [Rewrite(fast_math=True)] if any(o.kind is OpKind.TRANSCENDENTAL for o in ops) else []
+    out = []
+    for h in [Rewrite(), *precisions, *forms, *combined, *fast]:
+        out.append(h)
+        if h.precision == "tf32":
+            out.append(dataclasses.replace(h, ties="rna"))
+    return out
+
+
+def evaluations_needed(ops: Sequence[OpRecord], runs: int) -> int:
+    """How many times the engine evaluates the Model after its fp32 run at most (the estimate it says): the truth
+    and its Monte-Carlo runs (again with fast-math rounding where that is tried), three for each other rewrite."""
+    rewrites = rewrites_of(ops)
+    precise = sum(1 for h in rewrites if not h.plain and not h.fast_math)
+    fast = sum(1 for h in rewrites if h.fast_math)
+    return (1 + 2 + runs) * (1 + fast) + 3 * precise

@@ -1,0 +1,248 @@
+"""What keeps the solution's process out of fpa's own processes' memory and descriptors (Linux).
+
+A process may read and write another's memory (``/proc/PID/mem``, ``ptrace``, ``process_vm_readv``) and open its
+descriptors (``/proc/PID/fd/N``) when both run as the same user and the target is *dumpable*, or when it holds
+``CAP_SYS_PTRACE`` (proc(5), ptrace(2) "Ptrace access mode checking"). The solution runs as the user running
+``fpa``, so without more it could read the reference's output out of the worker, or write into the verdict.
+Hence:
+
+* fpa's processes that judge (the ``fpa`` command, the fork server, the worker) mark themselves not dumpable
+  (``prctl(PR_SET_DUMPABLE, 0)``): their ``/proc`` files then belong to root, and only ``CAP_SYS_PTRACE`` reaches
+  them. (A side effect: no core dumps of them, and a debugger needs root.)
+* The solution's process gives up every capability (where it runs as root, as in many containers: then
+  ``CAP_SYS_PTRACE`` would reach every process), from all its sets and its bounding set, so no program it runs gets
+  one back (``drop_privileges``, capabilities(7)).
+
+* The solution's process confines itself with Landlock (``sandbox``, Linux 5.13 and later; no privilege needed):
+  from then on it and everything it starts may write only below the folders a build needs (its own temporary
+  folder, the extensions' build folder, the compilers' caches, ``/dev``) — not the problem, the other samples, the
+  results store or fpa's installation — and, with Landlock ABI 6 (Linux 6.12), may not signal any process outside
+  its sandbox: it cannot stop or kill fpa's processes.
+* The fork server, which every job's processes are forked from, adopts the orphans among their descendants
+  (``adopt_orphans``) and ends them: a process the user's code starts in a session of its own does not outlive
+  its job by more than a moment (``fp_analysis.run.forkserver_loop``).
+
+All are best effort: on another OS, or where ``prctl``/``capset`` are refused, they do nothing and say so by
+returning False. Signals and files are not covered: a process of the same user may still signal fpa's processes
+or write files that user can write (docs/isolation.md says what that leaves, and what fpa checks instead).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import typing
+
+__all__ = [
+    "Sandbox",
+    "adopt_orphans",
+    "drop_privileges",
+    "not_dumpable",
+    "own_limits_only",
+    "resume_if_stopped",
+    "sandbox",
+]
+
+_PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_CAPBSET_DROP = 24
+_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+_CAPABILITY_VERSION_3 = 0x20080522  # capget(2): two 32-bit words per set
+
+
+def _libc():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+def not_dumpable() -> bool:
+    """Make this process not dumpable (see the module docstring); whether it is now."""
+    libc = _libc()
+    return libc is not None and libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+
+
+def resume_if_stopped(pid: int) -> bool:
+    """Send SIGCONT to ``pid`` if it is stopped (a process of the same user may SIGSTOP fpa's own where Landlock does
+    not scope signals; none of fpa's is ever stopped on purpose); whether it was."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            state = stat.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    if state not in ("T", "t"):
+        return False
+    try:
+        os.kill(pid, signal.SIGCONT)
+    except OSError:
+        return False
+    return True
+
+
+def adopt_orphans() -> bool:
+    """Make this process the subreaper of its descendants (``prctl(PR_SET_CHILD_SUBREAPER)``): a process whose
+    parent ends is re-parented here, not to init — so a daemon the user's code starts in a session of its own is
+    still this process's to end. Whether it now is."""
+    libc = _libc()
+    return libc is not None and libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+class _Header(ctypes.Structure):
+    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+
+class _Data(ctypes.Structure):
+    _fields_ = (("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32))
+
+
+def drop_privileges() -> bool:
+    """Give up every capability for good — from the effective, permitted, inheritable and ambient sets and from the
+    bounding set, so no program it runs gets one back — and the means of gaining privileges through a program
+    (``PR_SET_NO_NEW_PRIVS``: set-user-ID bits and file capabilities are ignored). A process running as root keeps
+    its user (the files it may read are the user's), but not ``CAP_SYS_PTRACE`` (the memory of fpa's processes),
+    ``CAP_SYS_ADMIN`` (freezing a filesystem, a terminal's input), ``CAP_LINUX_IMMUTABLE`` (making fpa's files
+    immutable) or any other (capabilities(7)). Whether this process is now without any."""
+    libc = _libc()
+    if libc is None:
+        return False
+    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    for capability in range(64):  # refused past the last one the kernel knows, and without CAP_SETPCAP
+        libc.prctl(_PR_CAPBSET_DROP, capability, 0, 0, 0)
+    header, data = _Header(_CAPABILITY_VERSION_3, 0), (_Data * 2)()
+    if libc.capget(ctypes.byref(header), data) != 0:
+        return False
+    if any(word.effective or word.permitted or word.inheritable for word in data):
+        data = (_Data * 2)()  # all three sets empty
+        return libc.capset(ctypes.byref(header), data) == 0
+    return True
+
+
+# Landlock (linux/landlock.h): the system calls are the same on every architecture (the generic table).
+_LANDLOCK_CREATE_RULESET, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT_SELF = 444, 445, 446
+_LANDLOCK_CREATE_RULESET_VERSION = 1
+_LANDLOCK_RULE_PATH_BENEATH = 1
+_SCOPE_SIGNAL = 1 << 1  # ABI 6
+# The access rights to the file system that change it (reading and executing stay free): writing, removing, making
+# anything; moving between folders (REFER, ABI 2) and truncating (ABI 3).
+_WRITE_FILE, _REMOVE_DIR, _REMOVE_FILE, _MAKE_CHAR, _MAKE_DIR, _MAKE_REG = (
+    1 << 1,
+    1 << 4,
+    1 << 5,
+    1 << 6,
+    1 << 7,
+    1 << 8,
+)
+_MAKE_SOCK, _MAKE_FIFO, _MAKE_BLOCK, _MAKE_SYM, _REFER, _TRUNCATE = 1 << 9, 1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14
+_WRITES_ABI1 = (_WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_CHAR | _MAKE_DIR | _MAKE_REG | _MAKE_SOCK | _MAKE_FIFO
+                | _MAKE_BLOCK | _MAKE_SYM)  # fmt: skip
+_WRITES = {1: _WRITES_ABI1, 2: _WRITES_ABI1 | _REFER, 3: _WRITES_ABI1 | _REFER | _TRUNCATE}
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = (("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64))  # fmt: skip
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+
+class Sandbox(typing.NamedTuple):
+    """What ``sandbox`` put in place: the Landlock ABI, the folders left writable, and whether signals are scoped."""
+
+    abi: int
+    writable: tuple[str, ...]
+    signals: bool
+
+
+def sandbox(writable) -> Sandbox | None:
+    """Confine this process and all it starts (see the module docstring): writes only below the existing folders of
+    ``writable``, no signals out of the sandbox where the kernel scopes them. None where Landlock is not there (an
+    older kernel, another OS, a seccomp filter refusing it): nothing is confined then."""
+    libc = _libc()
+    if libc is None:
+        return None
+    libc.syscall.restype = ctypes.c_long
+    abi = libc.syscall(_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), _LANDLOCK_CREATE_RULESET_VERSION)
+    if abi < 1:
+        return None
+    writes = _WRITES[min(abi, 3)]
+    attr = _RulesetAttr(writes, 0, _SCOPE_SIGNAL if abi >= 6 else 0)
+    size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else ctypes.sizeof(ctypes.c_uint64)
+    ruleset = libc.syscall(_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
+    if ruleset < 0:
+        return None
+    allowed = []
+    try:
+        for folder in writable:
+            try:
+                descriptor = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:  # not there: nothing to allow
+                continue
+            try:
+                rule = _PathBeneathAttr(writes, descriptor)
+                if libc.syscall(_LANDLOCK_ADD_RULE, ruleset, _LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule), 0) == 0:
+                    allowed.append(str(folder))
+            finally:
+                os.close(descriptor)
+        libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # what restricting oneself without privileges requires
+        if libc.syscall(_LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0:
+            return None
+    finally:
+        os.close(ruleset)
+    return Sandbox(abi, tuple(allowed), abi >= 6)
+
+
+# seccomp (linux/seccomp.h, linux/filter.h): a classic BPF program over struct seccomp_data {int nr; __u32 arch;
+# __u64 instruction_pointer; __u64 args[6]}.
+_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 22, 2
+_SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+_EPERM = 1
+_BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_RET_K = 0x20, 0x15, 0x06
+# prlimit64's number on the architectures fpa runs on: (AUDIT_ARCH_*, __NR_prlimit64)
+_PRLIMIT64 = {"x86_64": (0xC000003E, 302), "aarch64": (0xC00000B7, 261)}
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = (("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32))
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter)))
+
+
+def own_limits_only() -> bool:
+    """From now on this process and all it starts may set resource limits only on themselves: ``prlimit64`` on
+    another process (the worker, the fork server, ``fpa``, another solution's process) fails with EPERM. Landlock
+    does not cover it, and a process of the same user may otherwise set a CPU, file-size or descriptor limit that
+    kills or breaks any of fpa's. A seccomp filter (seccomp(2)); needs ``PR_SET_NO_NEW_PRIVS``, which
+    ``drop_privileges`` sets. Whether it is in place."""
+    libc = _libc()
+    machine = os.uname().machine
+    if libc is None or machine not in _PRLIMIT64:
+        return False
+    arch, number = _PRLIMIT64[machine]
+    own = os.getpid()
+    program = [  # jumps count from the next instruction; 8 is "allow"
+        _SockFilter(_BPF_LD_W_ABS, 0, 0, 4),  # 0: the architecture
+        _SockFilter(_BPF_JEQ_K, 0, 6, arch),  # 1: another one: allow
+        _SockFilter(_BPF_LD_W_ABS, 0, 0, 0),  # 2: the system call
+        _SockFilter(_BPF_JEQ_K, 0, 4, number),  # 3: not prlimit64: allow
+        _SockFilter(_BPF_LD_W_ABS, 0, 0, 16),  # 4: its pid (args[0], low word)
+        _SockFilter(_BPF_JEQ_K, 2, 0, 0),  # 5: 0, this process: allow
+        _SockFilter(_BPF_JEQ_K, 1, 0, own),  # 6: this process by its pid: allow
+        _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ERRNO | _EPERM),  # 7: another process: EPERM
+        _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW),  # 8
+    ]
+    filters = (_SockFilter * len(program))(*program)
+    fprog = _SockFprog(len(program), filters)
+    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    return libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0

@@ -1,0 +1,259 @@
+"""Where a triage's pairs run: the ``Pool`` asked for (the local pool's size, or a Ray cluster's address), resolved
+into a ``Placement`` (``placed``), and the local pool itself.
+
+On this machine the jobs run ``workers`` at a time in daemon threads, each on its own slot: on a GPU host one slot
+per visible GPU (``CUDA_VISIBLE_DEVICES``), and the solutions that build extensions are imported ahead by
+``builders`` threads on the CPU cores, each pair with its own ``TORCH_EXTENSIONS_DIR``, so that a GPU's job finds
+the extension built. The jobs' processes share the cores: each gets its share of OpenMP threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import pathlib
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+from ..errors import FpaError, InternalError, ParameterError
+from ..explain.jobs import prepare_file
+from ..options import ExplainOptions, check_count, check_device
+from ..run.snapshot import Given
+from .discovery import Pair
+from .rows import explain_row, internal_error_row
+
+__all__ = ["Placement", "Pool", "local_rows", "placed", "threads_per_job"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Pool:
+    """Where a triage's pairs run, as asked: the local pool, ``workers`` jobs at once (None: a CPU job per two
+    cores, or one per GPU) and ``builders`` building extensions ahead on a GPU host (None: half the cores, at most
+    8); or each pair a task on the Ray cluster at ``ray`` (``fp_analysis.triage.ray``), whose resources size it.
+    Checked when made: a bad count, or a size given with ``ray``, is a ``ParameterError`` (exit 2)."""
+
+    workers: int | None = None
+    builders: int | None = None
+    ray: str | None = None
+
+    def __post_init__(self):
+        if self.ray is not None and (self.workers is not None or self.builders is not None):
+            raise ParameterError(
+                "--workers and --builders size the local pool: with --ray the cluster's resources decide."
+            )
+        for name in ("workers", "builders"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, check_count(name, getattr(self, name)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Placement:
+    """A ``Pool`` resolved: ``workers`` jobs at once and ``builders`` building ahead; ``environments``, each local
+    slot's variables (one slot per GPU); ``cluster``: the connected ``ray`` module where the pairs are Ray tasks."""
+
+    workers: int
+    builders: int
+    environments: tuple[dict[str, str], ...] = ({},)
+    cluster: object | None = None
+
+
+@contextlib.contextmanager
+def placed(pool: Pool, options: ExplainOptions) -> Iterator[tuple[ExplainOptions, Placement]]:
+    """(``options`` with their device resolved, the ``Placement``) for the block: auto resolved here (so a CPU result
+    is never reused on a GPU host), against this machine's GPUs or, with ``pool.ray``, the cluster's resources;
+    connected to that cluster for the block."""
+    if pool.ray is None:
+        device = _resolved_device(options.device)
+        environments = _slot_environments(device)
+        workers = pool.workers if pool.workers is not None else _default_workers(device, len(environments))
+        builders = pool.builders if pool.builders is not None else _default_builders(device)
+        yield dataclasses.replace(options, device=device), Placement(workers, builders, tuple(environments))
+        return
+    from . import ray as triage_ray
+
+    with triage_ray.cluster(pool.ray) as cluster:
+        device = triage_ray.cluster_device(cluster, options.device)
+        placement = Placement(triage_ray.cluster_slots(cluster, device), 0, cluster=cluster)
+        yield dataclasses.replace(options, device=device), placement
+
+
+def local_rows(
+    placement: Placement,
+    todo: list[Pair],
+    options: ExplainOptions,
+    given: dict[str, Given],
+    keys: dict[str, str],
+    extensions: pathlib.Path,
+) -> Iterator[tuple[Pair, dict]]:
+    """(pair, row) for each pair of ``todo`` as it finishes on the local pool (``_as_finished``), each explained in
+    its slot's environment (``explain_row``), on a GPU host those that build extensions built ahead first; each
+    pair's extensions in a folder of its own below ``extensions``, named by its key (``keys``: by id), so that a
+    builder and the GPU's job find the same folder, and two solutions may name their extension alike. ``given``:
+    each pair's snapshot, by id."""
+    slots = placement.environments
+
+    def environment(pair: Pair, slot: int | None) -> dict[str, str]:
+        env = {"TORCH_EXTENSIONS_DIR": str(extensions / keys[pair.id])}
+        if slot is None:  # a builder: a GPU of its own too (a solution's import may use one), spread by pair
+            slot = int(keys[pair.id][:8], 16)
+        return {**env, **slots[slot % len(slots)]}
+
+    def build(pair: Pair) -> dict:
+        return _build_ahead(pair, options.timeout, environment(pair, None), given[pair.id])
+
+    def run(pair: Pair, built: dict | None, slot: int) -> dict:
+        return explain_row(pair, options, environment(pair, slot), built, given[pair.id])
+
+    builds = build if options.device == "cuda" else None
+    return _as_finished(todo, placement.workers, run, builds, placement.builders)
+
+
+def _needs_build(solution: pathlib.Path) -> bool:
+    """Whether the solution's import may build a torch extension (``load_inline``, ``load``, ``cpp_extension``):
+    such pairs are built ahead on the CPU cores. A plain-PyTorch solution is not imported twice."""
+    try:
+        text = solution.read_text(errors="replace")
+    except OSError:
+        return False
+    return "load_inline" in text or "cpp_extension" in text
+
+
+def _build_ahead(pair: Pair, timeout: float, env: dict[str, str], given: Given | None = None) -> dict:
+    """Import the pair's solution alone (``jobs.prepare_file``), so that its extensions are built into the pair's
+    extensions folder before a GPU's worker takes it; {"seconds", "error": the UserCodeError or FpaError or None}."""
+    start = time.perf_counter()
+    error = None
+    try:
+        prepare_file(pair.solution, timeout=timeout, env=env, given=given)
+    except InternalError:
+        pass  # ours, not the solution's: the explain job meets it again and its row says so
+    except FpaError as failure:
+        error = failure
+    return {"seconds": time.perf_counter() - start, "error": error}
+
+
+def _as_finished(
+    todo: list[Pair],
+    workers: int,
+    run: Callable[[Pair, dict | None, int], dict],
+    build: Callable[[Pair], dict] | None = None,
+    builders: int = 0,
+):
+    """(pair, ``run(pair, built, slot)``) for each pair of ``todo`` as it finishes, ``workers`` at a time, each
+    worker on its own ``slot`` (0 … workers-1: its GPU). With ``build``, ``builders`` threads first run
+    ``build(pair)`` on the pairs whose solution builds an extension (``_needs_build``), in order, and such a pair
+    is run once built (``built`` is what ``build`` gave; None for the others); the other pairs are run at once,
+    so the slots work while the builders do.
+
+    Daemon threads, not a ThreadPoolExecutor: an interrupted triage (Ctrl-C, SIGTERM) must end at once, not wait
+    for the jobs under way (an executor's threads are joined at exit); the jobs' processes end with this one
+    (each watches its parent, ``fp_analysis.run``), and what was stored stays stored."""
+    ready, finished, to_build = queue.SimpleQueue(), queue.SimpleQueue(), queue.SimpleQueue()
+    lock, taken = threading.Lock(), [0]
+
+    def start(target, count: int):
+        for index in range(count):
+            threading.Thread(target=target, args=(index,), name="fpa-triage", daemon=True).start()
+
+    building = 0
+    for pair in todo:
+        if build is not None and _needs_build(pair.solution):
+            to_build.put(pair)
+            building += 1
+        else:
+            ready.put((pair, None))
+
+    def builder(_index):
+        while True:
+            try:
+                pair = to_build.get_nowait()
+            except queue.Empty:
+                return
+            built = None  # a build that failed on our side: the job builds for itself
+            try:
+                built = build(pair)
+            except Exception:
+                pass
+            finally:  # every pair reaches a worker, or the triage would wait for it for ever
+                ready.put((pair, built))
+
+    start(builder, min(builders, building))
+
+    def worker(slot):
+        while True:
+            with lock:
+                if taken[0] == len(todo):
+                    return
+                taken[0] += 1
+            pair, built = ready.get()
+            try:
+                row = run(pair, built, slot)
+            except Exception as error:  # ours (a full disk under the job's folder): that pair's row, not a hang
+                row = internal_error_row(f"{type(error).__name__}: {error}")
+            finished.put((pair, row))
+
+    start(worker, min(workers, len(todo)))
+    for _ in todo:
+        yield finished.get()
+
+
+def _resolved_device(device: str) -> str:
+    """ "cpu" or "cuda": auto resolved here (so a CPU result is never reused on a GPU host), and cuda refused at once
+    where torch sees no GPU rather than in every pair's row."""
+    device = check_device(device).value
+    if device == "cpu":
+        return device
+    import torch  # only to ask for a GPU: the jobs run in their own processes
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if device == "cuda":
+        raise ParameterError("Got --device cuda, but torch sees no CUDA device on this machine: use --device cpu.")
+    return "cpu"
+
+
+def _slot_environments(device: str) -> list[dict[str, str]]:
+    """The variables of each job slot: on a GPU host one slot per visible GPU, ``CUDA_VISIBLE_DEVICES`` naming it
+    (the ids the user made visible, where they did), and ``TORCH_CUDA_ARCH_LIST`` set to the GPUs' architectures
+    unless the user set it (so that a builder builds what the job will load whichever GPU it sees)."""
+    if device == "cpu":
+        return [{}]
+    import torch
+
+    count = torch.cuda.device_count()
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = [v.strip() for v in visible.split(",") if v.strip()][:count] if visible else [str(i) for i in range(count)]
+    extra = {}
+    if "TORCH_CUDA_ARCH_LIST" not in os.environ:
+        archs = sorted({torch.cuda.get_device_capability(i) for i in range(count)})
+        # with PTX, as torch's own default for the GPUs it sees
+        extra["TORCH_CUDA_ARCH_LIST"] = ";".join(f"{major}.{minor}" for major, minor in archs) + "+PTX"
+    return [{"CUDA_VISIBLE_DEVICES": gpu, **extra} for gpu in ids]
+
+
+def _default_workers(device: str, gpus: int) -> int:
+    """On a CPU a job per two cores (each job runs two processes); on a GPU host one job per GPU."""
+    if device == "cpu":
+        return max(1, (os.cpu_count() or 2) // 2)
+    return max(1, gpus)
+
+
+def _default_builders(device: str) -> int:
+    """Jobs building extensions ahead on a GPU host: half the cores (nvcc is one process per build), at most 8."""
+    return max(1, min(8, (os.cpu_count() or 2) // 2)) if device == "cuda" else 1
+
+
+@contextlib.contextmanager
+def threads_per_job(workers: int):
+    """The jobs' processes share the cores: each gets its share of OpenMP threads, unless the user chose."""
+    if "OMP_NUM_THREADS" in os.environ:
+        yield
+        return
+    os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // workers))
+    try:
+        yield
+    finally:
+        os.environ.pop("OMP_NUM_THREADS", None)

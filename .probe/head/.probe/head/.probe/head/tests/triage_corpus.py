@@ -1,0 +1,131 @@
+"""A KernelBench-runs folder of our own for ``fpa triage``: problems of the model suite, each with solutions
+written as kernel authors write them (KernelBench's format: a self-contained file defining ``ModelNew``),
+and the verdicts each must get.
+
+Each solution is the problem's source with ``Model`` renamed ``ModelNew`` and one change: the same code
+(identical), the convolutions' operands rounded to TF32 as a tensor-core kernel does (candidate_tf32), the
+convolutions summed in fp64 (accumulation_order: more accurate), GELU's tanh form where the problem has a
+GELU, a bias off on one channel (bug), a NaN written (nonfinite); and, on one problem, a bias off by less
+than the check's tolerance (a false pass of KernelBench's check: the verdict is bug) and the ways user code
+fails: it raises, hangs, exits, segfaults, prints pages (then answers right), or defines no ``ModelNew`` (not a
+KernelBench solution: a usage error).
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+MODEL_CASES = pathlib.Path(__file__).resolve().parent / "model_cases"
+PROBLEMS = (
+    "conv2d_mish",
+    "conv2d_gelu",
+    "convtranspose2d_mish",
+    "conv3d_mish_tanh",
+    "conv2d_groupnorm_tanh",
+    "convtranspose3d_gelu",
+)
+
+_CONV_HOOK = '''
+from torch.utils._python_dispatch import TorchDispatchMode as _Mode
+
+
+class _Convolutions(_Mode):
+    """Every convolution of ModelNew's forward computed by {how}."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func is torch.ops.aten.convolution.default:
+            args = list(args)
+{body}
+        return func(*args, **(kwargs or {{}}))
+
+
+_forward = ModelNew.forward
+
+
+def _hooked(self, *inputs):
+    with _Convolutions():
+        return _forward(self, *inputs)
+
+
+ModelNew.forward = _hooked
+'''
+
+_TF32_BODY = """\
+            for i in (0, 1):  # round to nearest even at TF32's 10 mantissa bits
+                bits = args[i].contiguous().view(torch.int32)
+                bits = (bits + 0xFFF + ((bits >> 13) & 1)) & ~0x1FFF
+                args[i] = bits.view(torch.float32)"""
+
+_FP64_BODY = """\
+            args = [a.double() if isinstance(a, torch.Tensor) else a for a in args]
+            return func(*args, **(kwargs or {})).float()"""
+
+_AFTER = """
+_forward = ModelNew.forward
+
+
+def _changed(self, *inputs):
+    out = _forward(self, *inputs)
+{body}
+    return out
+
+
+ModelNew.forward = _changed
+"""
+
+# The solutions every problem gets: name → (the code appended to the renamed problem, the verdicts it may get).
+_EVERY_PROBLEM = {
+    "same": ("", ("identical",)),
+    "tf32": (_CONV_HOOK.format(how="a tensor-core kernel: operands in TF32", body=_TF32_BODY), ("candidate_tf32",)),
+    "fp64_sum": (
+        _CONV_HOOK.format(how="a kernel summing in fp64", body=_FP64_BODY),
+        ("accumulation_order", "identical"),
+    ),
+    "bias_off": (_AFTER.format(body="    out[:, 1] += 0.05 * out.abs().max()"), ("bug",)),
+    "nan": (_AFTER.format(body="    out.view(-1)[7] = float('nan')"), ("nonfinite",)),
+}
+_GELU_TANH = ("", ("gelu_approximation",))  # the source's F.gelu(...) becomes F.gelu(..., approximate="tanh")
+
+# How user code fails, on the first problem: name → (code appended, verdicts).
+_FAILURES = {
+    "raises": (_AFTER.format(body='    raise RuntimeError("kernel launch failed: too many resources requested")'),
+               ("user_code_failed",)),
+    "hangs": (_AFTER.format(body="    import time\n    time.sleep(10_000)"), ("user_code_failed",)),
+    "exits": (_AFTER.format(body="    import os\n    os._exit(7)"), ("user_code_failed",)),
+    "segfault": (_AFTER.format(body="    import ctypes\n    ctypes.string_at(0)"), ("user_code_failed",)),
+    "prints": (_AFTER.format(body="    print('debug:', 'x' * 200, flush=True)\n    print(out.sum())"), ("identical",)),
+    "no_model_new": ("\ndel ModelNew\n", ("usage_error",)),
+    # a bug under the check's tolerance (atol 1e-4): KernelBench passes it, the verdict must not
+    "bias_off_small": (_AFTER.format(body="    out[:, 1] += 5e-5"), ("bug",)),
+}  # fmt: skip
+FALSE_PASS = "level1/conv2d_mish/bias_off_small/solution"
+
+
+def _as_solution(problem_source: str, extra: str) -> str:
+    source = re.sub(r"\bclass Model\b", "class ModelNew", problem_source)
+    return source.rstrip() + "\n" + extra
+
+
+def write_corpus(root: pathlib.Path) -> dict[str, tuple[str, ...]]:
+    """Write the folder (level1/<problem>/<sample>/solution.py beside level1/<problem>/problem.py); returns each
+    pair's id (as ``fp_analysis.triage.discovery.discover`` names it) → the verdicts it may get."""
+    expected = {}
+    for index, name in enumerate(PROBLEMS):
+        source = (MODEL_CASES / f"{name}.py").read_text()
+        folder = root / "level1" / name
+        folder.mkdir(parents=True)
+        (folder / "problem.py").write_text(source)
+        solutions = dict(_EVERY_PROBLEM)
+        if "F.gelu(" in source:
+            solutions["gelu_tanh"] = _GELU_TANH
+        if index == 0:
+            solutions.update(_FAILURES)
+        for sample, (extra, verdicts) in solutions.items():
+            text = _as_solution(source, extra)
+            if sample == "gelu_tanh":
+                text = re.sub(r"F\.gelu\(([^()]*(?:\([^()]*\))?[^()]*)\)", r'F.gelu(\1, approximate="tanh")', text)
+            (folder / sample).mkdir()
+            (folder / sample / "solution.py").write_text(text)
+            expected[f"level1/{name}/{sample}/solution"] = verdicts
+    return expected

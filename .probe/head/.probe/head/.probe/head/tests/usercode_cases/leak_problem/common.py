@@ -1,0 +1,5 @@
+"""The problem's helper."""
+
+
+def output_scale():
+    return 1.0

@@ -1,0 +1,22 @@
+"""A problem that imports a helper module from its own folder."""
+
+import torch
+from common import output_scale
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, padding=1, bias=False)
+
+    def forward(self, x):
+        return self.conv(x) * output_scale()
+
+
+def get_inputs():
+    return [torch.rand(2, 4, 12, 14)]
+
+
+def get_init_inputs():
+    return [4, 8, 3]

@@ -1,0 +1,1 @@
+"""A file that defines no ModelNew."""

@@ -1,0 +1,22 @@
+"""The conv problem whose Model scales its input in place before the conv (legal PyTorch)."""
+
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, padding=1, bias=False)
+
+    def forward(self, x):
+        x.mul_(2.0)
+        return self.conv(x)
+
+
+def get_inputs():
+    return [torch.rand(2, 4, 12, 14)]
+
+
+def get_init_inputs():
+    return [4, 8, 3]

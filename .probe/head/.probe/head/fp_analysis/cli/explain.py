@@ -1,0 +1,151 @@
+"""``fpa explain``: why a KernelBench pair fails (or passes) its check; exit 0 if arithmetic explains it, 1 if not."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .. import records
+from ..errors import ExitCode
+from ..options import DEFAULT_TIMEOUT_S, ExplainOptions
+from ..run.interrupts import work_done
+from .arguments import AsJson, Device, NoStore, Timeout
+from .console import out, shown
+from .storing import prepare_store, store_run
+from .worker import WorkerStatus, print_worker
+
+
+def explain(
+    problem: Annotated[str, typer.Option(help="KernelBench problem file (Model, get_inputs, get_init_inputs)")],
+    solution: Annotated[str, typer.Option(help="KernelBench solution file (ModelNew)")],
+    device: Device = "auto",
+    reference_mode: Annotated[
+        str | None, typer.Option(help="CPU only: emulate the reference's operand precision: fp32, tf32, bf16 or fp16")
+    ] = None,
+    trials: Annotated[int, typer.Option(help="KernelBench trials, each with fresh inputs; 1 to 10000")] = 5,
+    seed: int = 42,
+    atol: float = 1e-4,
+    rtol: float = 1e-4,
+    samples: Annotated[int, typer.Option(help="sampled outputs for the hypotheses; at least 1")] = 4000,
+    timeout: Timeout = DEFAULT_TIMEOUT_S,
+    as_json: AsJson = False,
+    no_store: NoStore = False,
+) -> None:
+    """Why does the candidate fail (or pass) KernelBench's check? Exit 0 if arithmetic explains it, 1 if not.
+
+    Both files run in a worker process of their own (each file sees its own folder's modules); what they
+    print is captured and shown shortened (all of it under "worker" with --json).
+    """
+    from ..run.children import start_fork_server
+
+    start_fork_server()  # first: the rest of this command's start overlaps the server's imports
+    from ..explain.jobs import explain_files
+
+    options = ExplainOptions(device, reference_mode, trials, seed, atol, rtol, samples, timeout)
+    prepare_store(no_store)
+    with WorkerStatus(enabled=not as_json) as status:
+        result = explain_files(problem, solution, options, on_event=status.update)
+    data = result.to_dict()
+    common = {
+        "explained": result.explained,
+        "verdict": result.verdict,
+        "problem": problem,
+        "solution": solution,
+        "mismatch_max_abs": result.mismatch["max_abs"],
+    }
+    rows = [
+        {"cause": c["name"], "side": c["side"], "residual_max": c["residual_max"], "evidence": c["evidence"], **common}
+        for c in data["causes"]
+    ] or [{"cause": None, **common}]
+    store_run(
+        "explain",
+        rows,
+        {
+            "problem": problem,
+            "solution": solution,
+            "reference_mode": reference_mode,
+            "trials": trials,
+            "atol": atol,
+            "rtol": rtol,
+        },
+        seed,
+        result.context.get("device", device),
+        no_store,
+        (result.worker or {}).get("versions"),
+    )
+    work_done()  # the work is done: a signal now does not cut its output short
+    if as_json:
+        print(records.dumps(data))
+    else:
+        _print_explanation(result)
+    raise typer.Exit(ExitCode.OK if result.explained else ExitCode.NOT_EXPLAINED)
+
+
+def _stat(stats: dict, key: str) -> str:
+    value = stats.get(key)
+    return "n/a" if value is None else f"{value:.3g}"
+
+
+def _differences(stats: dict, over: str = "") -> str:
+    """'max |difference| …, mean …' of an error record, or that no output is finite on both sides."""
+    if stats.get("max_abs") is None:
+        return "no output is finite on both sides"
+    return f"max |difference| {_stat(stats, 'max_abs')}, mean {_stat(stats, 'mean_abs')}{over}"
+
+
+def _nonfinite_line(nf: dict, names: tuple[str, str] = ("candidate", "reference"), where: bool = True) -> str | None:
+    """NaN/Inf counted per side, or None when neither side has any."""
+    if not (nf.get("nan_actual") or nf.get("nan_reference") or nf.get("inf_actual") or nf.get("inf_reference")):
+        return None
+    first = f", the first at output {tuple(nf['examples'][0])}" if where and nf.get("examples") else ""
+    return (
+        f"non-finite: {names[0]} {nf['nan_actual']} NaN and {nf['inf_actual']} ±inf, {names[1]} "
+        f"{nf['nan_reference']} NaN and {nf['inf_reference']} ±inf; {nf['mismatched_nonfinite']} outputs "
+        f"non-finite on one side only{first}"
+    )
+
+
+def _print_explanation(result) -> None:
+    m = result.mismatch
+    colour = "green" if result.explained else "red"
+    nonfinite = _nonfinite_line(m.get("nonfinite") or {})
+    over = f" over the {m['finite_pairs']} of {m['outputs']} outputs finite on both sides" if nonfinite else ""
+    out.print(
+        f"KernelBench check: {m['failed_trials']} of {len(result.trials)} trials fail allclose(atol={m['atol']}, "
+        f"rtol={m['rtol']}); {_differences(m, over)}; up to "
+        f"{100 * m['allclose_fail_fraction']:.2f}% of elements failing.",
+        highlight=False,
+    )
+    if nonfinite:
+        out.print(f"  {nonfinite} (trial {m['nonfinite']['trial'] + 1})", highlight=False)
+    how = "explained by arithmetic" if result.explained else "not explained by arithmetic"
+    out.print(f"[bold {colour}]verdict: {result.verdict}[/] ({how})")
+    for c in result.causes:
+        residual = "" if c.residual_max is None else f" Residual max {c.residual_max:.3g}."
+        out.print(f"  • [bold]{c.name}[/] ({c.side}): {shown(c.evidence)}.{residual}", highlight=False)
+    items = result.context.get("analysed_batch_items")
+    scope = f" (batch item {items['items'][0]} of {items['of']})" if items else ""
+    for name, stats in (("candidate", result.candidate_vs_fp64), ("reference", result.reference_vs_fp64)):
+        if stats:
+            line = f"  {name} vs the Model in fp64{scope}: {_differences(stats)}"
+            extra = _nonfinite_line(stats.get("nonfinite") or {}, (name, "fp64"), where=False)
+            out.print(line + (f"; {extra}" if extra else ""), highlight=False)
+    if result.floor:
+        f = result.floor
+        linear = [o["description"] for o in result.ops if o["kind"] == "linear"]
+        out.print(
+            f"  floor: {f['floor_units']:.1f} units of σ (8 × the fp32 Model's own {f['baseline_units']:.2f}; σ from "
+            f"{f['runs'] + 2} Monte-Carlo runs) over {f['outputs']} outputs; {len(result.ops)} ops, linear: "
+            f"{', '.join(linear)}",
+            highlight=False,
+        )
+    tol = result.recommended_tolerance
+    if tol.get("atol") is not None:
+        out.print(
+            f"  principled tolerance: atol = {tol['atol']:.3g}, rtol = {tol['rtol']} ({tol['basis']})",
+            highlight=False,
+        )
+    for note in result.notes:
+        out.print(f"  note: {shown(note)}", highlight=False)
+    print_worker(result.worker)
