@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
                shift ;;
     memcheck) # every tiled kernel on the small cases, under compute-sanitizer's memcheck
               timeout 150 compute-sanitizer --tool memcheck --error-exitcode 99 python3 -m pytest -q -x -m gpu \
-                tests/test_tiled.py -k every_tiled 2>&1 | tail -15 || echo "memcheck: exit $?"; shift ;;
+                tests/gpu/test_tiled.py -k every_tiled 2>&1 | tail -15 || echo "memcheck: exit $?"; shift ;;
     sass) # the tiled fp32 kernel's machine code and its opcode counts (are the loads 16 bytes, any spills?)
            python3 -c "from fpa_kernels import *; print(variant_build(VariantSpec(Op.CONV2D, schedule=Schedule.TILED)).cubin())" > /tmp/cubin
            cuobjdump -sass "$(cat /tmp/cubin)" > "$out/sass_tiled.txt"

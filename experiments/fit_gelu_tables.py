@@ -5,7 +5,7 @@
 Each function is split into intervals of width 1/4 on [0, cutoff); on each, a degree-7 polynomial in
 t = x − left end is fitted by least squares at 64 Chebyshev points against mpmath values (30 digits)
 and its coefficients rounded to fp32. The table is data with provenance: it is computed here once and
-committed, so CPU twins and CUDA kernels built anywhere use the same bits. tests/test_gelu32.py checks
+committed, so CPU twins and CUDA kernels built anywhere use the same bits. tests/unit/test_gelu32.py checks
 the accuracy of what this produces against mpmath.
 """
 

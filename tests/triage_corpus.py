@@ -9,14 +9,22 @@ GELU, a bias off on one channel (bug), a NaN written (nonfinite); and, on one pr
 than the check's tolerance (a false pass of KernelBench's check: the verdict is bug) and the ways user code
 fails: it raises, hangs, exits, segfaults, prints pages (then answers right), or defines no ``ModelNew`` (not a
 KernelBench solution: a usage error).
+
+Also a smaller runs folder, the ``runs`` fixture: five pairs of kernelbench_cases and usercode_cases, with the
+verdict each gets (``EXPECTED``).
 """
 
 from __future__ import annotations
 
 import pathlib
 import re
+import shutil
 
-MODEL_CASES = pathlib.Path(__file__).resolve().parent / "model_cases"
+import pytest
+
+TESTS = pathlib.Path(__file__).resolve().parent
+MODEL_CASES = TESTS / "model_cases"
+KERNELBENCH, USERCODE = TESTS / "kernelbench_cases", TESTS / "usercode_cases"
 PROBLEMS = (
     "conv2d_mish",
     "conv2d_gelu",
@@ -129,3 +137,42 @@ def write_corpus(root: pathlib.Path) -> dict[str, tuple[str, ...]]:
             (folder / sample / "solution.py").write_text(text)
             expected[f"level1/{name}/{sample}/solution"] = verdicts
     return expected
+
+
+def _problem(root: pathlib.Path, name: str, problem: pathlib.Path, solutions: dict[str, pathlib.Path]) -> None:
+    """A problem folder as KernelBench runs lay them out: problem.py, and one sample folder per solution."""
+    folder = root / "level1" / name
+    folder.mkdir(parents=True)
+    shutil.copy(problem, folder / "problem.py")
+    for sample, solution in solutions.items():
+        (folder / sample).mkdir()
+        shutil.copy(solution, folder / sample / "solution.py")
+        if (solution.parent / "_conv.py").exists():  # the usercode cases' helper module, beside each solution
+            shutil.copy(solution.parent / "_conv.py", folder / sample / "_conv.py")
+
+
+@pytest.fixture
+def runs(tmp_path) -> pathlib.Path:
+    """Five pairs: arithmetic (an other order, GELU's tanh form), a bug, a candidate that raises, one that hangs."""
+    root = tmp_path / "runs"
+    _problem(
+        root,
+        "conv",
+        KERNELBENCH / "conv_problem.py",
+        {"other_order": KERNELBENCH / "conv_other_order.py", "off_by_one": KERNELBENCH / "conv_off_by_one.py"},
+    )
+    _problem(root, "gelu", KERNELBENCH / "gelu_problem.py", {"tanh": KERNELBENCH / "gelu_tanh.py"})
+    _problem(root, "usercode", USERCODE / "problem.py",
+             {"raises": USERCODE / "raises.py", "hangs": USERCODE / "hang.py",
+              "raises_again": USERCODE / "raises.py"})  # fmt: skip
+    return root
+
+
+EXPECTED = {
+    "level1/conv/other_order/solution": "accumulation_order",
+    "level1/conv/off_by_one/solution": "bug",
+    "level1/gelu/tanh/solution": "gelu_approximation",
+    "level1/usercode/raises/solution": "user_code_failed",
+    "level1/usercode/hangs/solution": "user_code_failed",
+    "level1/usercode/raises_again/solution": "user_code_failed",  # the same file as raises: one stored result
+}

@@ -1,8 +1,8 @@
 """The ``fpa`` command's entry point: ``fpa explain`` launches the fork server before the command line loads.
 
-The server's imports (torch: 1.5 s on the 2-core machine, 3.5 s on the H200's host) are the longest step of a
-small explanation, and the command line's own start (typer, rich, the argument checks: 0.15–0.2 s there)
-overlaps them only if the server is launched first. Only for ``explain``, one job whose start is the wait its
+The server's imports (torch above all) are the longest step of a small explanation, and the command line's own
+start (typer, rich, the argument checks) overlaps them only if the server is launched first (the measurements:
+experiments/PERF_NOTES.md). Only for ``explain``, one job whose start is the wait its
 user sees, and never with ``--help``; a server launched for a command that then stops at a bad argument is
 ended when the command ends (``forkserver.prestart``).
 """

@@ -46,7 +46,6 @@ def explain(
     prepare_store(no_store)
     with WorkerStatus(enabled=not as_json) as status:
         result = explain_files(problem, solution, options, on_event=status.update)
-    data = result.to_dict()
     common = {
         "explained": result.explained,
         "verdict": result.verdict,
@@ -55,8 +54,8 @@ def explain(
         "mismatch_max_abs": result.mismatch["max_abs"],
     }
     rows = [
-        {"cause": c["name"], "side": c["side"], "residual_max": c["residual_max"], "evidence": c["evidence"], **common}
-        for c in data["causes"]
+        {"cause": c.name, "side": c.side, "residual_max": c.residual_max, "evidence": c.evidence, **common}
+        for c in result.causes
     ] or [{"cause": None, **common}]
     store_run(
         "explain",
@@ -76,7 +75,7 @@ def explain(
     )
     work_done()  # the work is done: a signal now does not cut its output short
     if as_json:
-        print(records.dumps(data))
+        print(records.dumps(result.to_dict()))
     else:
         _print_explanation(result)
     raise typer.Exit(ExitCode.OK if result.explained else ExitCode.NOT_EXPLAINED)

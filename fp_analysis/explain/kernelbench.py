@@ -236,8 +236,8 @@ def run_check(
             return trial_inputs(problem, device, f"trial {trial + 1} of {trials}")
 
     # On a GPU a trial's inputs are drawn in a thread while the candidate process works (builds ModelNew, runs
-    # the previous trial): get_inputs() of the full-size seed 000 is 0.6 s of CPU a trial that the worker would
-    # otherwise spend while the GPU idles. Only after the reference's own use of the random streams (its
+    # the previous trial): a full-size get_inputs() is CPU time a trial that the worker would otherwise spend while
+    # the GPU idles. Only after the reference's own use of the random streams (its
     # construction, the previous trial's forward), so every draw sees what KernelBench's sequence gives it. On a
     # CPU the two would share the same cores, and the inputs the memory: drawn in turn there.
     def in_thread(upcoming: _Drawn) -> _Drawn:

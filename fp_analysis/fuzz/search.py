@@ -44,6 +44,7 @@ from ..explain.kernelbench import (
     written_notes,
 )
 from ..model.engine import Effort, analyse_model
+from ..model.verdict import CauseKind, Outcome
 from ..numerics.formats import FORMATS
 from ..options import resolve_device
 from ..run.candidate import CandidateProcess
@@ -172,7 +173,7 @@ class _Pair:
         """The failure record of an example: numbers that arithmetic does not explain, or the candidate's
         code failing where the reference returned (``error``)."""
         if error is not None:
-            explanation = {"verdict": "bug", "evidence": f"where the reference returns, {error}"}
+            explanation = {"verdict": CauseKind.BUG.value, "evidence": f"where the reference returns, {error}"}
         try:
             first = next((s for s in shapes if s is not None), None)
             convs = describe_convs(self.reference(values), first)
@@ -213,7 +214,7 @@ class _Pair:
 
     def check(self, values: dict, shapes: list, data: dict, reference: nn.Module | None = None):
         """(passed, max |candidate − reference|, explanation) for one example; the explanation's verdict is
-        ``equal`` (bit for bit), ``reference_nonfinite`` (the reference overflows: nothing to compare) or the
+        ``identical`` (bit for bit), ``reference_nonfinite`` (the reference overflows: nothing to compare) or the
         analysis' (``fp_analysis.model.engine``).
 
         A configuration the problem's own ``Model`` refuses (raises on) is not an example: ``Refused``.
@@ -241,12 +242,12 @@ class _Pair:
         for side, indices in (("reference", ref_written), ("candidate", cand_written)):
             self.written.setdefault(side, set()).update(indices)
         if not torch.isfinite(ref).all():  # overflow in the reference itself: nothing to compare
-            return True, None, {"verdict": "reference_nonfinite", "explained": True}
+            return True, None, {"verdict": Outcome.REFERENCE_NONFINITE.value, "explained": True}
         check_output(cand, "ModelNew.forward", Side.SOLUTION, like=ref, device=made_on, detail=context["detail"])
         cand = cand.to(self.device)
         max_abs = float((cand.double() - ref.double()).abs().max()) if ref.numel() else 0.0
         if torch.equal(cand, ref):
-            return True, 0.0, {"verdict": "equal", "explained": True}
+            return True, 0.0, {"verdict": Outcome.IDENTICAL.value, "explained": True}
         with self.problem.watched("Model.forward (for the analysis)"):
             analysis = analyse_model(reference, inputs, ref, cand, effort=Effort(runs=_FUZZ_RUNS, twin_samples=200))
         explanation = {
@@ -462,7 +463,7 @@ def _failures_of(prop, pair: _Pair, last: list) -> list[dict]:
             failures.append(pair.failure(*last[:3], None, None, error))
         except Flaky:
             explanation = {
-                "verdict": "nondeterministic",
+                "verdict": CauseKind.NONDETERMINISTIC.value,
                 "evidence": "the candidate failed on this example once and passed on it when it ran again: its "
                 "output is not a function of its input (a race, uninitialised memory, an unseeded draw)",
             }

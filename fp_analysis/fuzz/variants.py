@@ -15,6 +15,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from ..explain.jobs import default_max_examples
+from ..model.verdict import CauseKind
 from ..options import PRESET_KERNEL_OPS, check_count, check_op, resolve_device
 from ..strategies import config_spec, conv2d_configs, conv3d_kk1_configs
 from .hypothesis_setup import example_database, files_in_cache, search_settings
@@ -123,7 +124,7 @@ def fuzz_op(op: str, *, max_examples: int | None = None, device: str = "auto", s
                 "variant": label,
                 "max_abs": None,
                 "command": f"fpa fuzz {op} --device {dev.type} --seed {seed} --max-examples {max_examples}",
-                "explanation": {"verdict": "bug", "evidence": reason},
+                "explanation": {"verdict": CauseKind.BUG.value, "evidence": reason},
             }
         )
     return {"failures": failures, **counts}

@@ -408,8 +408,8 @@ class _Interposer(TorchDispatchMode):
     def _should_skip_dynamo(cls) -> bool:
         """False: leave ``__torch_dispatch__`` unwrapped. PyTorch wraps a mode's ``__torch_dispatch__`` so that
         torch.compile does not trace into it (``TorchDispatchMode.__init_subclass__``), and the wrapper imports
-        torch._dynamo on its first call: 1.5 s of every job's 2–3 (profiled on a small pair, 2-core CPU). The
-        interposer evaluates Models eagerly, op by op, so there is no compiled frame to protect."""
+        torch._dynamo on its first call, most of a small job's time (experiments/PERF_NOTES.md). The interposer
+        evaluates Models eagerly, op by op, so there is no compiled frame to protect."""
         return False
 
     def __init__(self, arithmetic: Arithmetic, model: torch.nn.Module, record_scales: bool, keep: bool = False):

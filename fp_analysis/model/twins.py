@@ -19,9 +19,9 @@ __all__ = ["twin_evidence", "twin_words"]
 
 
 # Terms (sampled outputs × K) up to which the twin evidence emulates the fmaf chain in numpy (``fma_emulation``)
-# rather than run numba's compiled one: numba's load costs a process 0.7–0.9 s, more than the rest of a small
-# explanation, while the emulation costs ~46 ns a term (2-core machine: 0.27 s for 4000 × 1440), so two chains of
-# up to 2^23 terms cost about what the load does.
+# rather than run numba's compiled one: numba's load costs a process more than the rest of a small explanation, and
+# two emulated chains of up to 2^23 terms cost about what the load does (experiments/PERF_NOTES.md, issue 27's
+# section, has the measurements).
 _EMULATED_AT_MOST = 1 << 23
 
 

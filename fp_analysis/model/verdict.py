@@ -62,7 +62,7 @@ FALSE_PASS_VERDICTS = (CauseKind.BUG.value, CauseKind.PARAMETER_MISMATCH.value, 
 
 
 class Outcome(str, Enum):
-    """A verdict that names no cause: the two sides equal bit for bit, or why a pair got no verdict (a triage row)."""
+    """A verdict that names no cause: the two sides equal bit for bit, or why a pair or a fuzz example got none."""
 
     IDENTICAL = "identical"
     """Both sides equal bit for bit: nothing to explain."""
@@ -74,6 +74,8 @@ class Outcome(str, Enum):
     """The files are not a KernelBench pair, or an option is bad (exit 2)."""
     INTERNAL_ERROR = "internal_error"
     """A failure of fpa's own (exit 4)."""
+    REFERENCE_NONFINITE = "reference_nonfinite"
+    """An ``fpa fuzz`` example on which the reference itself is NaN or ±inf: nothing to compare."""
 
 
 def verdict_name(causes: list[CauseKind], identical: bool) -> str:

@@ -251,7 +251,7 @@ def epilogue_bound(
     an erf of at most E ulps (one ulp ≤ 2u relative): the erf error 2E·u and the rounding of 1 + erf (≤ 2u,
     as |1 + erf| ≤ 2) reach g times 0.5|v|; the final product adds u·|g| ≤ u·|v|; the rounding of z moves
     erf by ≤ (2/√π)e^(−z²)·u|z| and g by ≤ 0.25u|v|. Total (E + 2.25)·u·|v|: with fp_analysis.numerics.gelu32's
-    erf (E ≤ 2.5, tests/test_gelu32.py) 4.75, with CUDA's erff (E ≤ 1, shared/facts) 3.25; the default 6
+    erf (E ≤ 2.5, tests/unit/test_gelu32.py) 4.75, with CUDA's erff (E ≤ 1, shared/facts) 3.25; the default 6
     covers both with a margin, and the tanh form likewise (tanh32 ≤ 1.5 ulp, |∂g/∂arg| ≤ 0.5|v|).
 
     Underflow: each of the epilogue's fp32 operations (2 products, 12 in the GELU: 13 with the erf's

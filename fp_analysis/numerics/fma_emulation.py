@@ -1,7 +1,7 @@
 """The fp32 fused multiply-add in float64 numpy arithmetic: the fmaf chain without numba's start.
 
-``numerics.arith`` computes ``fmaf`` with LLVM's fma intrinsic through numba, which costs a process 0.7–0.9 s
-to load (numba, its CPU target, the cached functions) before the first result. An explanation on the CPU needs
+``numerics.arith`` computes ``fmaf`` with LLVM's fma intrinsic through numba, which costs a process most of a
+second to load (numba, its CPU target, the cached functions) before the first result. An explanation on the CPU needs
 the fmaf chain only for the twin evidence of a one-convolution Model (``engine.twin_evidence``: a few thousand
 sampled outputs, two chains), where that load was most of the job's own time. So that chain is computed here,
 vectorised over the outputs, with no compiled code.

@@ -1,7 +1,7 @@
 """The fork server's self-check: a target that prints what the user's code would see of its process.
 
 Started both ways, forked (``fp_analysis.run.forkserver``) and as a fresh interpreter, the two descriptions must
-agree on everything but what a fork changes by design (``tests/test_forkserver.py``). It is a target like the
+agree on everything but what a fork changes by design (``tests/process/test_forkserver.py``). It is a target like the
 others (``forkserver.TARGETS["describe"]``), started through ``children.ChildProcess``, so it sets itself up as
 every child does (``childsetup.child_setup``).
 """
@@ -24,7 +24,7 @@ def describe(*args: str) -> None:
     """A child that prints, as JSON, what it would look like to the user's code, then ends as ``args`` say.
 
     Started both ways (forked and fresh), the two descriptions must agree on everything but what a fork
-    changes by design (``tests/test_forkserver.py``). ``args``: anything, echoed; ``exit=N`` ends with status
+    changes by design (``tests/process/test_forkserver.py``). ``args``: anything, echoed; ``exit=N`` ends with status
     N, ``signal=NAME`` by that signal, ``sleep=S`` waits S seconds first.
     """
     import numpy

@@ -13,9 +13,8 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..numerics.bounds import TermSums, bound_from_sums, epilogue_bound
-from ..numerics.formats import FORMATS
 from ..numerics.orders import AccumulationSpec, Contraction, OperandRounding
-from ..ops.epilogue import EpilogueSpec, gelu_tanh_vs_erf_max
+from ..ops.epilogue import EpilogueSpec
 from ..options import PrecisionMode
 
 __all__ = ["ARITHMETIC", "side_bound", "tolerance_from_bounds"]
@@ -28,10 +27,6 @@ ARITHMETIC = {
     PrecisionMode.BF16.value: OperandRounding.BF16,
     PrecisionMode.FP16.value: OperandRounding.FP16,
 }
-_U = FORMATS["fp32"].unit_roundoff
-# --use_fast_math's tanhf: up to 133 ulp (experiments/results/gpu_validation.json, fast_math_probe), so a
-# tanh-GELU may move by 0.5·|v|·133u; charged as 160 units of u·scale.
-FAST_MATH_UNITS = 160.0
 
 
 def side_bound(
@@ -42,13 +37,9 @@ def side_bound(
     truth: np.ndarray | None = None,
     multiplier: np.ndarray | None = None,
     epilogue: EpilogueSpec | None = None,
-    extra: str | None = None,
-    scale: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per-output probabilistic bound of one side: operands in ``arithmetic`` (fp32/tf32/bf16/fp16), fp32
-    accumulation, the epilogue's propagation (``bounds.epilogue_bound``) when there is one, plus the
-    model difference of ``extra`` ("gelu_approximation": max |GELU_tanh − GELU_erf|, computed by
-    ``gelu_tanh_vs_erf_max``; "fast_math": FAST_MATH_UNITS·u·scale)."""
+    accumulation, and the epilogue's propagation (``bounds.epilogue_bound``) when there is one."""
     if arithmetic not in ARITHMETIC:
         allowed = ", ".join(repr(a) for a in ARITHMETIC)
         raise ParameterError(f"Got mode={arithmetic!r}, but the only valid values are {allowed}.")
@@ -59,10 +50,6 @@ def side_bound(
     bound = bound_from_sums(sums, spec, probability).probabilistic
     if epilogue is not None:
         bound = epilogue_bound(truth, bound, multiplier, epilogue.negative_slope)
-    if extra == "gelu_approximation":
-        bound = bound + gelu_tanh_vs_erf_max()
-    elif extra == "fast_math":
-        bound = bound + FAST_MATH_UNITS * _U * scale
     return bound
 
 

@@ -1,6 +1,0 @@
-"""``fpa triage``: many problem/solution pairs, each judged as ``fpa explain`` would, in parallel and resumable.
-
-``pairs`` runs a triage (``triage``): ``discovery`` finds the pairs, ``keys`` says which stored rows are theirs,
-``pool`` runs them on the local pool (``ray`` on a Ray cluster), ``rows`` makes each pair's row, ``summary`` adds
-them up and ``report`` draws the HTML page. Imports explain, run and the store.
-"""

@@ -1,1 +1,0 @@
-"""A file that defines no ModelNew."""

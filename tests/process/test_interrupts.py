@@ -1,0 +1,65 @@
+"""Ending fpa ends its job: SIGTERM while the candidate hangs exits 130 and leaves no process of the job
+(the worker, the candidate's process, the fork server they came from).
+"""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+import pytest
+
+from ..usercode_runs import CASES
+
+
+@pytest.fixture(autouse=True)
+def _isolated_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("FPA_STORE", str(tmp_path.parent / f"{tmp_path.name}-store"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("FPA_HYPOTHESIS_DB", raising=False)
+
+
+def test_ending_fpa_ends_its_workers(tmp_path):
+    """SIGTERM to fpa while the candidate hangs: exit 130, and no process of the job is left (the worker,
+    the candidate process, the fork server they came from)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    args = ["explain", "--problem", str(CASES / "problem.py"), "--solution", str(CASES / "hang.py"), "--device", "cpu"]
+    fpa = subprocess.Popen([sys.executable, "-m", "fp_analysis", *args, "--no-store"], stderr=subprocess.PIPE)
+
+    def descendants():
+        parents = {}
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                stat = pathlib.Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                continue
+            parents[int(pid)] = int(stat.rsplit(")", 1)[1].split()[1])
+        found, frontier = set(), {fpa.pid}
+        while frontier:
+            frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+            found |= frontier
+        return found
+
+    def alive(pid):
+        try:
+            return pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + 60
+    while len(descendants()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(3)  # the candidate process started, into the hanging forward
+    started = descendants()
+    assert len(started) >= 2, "the job's processes never started"
+    fpa.send_signal(signal.SIGTERM)
+    _, stderr = fpa.communicate(timeout=30)
+    assert fpa.returncode == 130 and b"interrupted" in stderr
+    deadline = time.monotonic() + 10
+    while any(map(alive, started)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(map(alive, started))

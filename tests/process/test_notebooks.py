@@ -1,0 +1,48 @@
+"""Every notebook runs top to bottom on a CPU (in a Jupyter kernel process), within 3 minutes, and shows at
+least one figure.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+import pytest
+
+
+def _runner():
+    """nbformat and nbclient, imported by the tests that run notebooks (not at collection: nbformat's import takes
+    ~1.6 s, in every pytest-xdist worker)."""
+    nbformat = pytest.importorskip(
+        "nbformat", reason="the notebooks extra is not installed (pip install -e '.[notebooks]')"
+    )
+    return nbformat, pytest.importorskip("nbclient")
+
+
+NOTEBOOKS = sorted((pathlib.Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_executes_and_shows_a_figure(path, tmp_path, monkeypatch):
+    nbformat, nbclient = _runner()
+    monkeypatch.setenv("FPA_STORE", str(tmp_path / "store"))
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    notebook = nbformat.read(path, as_version=4)
+    assert not any(cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code"), (
+        "notebooks are committed without outputs"
+    )
+    start = time.perf_counter()
+    client = nbclient.NotebookClient(
+        notebook, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+    )
+    client.execute()  # raises CellExecutionError on the first failing cell
+    assert time.perf_counter() - start < 180
+    images = [
+        o
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for o in cell.outputs
+        if "image/png" in o.get("data", {})
+    ]
+    assert images, f"{path.name} shows no figure"

@@ -1,0 +1,127 @@
+"""``fpa triage`` running pairs: each explained apart (a crash or hang is its own row), stored as it finishes
+and not run again after a kill, locally or as Ray tasks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from fp_analysis.options import ExplainOptions
+from fp_analysis.store import read_store
+from fp_analysis.triage.discovery import discover
+from fp_analysis.triage.pairs import triage
+from fp_analysis.triage.pool import Pool
+
+from ..triage_corpus import EXPECTED, FALSE_PASS, write_corpus
+from ..triage_corpus import runs as runs  # a pytest fixture
+
+# Seconds a call into a corpus pair's code may take: the hang waits this long, and on CI's two loaded cores a
+# pair summing its convolutions in fp64 once took over 4 s.
+CORPUS_TIMEOUT = 8
+
+
+@pytest.mark.long
+def test_thirty_nine_pairs_get_their_verdicts_and_a_killed_triage_resumes(tmp_path):
+    """``fpa triage`` on tests/triage_corpus.py's folder, killed (SIGKILL, workers and all) after a few pairs are
+    stored; the next triage runs only the others, and every pair gets its verdict: identical, TF32, fp64 sums,
+    GELU's tanh form, bugs (one under the check's tolerance: a false pass), NaN, and user code that raises,
+    hangs, exits, segfaults, prints or is no KernelBench solution, each only its own row."""
+    runs, store = tmp_path / "runs", tmp_path / "store"
+    expected = write_corpus(runs)
+    assert len(expected) == 39
+    env = {**os.environ, "FPA_STORE": str(store)}
+    command = [sys.executable, "-m", "fp_analysis", "triage", str(runs), "--device", "cpu", "--workers", "2",
+               "--trials", "1", "--timeout", str(CORPUS_TIMEOUT), "--json"]  # fmt: skip
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(store.glob("run-*.parquet"))) < 5 and process.poll() is None:
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)  # the triage, its fork server and its workers, as an OOM killer would
+    process.wait()
+    finished = {row["pair_id"] for row in read_store(store, command="triage").to_pylist()}
+    assert 5 <= len(finished) < len(expected)
+
+    seen = []
+    options = ExplainOptions(device="cpu", timeout=CORPUS_TIMEOUT, trials=1)
+    result = triage(discover(runs), options, Pool(workers=2), store_dir=store, on_progress=seen.append)
+    assert result["reused"] >= len(finished) and result["reused"] + result["ran"] == len(expected)
+    wrong = {
+        r["pair_id"]: (r["verdict"], r["error"]) for r in result["pairs"] if r["verdict"] not in expected[r["pair_id"]]
+    }
+    assert not wrong
+    assert [s["done"] for s in seen] == list(range(result["reused"] + 1, len(expected) + 1))
+    assert result["summary"]["false_passes"] == [FALSE_PASS]
+    rows = {row["pair_id"]: row for row in result["pairs"]}
+    failures = {name: rows[f"level1/conv2d_mish/{name}/solution"]["error"] for name in ("hangs", "exits", "segfault")}
+    assert f"did not return within {CORPUS_TIMEOUT} s" in failures["hangs"]
+    assert "exited with status 7" in failures["exits"]
+    assert "SIGSEGV" in failures["segfault"]
+    assert len(read_store(store, command="triage")) == len(expected)  # each pair stored once
+
+
+def test_a_stored_pair_is_reused_only_for_the_same_files_options_and_helpers(runs, tmp_path):
+    """Resuming: a pair stored with the same files, check options and helper modules is not run again, and is
+    shown as the pair it is now (another pair may have stored the same contents); other options run it again."""
+    store = tmp_path / "store"
+    options, pool = ExplainOptions(device="cpu", timeout=4, trials=1), Pool(workers=2)
+    result = triage(discover(runs), options, pool, store_dir=store)
+    assert result["ran"] + result["reused"] == 6
+    assert {row["pair_id"]: row["verdict"] for row in result["pairs"]} == EXPECTED, result["pairs"]
+    rows = {row["pair_id"]: row for row in result["pairs"]}
+    assert "raised ValueError" in rows["level1/usercode/raises/solution"]["error"]
+    assert "did not return within 4 s" in rows["level1/usercode/hangs/solution"]["error"]
+    assert rows["level1/conv/off_by_one/solution"]["exit_code"] == 1 and rows["level1/gelu/tanh/solution"]["explained"]
+    summary = result["summary"]
+    assert summary["by_problem"][str(runs / "level1/usercode/problem.py")] == {"user_code_failed": 3}
+    assert set(summary["needed_atol_by_problem"]) == {str(runs / "level1/conv/problem.py"),
+                                                       str(runs / "level1/gelu/problem.py")}  # fmt: skip
+    assert len(read_store(store, command="triage")) <= 6  # one stored run per pair at most
+    again = triage(discover(runs), options, pool, store_dir=store)
+    assert (again["ran"], again["reused"]) == (0, 6)
+    # A reused result is shown as the pair it is now, even where another pair stored it (same contents).
+    assert [r["pair_id"] for r in again["pairs"]] == [p.id for p in discover(runs)]
+    assert [r["verdict"] for r in again["pairs"]] == [r["verdict"] for r in result["pairs"]]
+    pair = next(p for p in discover(runs) if p.id.endswith("raises/solution"))
+    other_trials = dataclasses.replace(options, trials=2)
+    assert triage([pair], other_trials, pool, store_dir=store)["ran"] == 1  # other check options: not the stored pair
+    other_timeout = dataclasses.replace(options, timeout=6)
+    assert triage([pair], other_timeout, pool, store_dir=store)["ran"] == 1  # nor another timeout
+    (pair.solution.parent / "_conv.py").write_text((pair.solution.parent / "_conv.py").read_text() + "\n# edited\n")
+    assert triage([pair], options, pool, store_dir=store)["ran"] == 1  # nor an edited helper module beside the solution
+
+
+@pytest.mark.long
+def test_a_triage_on_a_local_ray_instance_gives_the_local_pools_verdicts(runs):
+    """``--ray local``: each pair a Ray task (its files shipped as contents, explained on the node in its own
+    processes); the verdicts ``EXPECTED`` holds for the local pool, the hang and the raise each only their own row
+    (arithmetic, a bug, a raise and a hang: the whole corpus through Ray is the slow test below)."""
+    pytest.importorskip("ray")
+    pairs = [p for p in discover(runs) if p.id.split("/")[2] in ("other_order", "off_by_one", "raises", "hangs")]
+    result = triage(pairs, ExplainOptions(device="cpu", timeout=3, trials=1), Pool(ray="local"), store=False)
+    assert {row["pair_id"]: row["verdict"] for row in result["pairs"]} == {p.id: EXPECTED[p.id] for p in pairs}
+    rows = {row["pair_id"]: row for row in result["pairs"]}
+    assert "raised ValueError" in rows["level1/usercode/raises/solution"]["error"]
+    assert "did not return within 3 s" in rows["level1/usercode/hangs/solution"]["error"]
+    assert rows["level1/conv/off_by_one/solution"]["solution"] == str(runs / "level1/conv/off_by_one/solution.py")
+    assert result["timing"]["slots"] >= 1 and result["ran"] == 4
+
+
+@pytest.mark.slow
+def test_the_thirty_nine_pairs_on_a_local_ray_instance_get_their_verdicts(tmp_path):
+    """The corpus of ``test_thirty_nine_pairs_get_their_verdicts_and_a_killed_triage_resumes`` through Ray."""
+    pytest.importorskip("ray")
+    expected = write_corpus(tmp_path / "runs")
+    options = ExplainOptions(device="cpu", timeout=CORPUS_TIMEOUT, trials=1)
+    result = triage(discover(tmp_path / "runs"), options, Pool(ray="local"), store=False)
+    wrong = {
+        r["pair_id"]: (r["verdict"], r["error"]) for r in result["pairs"] if r["verdict"] not in expected[r["pair_id"]]
+    }
+    assert not wrong and result["summary"]["false_passes"] == [FALSE_PASS]
