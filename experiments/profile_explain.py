@@ -33,6 +33,7 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     import fp_analysis.explain.job as explain
     import fp_analysis.run.candidate as candidate
+    from fp_analysis.options import ExplainOptions
 
     start = time.perf_counter()
     lines = []
@@ -46,10 +47,10 @@ def main() -> int:
     profile = cProfile.Profile()
     with tempfile.TemporaryDirectory(prefix="fpa-profile-") as folder:
         profile.enable()
+        asked = ExplainOptions(options.device, options.reference_mode, timeout=900)  # KernelBench's check otherwise
         result = explain.explain_job(
-            options.problem, options.solution, device=options.device, reference_mode=options.reference_mode,
-            trials=5, seed=42, atol=1e-4, rtol=1e-4, samples=None, timeout=900, folder=folder,
-        )  # fmt: skip
+            options.problem, options.solution, options=asked.to_json(), timeout=asked.timeout, folder=folder
+        )
         profile.disable()
     wall = time.perf_counter() - start
     text = io.StringIO()

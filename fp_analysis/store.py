@@ -120,7 +120,8 @@ def run_metadata(
     """Return the metadata of one run: ids, time, invocation, environment and versions (flat, JSON-able).
 
     ``torch_versions``: torch's CUDA and cuDNN versions as a job's worker reported them
-    (``worker.JobResult.versions``); without them they are read here (``backends.versions``), importing torch."""
+    (``run.supervisor.JobResult.versions``); without them they are read here (``backends.versions``), importing
+    torch."""
     if not isinstance(command, str) or not command:
         raise ParameterError(f"Got command={command!r}, but command must be a non-empty string (e.g. 'report').")
     if not isinstance(flags, dict):

@@ -154,7 +154,7 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analy
     on others, or err in one batch item beside items computed in bf16, and be explained where it does not err.
 
     Each trial, whole (up to ``_JUDGE_WHOLE`` outputs, else its worst batch item), is judged against the rewrites
-    that re-created each side of the worst (``analyse_model(only=...)``: a fraction of the evaluations); where they
+    that re-created each side of the worst (``Effort.recheck``: a fraction of the evaluations); where they
     do not re-create it, it is analysed in full, and the first trial the candidate is not re-created on gives the
     verdict. A trial whose sides are equal bit for bit has nothing to judge."""
     mode, seed = asked.reference_mode or "fp32", asked.seed

@@ -200,7 +200,8 @@ class Given:
     @classmethod
     def take(cls, problem, solution, depth: int = 0) -> Given:
         """Both files and the sources beside them, ``depth`` levels of subfolders deep (a single pair may lie in a
-        crowded folder, ``/tmp`` say: by default the folder itself; a triage reads deeper, ``triage.snapshots``)."""
+        crowded folder, ``/tmp`` say: by default the folder itself; a triage reads deeper,
+        ``triage.keys.snapshots``)."""
         return cls(Snapshot.take(problem, depth=depth), Snapshot.take(solution, depth=depth))
 
     def changed(self) -> list[str]:

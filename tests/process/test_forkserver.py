@@ -1,7 +1,8 @@
 """The fork server: a child forked from it is the fresh interpreter it replaces, and its end is reported.
 
-Each test starts the ``describe`` target (``fp_analysis.run.forkserver.describe``: it prints what the user's
-code would see of its process) through ``worker.ChildProcess``, the class every job process is started by.
+Each test starts the ``describe`` target (``fp_analysis.run.forkserver_check.describe``: it prints what the
+user's code would see of its process) through ``run.children.ChildProcess``, the class every job process is started
+by.
 """
 
 from __future__ import annotations
