@@ -16,6 +16,8 @@ from .errors import ParameterError, enum_member
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
+    "LINEAR_FORMATS",
+    "LINEAR_KINDS",
     "PRESET_KERNEL_OPS",
     "PRESET_NAMES",
     "REFERENCE_MODES",
@@ -23,6 +25,7 @@ __all__ = [
     "Device",
     "ExplainOptions",
     "PrecisionMode",
+    "autocast_format",
     "check_count",
     "check_device",
     "check_file",
@@ -31,6 +34,7 @@ __all__ = [
     "check_seconds",
     "check_seed",
     "check_tolerance",
+    "linear_formats",
     "resolve_device",
 ]
 
@@ -53,12 +57,23 @@ class PrecisionMode(str, Enum):
     TF32 = "tf32"
     """cuDNN's default: the convolutions' operands rounded to TF32; matrix products stay fp32 (cuBLAS's default)."""
     BF16 = "bf16"
-    """Every linear op's operands in bf16, as autocast to bf16 runs them."""
+    """Every linear op's operands in bf16 (products summed in fp32)."""
     FP16 = "fp16"
-    """Every linear op's operands in fp16, as autocast to fp16 runs them."""
+    """Every linear op's operands in fp16 (products summed in fp32)."""
+    AUTOCAST_BF16 = "autocast-bf16"
+    """The reference under ``torch.autocast(dtype=torch.bfloat16)``: linear ops' operands and results in bf16, the
+    ops after them too until one of autocast's fp32 ops (``fp_analysis.model.autocast``)."""
+    AUTOCAST_FP16 = "autocast-fp16"
+    """The same under ``torch.autocast(dtype=torch.float16)``."""
 
 
 REFERENCE_MODES = tuple(mode.value for mode in PrecisionMode)
+# The op kinds a reference mode names a precision for, and the precisions each may run in.
+LINEAR_KINDS = ("conv", "matmul")
+LINEAR_FORMATS = ("fp32", "tf32", "bf16", "fp16")
+_NAMED_MODES = {"fp32": {}, "tf32": {"conv": "tf32"}, "bf16": {"conv": "bf16", "matmul": "bf16"},
+                "fp16": {"conv": "fp16", "matmul": "fp16"}, "autocast-bf16": {"conv": "bf16", "matmul": "bf16"},
+                "autocast-fp16": {"conv": "fp16", "matmul": "fp16"}}  # fmt: skip
 
 
 class Device(str, Enum):
@@ -148,11 +163,34 @@ def check_op(op) -> str:
     raise ParameterError(f"Got op={op!r}, but the only valid ops are {allowed}.{hint}")
 
 
+def linear_formats(mode: str) -> dict[str, str]:
+    """{op kind: format} of a reference mode: one of ``REFERENCE_MODES`` or, naming each kind,
+    "conv=FMT,matmul=FMT" (a kind left out is fp32): "conv=tf32" is cuDNN's default, "conv=tf32,matmul=tf32" what
+    ``torch.backends.cuda.matmul.allow_tf32 = True`` (or ``torch.set_float32_matmul_precision('high')``) adds."""
+    if mode in _NAMED_MODES:
+        return {kind: _NAMED_MODES[mode].get(kind, "fp32") for kind in LINEAR_KINDS}
+    formats = dict.fromkeys(LINEAR_KINDS, "fp32")
+    for part in str(mode).split(","):
+        kind, _, fmt = part.strip().partition("=")
+        if kind not in LINEAR_KINDS or fmt not in LINEAR_FORMATS:
+            named = ", ".join(repr(m) for m in REFERENCE_MODES)
+            raise ParameterError(
+                f"Got reference_mode={mode!r}, but the only valid values are {named}, or each op kind's precision "
+                f"as 'conv=FMT,matmul=FMT' with FMT one of {', '.join(LINEAR_FORMATS)} (e.g. 'conv=tf32,matmul=tf32')."
+            )
+        formats[kind] = fmt
+    return formats
+
+
+def autocast_format(mode: str) -> str | None:
+    """The format a reference mode runs the Model in under ``torch.autocast`` ("bf16", "fp16"), None for the
+    modes that round linear ops' operands only."""
+    return mode.removeprefix("autocast-") if mode.startswith("autocast-") and mode in _NAMED_MODES else None
+
+
 def check_reference_mode(mode: str) -> str:
-    """``mode`` if it is one of ``REFERENCE_MODES``."""
-    if mode not in REFERENCE_MODES:
-        allowed = ", ".join(repr(m) for m in REFERENCE_MODES)
-        raise ParameterError(f"Got reference_mode={mode!r}, but the only valid values are {allowed}.")
+    """``mode`` if it is one of ``REFERENCE_MODES`` or names each op kind's precision (``linear_formats``)."""
+    linear_formats(mode)
     return mode
 
 

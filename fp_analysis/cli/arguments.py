@@ -19,6 +19,14 @@ Timeout = Annotated[
     float,
     typer.Option(help="seconds each call into the user's code (import, constructor, forward) may take; then exit 3"),
 ]
+ReferenceMode = Annotated[
+    str | None,
+    typer.Option(
+        help="CPU only: the reference's precision: fp32, tf32 (cuDNN's default: convolutions only), bf16, fp16 "
+        "(linear ops' operands), autocast-bf16, autocast-fp16 (the Model under torch.autocast), or each op kind's, "
+        "as conv=tf32,matmul=tf32 (what torch's matmul.allow_tf32 adds)"
+    ),
+]
 Samples = Annotated[int, typer.Option(help="sampled outputs (CPU twins and bounds); at least 1")]
 
 

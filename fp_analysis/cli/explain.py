@@ -10,7 +10,7 @@ from .. import records
 from ..errors import ExitCode
 from ..options import DEFAULT_TIMEOUT_S, ExplainOptions
 from ..run.interrupts import work_done
-from .arguments import AsJson, Device, NoStore, Timeout
+from .arguments import AsJson, Device, NoStore, ReferenceMode, Timeout
 from .console import out, shown
 from .storing import prepare_store, store_run
 from .worker import WorkerStatus, print_worker
@@ -20,9 +20,7 @@ def explain(
     problem: Annotated[str, typer.Option(help="KernelBench problem file (Model, get_inputs, get_init_inputs)")],
     solution: Annotated[str, typer.Option(help="KernelBench solution file (ModelNew)")],
     device: Device = "auto",
-    reference_mode: Annotated[
-        str | None, typer.Option(help="CPU only: emulate the reference's operand precision: fp32, tf32, bf16 or fp16")
-    ] = None,
+    reference_mode: ReferenceMode = None,
     trials: Annotated[int, typer.Option(help="KernelBench trials, each with fresh inputs; 1 to 10000")] = 5,
     seed: int = 42,
     atol: float = 1e-4,
@@ -110,12 +108,15 @@ def _print_explanation(result) -> None:
     colour = "green" if result.explained else "red"
     nonfinite = _nonfinite_line(m.get("nonfinite") or {})
     over = f" over the {m['finite_pairs']} of {m['outputs']} outputs finite on both sides" if nonfinite else ""
-    out.print(
-        f"KernelBench check: {m['failed_trials']} of {len(result.trials)} trials fail allclose(atol={m['atol']}, "
-        f"rtol={m['rtol']}); {_differences(m, over)}; up to "
-        f"{100 * m['allclose_fail_fraction']:.2f}% of elements failing.",
-        highlight=False,
-    )
+    if m.get("wrong_output"):
+        out.print(f"KernelBench check: fails: {m['wrong_output']}; allclose cannot compare them.", highlight=False)
+    else:
+        out.print(
+            f"KernelBench check: {m['failed_trials']} of {len(result.trials)} trials fail allclose(atol={m['atol']}, "
+            f"rtol={m['rtol']}); {_differences(m, over)}; up to "
+            f"{100 * m['allclose_fail_fraction']:.2f}% of elements failing.",
+            highlight=False,
+        )
     if nonfinite:
         out.print(f"  {nonfinite} (trial {m['nonfinite']['trial'] + 1})", highlight=False)
     how = "explained by arithmetic" if result.explained else "not explained by arithmetic"

@@ -12,7 +12,7 @@ from rich.table import Table
 from .. import records
 from ..options import DEFAULT_TIMEOUT_S, ExplainOptions
 from ..run.interrupts import work_done
-from .arguments import AsJson, Device, NoStore, Timeout
+from .arguments import AsJson, Device, NoStore, ReferenceMode, Timeout
 from .console import err, out, shown
 
 
@@ -26,9 +26,7 @@ def triage(
         int | None,
         typer.Option(help="GPU only: solutions whose extensions are built ahead at once (default: cores/2, at most 8)"),
     ] = None,
-    reference_mode: Annotated[
-        str | None, typer.Option(help="CPU only: emulate the reference's operand precision: fp32, tf32, bf16 or fp16")
-    ] = None,
+    reference_mode: ReferenceMode = None,
     trials: Annotated[int, typer.Option(help="KernelBench trials per pair; 1 to 10000")] = 5,
     seed: int = 42,
     atol: float = 1e-4,

@@ -1,11 +1,14 @@
 """``fpa explain``'s job: KernelBench's check on the user's pair, then why the two sides disagree.
 
 Runs in the worker process (``fp_analysis.run.worker``): the problem here, ``ModelNew`` in the candidate
-process. ``run_check`` gives the trials; parameters are compared first (``parameter_mismatch``: no tolerance
-makes differently drawn weights right, ``fp_analysis.model.judge.parameter_analysis``); then the worst trial is
+process. ``run_check`` gives the trials (a wrong output shape or dtype is a ``bug`` there); the worst trial is
 explained on the whole reference Model by ``fp_analysis.model.engine`` — which rewrite of the reference's
-arithmetic re-creates each side, or where the candidate departs from all of them. On a GPU the reference is also
-run with cuDNN's and cuBLAS's TF32 forced on and off, the interventional evidence of what precision each side used.
+arithmetic re-creates each side, or where the candidate departs from all of them. The parameters are evidence, not a
+gate (``fp_analysis.explain.parameters``): where the analysis re-creates the candidate they do not matter; where not
+and the candidate holds other values, the reference Model is evaluated again with them and what is left is
+explained (``parameter_mismatch`` beside the arithmetic, ``fp_analysis.model.judge.parameter_analysis``). On a GPU
+the reference is also run with cuDNN's and cuBLAS's TF32 forced on and off, the interventional evidence of what
+precision each side used.
 """
 
 from __future__ import annotations
@@ -13,16 +16,27 @@ from __future__ import annotations
 import torch
 
 from ..errors import OutOfScopeError, ParameterError
+from ..model import compare
 from ..model.engine import Effort, analyse_model
 from ..model.interpose import evaluate, precision_mode
-from ..model.judge import parameter_analysis
-from ..model.verdict import Analysis, Explanation
+from ..model.judge import parameter_analysis, parameters_first
+from ..model.rewrites import Rewrite
+from ..model.verdict import Analysis, Cause, CauseKind, Explanation
 from ..numerics.backends import tf32, tf32_settings
 from ..options import ExplainOptions, resolve_device
 from ..run.candidate import CandidateProcess
 from ..run.usercode import UserFile
 from ..run.worker import report_event
-from .kernelbench import load_problem, mismatch_summary, parameter_mismatch, run_check, written_notes
+from .kernelbench import (
+    WrongOutput,
+    emulated_reference,
+    load_problem,
+    mismatch_summary,
+    reference_forward,
+    run_check,
+    written_notes,
+)
+from .parameters import describe, match_parameters, with_values
 
 __all__ = ["explain_job"]
 
@@ -44,20 +58,6 @@ def explain_job(
             "your TF32 settings say (and is also run with TF32 forced on and off)"
         )
     # its import overlaps the problem's
-    with CandidateProcess(solution, folder, timeout, solution_sources, dev.type == "cuda") as candidate:
-        reference_file = load_problem(problem, problem_sources)
-        reference, parameters, results, worst = run_check(
-            reference_file,
-            candidate,
-            dev,
-            trials=asked.trials,
-            seed=seed,
-            atol=atol,
-            rtol=rtol,
-            reference_mode=mode if dev.type == "cpu" else "fp32",
-        )
-        written = {side: {i for r in results for i in r.written.get(side, ())} for side in ("reference", "candidate")}
-        notes = list(candidate.loaded()) + written_notes(written)
     context = {
         "device": str(dev),
         "reference_mode": mode if dev.type == "cpu" else _tf32_description(),
@@ -65,8 +65,25 @@ def explain_job(
         "seed": seed,
         "atol": atol,
         "rtol": rtol,
-        "analysed_trial": worst.trial,
     }
+    with CandidateProcess(solution, folder, timeout, solution_sources, dev.type == "cuda") as candidate:
+        reference_file = load_problem(problem, problem_sources)
+        try:
+            reference, parameters, results, worst = run_check(
+                reference_file,
+                candidate,
+                dev,
+                trials=asked.trials,
+                seed=seed,
+                atol=atol,
+                rtol=rtol,
+                reference_mode=mode if dev.type == "cpu" else "fp32",
+            )
+        except WrongOutput as wrong:
+            return _wrong_output(wrong, context, list(candidate.loaded()), asked)
+        written = {side: {i for r in results for i in r.written.get(side, ())} for side in ("reference", "candidate")}
+        notes = list(candidate.loaded()) + written_notes(written)
+    context["analysed_trial"] = worst.trial
     mismatch = mismatch_summary(results, atol, rtol)
     trial_dicts = [r.to_dict() for r in results]
     record = {"mismatch": mismatch, "trials": trial_dicts, "context": context, "notes": notes}
@@ -74,10 +91,7 @@ def explain_job(
     if unset:  # a Lazy module: its values exist only after a forward, so nothing to compare them with
         shown = ", ".join(unset[:4]) + (f" and {len(unset) - 4} more" if len(unset) > 4 else "")
         notes.append(f"parameters not compared: ModelNew's {shown} had no values when it was built (a Lazy module)")
-    differences = [] if unset else parameter_mismatch(parameters.reference, parameters.candidate)
-    mismatched = parameter_analysis(differences, mismatch["max_abs"])
-    if mismatched is not None:
-        return Explanation.of(mismatched, **record).to_dict()
+    matches = [] if unset else match_parameters(parameters.reference, parameters.candidate)
     if dev.type == "cuda":
         context["reference_tf32_forced"] = _forced_tf32(reference_file, reference, worst.inputs, worst.candidate)
     with reference_file.watched("Model.forward (checking which batch items can be analysed alone)"):
@@ -99,7 +113,60 @@ def explain_job(
         if "not_explained" in context["judged"]:  # another trial gave the verdict
             context["analysed_trial"] = context["judged"]["not_explained"]
             context.pop("analysed_batch_items", None)
+    unaffected = analysis.explained  # re-created with the reference's own parameters
+    if any(m.status in ("differs", "rounded") for m in matches):
+        analysed = (inputs, ref_out, cand_out)
+        analysis, unaffected = _with_candidate_values(reference_file, reference, matches, analysis, analysed, asked)
+    differences = describe(matches)
+    if differences:
+        effect = " (the output does not depend on it beyond the floor)" if unaffected else ""
+        notes.append(f"parameters held otherwise than the reference's{effect}: {'; '.join(differences)}")
     return Explanation.of(analysis, **record).to_dict()
+
+
+def _with_candidate_values(problem: UserFile, model, matches, first: Analysis, analysed: tuple, asked: ExplainOptions):
+    """(the analysis that gives the verdict, whether the parameters did not matter): ``first`` (the analysis of
+    ``analysed``, the trial's (inputs, reference, candidate), against the reference Model as built) held against the
+    analysis against the reference Model evaluated with the candidate's parameter values (``parameters.with_values``).
+    Where ``first`` is not explained, the verdict names the parameters and what arithmetic is left
+    (``fp_analysis.model.judge.parameter_analysis``); where it is, it stands unless the candidate's values re-create
+    the candidate with less (``parameters_first``)."""
+    if first.explained and first.recreations.get("candidate") == Rewrite().key():
+        return first, True  # plain arithmetic re-creates it with the reference's own values: nothing simpler
+    inputs, ref_out, cand_out = analysed
+    report_event("progress", text="analysis: the reference Model again, with the candidate's parameter values")
+    substituted = with_values(model, matches)
+    with emulated_reference(asked.reference_mode or "fp32"):
+        reference_again, _ = reference_forward(problem, substituted, inputs, detail="with the candidate's parameters")
+    try:
+        second = analyse_model(substituted, inputs, reference_again, cand_out, seed=asked.seed, watch=problem.watched)
+    except OutOfScopeError:  # the reference with those values is not re-created: nothing more to say
+        second = None
+    differing = [m.words for m in matches if m.status == "differs"]
+    stored: dict[str, list[str]] = {}
+    for m in matches:
+        if m.status == "rounded":
+            stored.setdefault(m.fmt, []).append(m.name)
+    shares = {
+        "parameters": compare.max_abs(ref_out, reference_again),
+        "arithmetic": compare.max_abs(reference_again, cand_out),
+    }
+    if first.explained and (second is None or not parameters_first(first, second)):
+        return first, True
+    return parameter_analysis(first, second, differing, stored, shares), False
+
+
+def _wrong_output(wrong: WrongOutput, context: dict, notes: list[str], asked: ExplainOptions) -> dict:
+    """The explanation where the candidate returned another shape or dtype than the reference: ``bug``, with no
+    analysis (there is nothing output by output to compare), the check failing on that trial."""
+    cause = Cause(CauseKind.BUG.value, wrong.words, None, "candidate")
+    mismatch = {
+        "max_abs": None, "mean_abs": None, "allclose_fail_fraction": 1.0, "failed_trials": 1, "outputs": wrong.outputs,
+        "finite_pairs": 0, "nonfinite": {}, "atol": asked.atol, "rtol": asked.rtol, "wrong_output": wrong.words,
+    }  # fmt: skip
+    analysis = Analysis(explained=False, verdict=cause.name, causes=[cause], location={"summary": wrong.words})
+    context = {**context, "analysed_trial": wrong.trial}
+    return Explanation.of(analysis, mismatch=mismatch, trials=[], context=context, notes=notes).to_dict()
 
 
 # Outputs above which the analysis evaluates one batch item rather than the whole batch (when the Model treats

@@ -25,9 +25,9 @@ from torch.nn.parameter import is_lazy
 from ..errors import Fate, FpaError, Side, UserCodeError
 from ..model.interpose import interposed, precision_mode
 from ..numerics.metrics import ErrorStats, error_stats
-from ..options import check_reference_mode
+from ..options import linear_formats
 from ..run.snapshot import Snapshot
-from ..run.usercode import UserFile, check_output, copied, seed_all, written_inputs
+from ..run.usercode import UserFile, check_output, copied, seed_all, written_inputs, wrong_output
 
 if TYPE_CHECKING:
     from ..run.candidate import CandidateProcess
@@ -36,13 +36,13 @@ __all__ = [
     "BuiltParameters",
     "KernelBenchError",
     "TrialResult",
+    "WrongOutput",
     "build_models",
     "emulated_reference",
     "init_inputs",
     "load_problem",
     "mismatch_summary",
     "numpy32",
-    "parameter_mismatch",
     "reference_forward",
     "run_check",
     "trial_inputs",
@@ -67,15 +67,17 @@ def emulated_reference(mode: str):
     """Within the block, the reference's linear ops run in ``mode`` as a CPU can emulate it
     (``interpose.precision_mode``); ``fp32`` changes nothing. Raises KernelBenchError when the block ran no
     linear op to emulate."""
-    if check_reference_mode(mode) == "fp32":
+    reduced = {kind: fmt for kind, fmt in linear_formats(mode).items() if fmt != "fp32"}
+    if not reduced:
         yield None
         return
     with interposed(precision_mode(mode)) as interposer:
         yield interposer
     if interposer.rounded == 0:
+        kinds = " or ".join({"conv": "convolution", "matmul": "matrix product"}[kind] for kind in reduced)
         raise KernelBenchError(
-            f"--reference-mode {mode} could not be applied: the Model's forward ran no float32 "
-            f"{'convolution' if mode == 'tf32' else 'convolution or matrix product'} for it to emulate"
+            f"--reference-mode {mode} could not be applied: the Model's forward ran no float32 {kinds} for it to "
+            "emulate"
         )
 
 
@@ -152,6 +154,15 @@ def trial_inputs(problem: UserFile, device: torch.device, detail: str | None = N
     """``get_inputs()`` of the problem, checked to be a list, its tensors moved to ``device``."""
     inputs = _listed(problem.call("get_inputs()", problem.module.get_inputs, detail=detail), "get_inputs()", detail)
     return [t.to(device) if isinstance(t, torch.Tensor) else t for t in inputs]
+
+
+class WrongOutput(Exception):
+    """The candidate returned another shape or dtype than the reference (``words``) on ``trial``: a wrong result,
+    which allclose cannot even compare (verdict ``bug``, exit 1)."""
+
+    def __init__(self, words: str, trial: int, outputs: int):
+        super().__init__(words)
+        self.words, self.trial, self.outputs = words, trial, outputs
 
 
 class BuiltParameters(NamedTuple):
@@ -264,6 +275,9 @@ def run_check(
                 if upcoming is not None:
                     upcoming.join()
             check_output(cand_out, "ModelNew.forward", Side.SOLUTION, like=ref_out, device=made_on, detail=detail)
+            wrong = wrong_output(cand_out, ref_out)
+            if wrong is not None:
+                raise WrongOutput(f"{wrong} (trial {trial + 1} of {trials})", trial, ref_out.numel())
             cand_out = cand_out.to(device)
             stats = error_stats(cand_out, ref_out, atol=atol, rtol=rtol)
             passed = bool(torch.allclose(cand_out, ref_out, atol=atol, rtol=rtol))
@@ -339,38 +353,6 @@ def _severity(result: TrialResult) -> tuple:
     large error on some calls and computes in TF32 (many small failures) on the others is analysed where it errs."""
     s = result.stats
     return (s.nonfinite.mismatched_nonfinite, s.max_abs or 0.0, s.allclose_fail_count)
-
-
-def parameter_mismatch(reference: nn.Module | dict[str, torch.Tensor], candidate: dict[str, torch.Tensor]) -> list[str]:
-    """Evidence lines for reference parameters the candidate does not hold (empty: all found).
-
-    The two models may name, lay out and store their weights differently (a kernel keeps its weight
-    permuted to NHWC, or as a buffer), so ``candidate`` holds the candidate's parameters and buffers (name →
-    tensor), and a reference parameter is found when some candidate tensor of its size holds the same values:
-    bitwise equal in the same shape, or the same multiset of values in another layout. ``reference``: the
-    Model, or its parameters (name → tensor) as built (``BuiltParameters``).
-    """
-    pool = [(n, q.detach().cpu()) for n, q in candidate.items() if q is not None and q.is_floating_point()]
-    problems = []
-    named = reference.items() if isinstance(reference, dict) else reference.named_parameters()
-    for name, p in named:
-        p = p.detach().cpu()
-        same_size = [(n, q) for n, q in pool if q.numel() == p.numel()]
-        if any(q.shape == p.shape and q.dtype == p.dtype and torch.equal(p, q) for _, q in same_size):
-            continue
-        values = torch.sort(p.reshape(-1).double()).values
-        if any(torch.equal(values, torch.sort(q.reshape(-1).double()).values) for _, q in same_size):
-            continue  # the same values in another layout
-        if not same_size:
-            problems.append(f"reference parameter {name} {tuple(p.shape)} has no candidate tensor of its size")
-            continue
-        diff = min(float((torch.sort(q.reshape(-1).double()).values - values).abs().max()) for _, q in same_size)
-        names = ", ".join(n for n, _ in same_size)
-        problems.append(
-            f"reference parameter {name} {tuple(p.shape)} differs from candidate {names} (max |difference| "
-            f"{diff:.3g} between their sorted values)"
-        )
-    return problems
 
 
 def numpy32(t: torch.Tensor) -> np.ndarray:

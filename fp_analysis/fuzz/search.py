@@ -48,7 +48,7 @@ from ..model.verdict import CauseKind, Outcome
 from ..numerics.formats import FORMATS
 from ..options import resolve_device
 from ..run.candidate import CandidateProcess
-from ..run.usercode import check_output, seed_all
+from ..run.usercode import check_output, seed_all, wrong_output
 from ..strategies import DATA_KINDS, LAYOUTS, make_tensor
 from .hypothesis_setup import example_database, files_in_cache, search_settings
 from .model_space import MAX_MACS, ModelSpace, Refused, TooLarge, describe_convs, first_conv_macs
@@ -244,6 +244,10 @@ class _Pair:
         if not torch.isfinite(ref).all():  # overflow in the reference itself: nothing to compare
             return True, None, {"verdict": Outcome.REFERENCE_NONFINITE.value, "explained": True}
         check_output(cand, "ModelNew.forward", Side.SOLUTION, like=ref, device=made_on, detail=context["detail"])
+        wrong = wrong_output(cand, ref)
+        if wrong is not None:  # a wrong result, as a wrong value is
+            cause = {"name": CauseKind.BUG.value, "evidence": wrong, "residual_max": None}
+            return False, None, {"verdict": CauseKind.BUG.value, "explained": False, "causes": [cause]}
         cand = cand.to(self.device)
         max_abs = float((cand.double() - ref.double()).abs().max()) if ref.numel() else 0.0
         if torch.equal(cand, ref):

@@ -14,7 +14,7 @@ import torch
 
 from .judge import Fit
 
-__all__ = ["TOLERANCE_MARGIN", "differing", "fit", "max_abs", "outside", "same_values", "tolerance"]
+__all__ = ["TOLERANCE_MARGIN", "departures", "differing", "fit", "max_abs", "outside", "same_values", "tolerance"]
 
 # The tolerance is measured on one trial's inputs; on KernelBench's other trials (same distribution) the
 # largest difference moved by 1.2% on the tests' TF32 case. 1.5 keeps a wide margin over that, as the seed
@@ -43,15 +43,31 @@ def outside(values, recreation, scale, limit) -> torch.Tensor:
     return torch.cat(parts).reshape(values.shape)
 
 
-def fit(values, recreation, scale, limit) -> Fit:
+def fit(values, recreation, scale, limit, fp32=None) -> Fit:
     """The largest departure of ``values`` from ``recreation`` in units of ``scale``, and how many outputs pass
-    ``limit``: compared ``_CHUNK`` outputs at a time, so a full-size output needs no full-size temporaries."""
-    worst, outside = 0.0, 0
-    for v, r, s in _chunks(values, recreation, scale):
-        units = _difference(v, r) / s
+    ``limit``: compared ``_CHUNK`` outputs at a time, so a full-size output needs no full-size temporaries.
+    ``fp32``: (σ, limit) of the plain fp32 floor, where the fit also counts the outputs that pass it (how far the
+    side is from the re-creation at fp32's resolution, whatever the re-creation's own floor)."""
+    worst, outside, disagree = 0.0, 0, 0
+    tight = () if fp32 is None else (fp32[0],)
+    for v, r, s, *sigma in _chunks(values, recreation, scale, *tight):
+        difference = _difference(v, r)
+        units = difference / s
         worst = max(worst, float(units.max()))
         outside += int((units > limit).sum())
-    return Fit(worst, outside, limit)
+        if sigma:
+            disagree += int((difference > fp32[1] * sigma[0]).sum())
+    return Fit(worst, outside, limit, disagree=disagree if fp32 is not None else outside)
+
+
+def departures(values, recreation, scale) -> torch.Tensor:
+    """(values − recreation) in units of ``scale``, signed, one float32 per output, in the output's shape (for
+    ``fp_analysis.model.concentration``): 0 where both are equal, +inf where only one is finite."""
+    parts = []
+    for v, r, s in _chunks(values, recreation, scale):
+        signed = torch.where(_difference(v, r) == 0, torch.zeros_like(v), v - r)
+        parts.append((signed.nan_to_num(math.inf, math.inf, -math.inf) / s).to(torch.float32))
+    return torch.cat(parts).reshape(values.shape)
 
 
 def max_abs(a: torch.Tensor, b: torch.Tensor) -> float | None:

@@ -34,17 +34,22 @@ The reference Model is the graph it runs (``fp_analysis.model.interpose``). ``an
    op alone), rounded to nearest with ties to even, and for TF32 also with ties away from zero where a side
    is left over (PTX's cvt.rna: cuDNN's implicit-GEMM TF32 convolutions round so, the CUTLASS GEMM of a 1×1
    conv to even; experiments/results/tf32_probe_h200.json); another form of one activation (``interpose.FORMS``);
-   fast-math transcendentals (σ measured again with transcendental ops carrying 133 ulp, tanhf's worst under
-   --use_fast_math, experiments/results/gpu_validation.json); precisions with forms. A side is re-created by
-   a rewrite when it stays within the floor of it at every output; a precision rewrite may also leave the tensor cores'
-   truncating fp32 accumulation, about half an ulp per mma step of 8 products (Fasi, Higham, Mikaitis &
-   Pranesh 2021, PeerJ Comput. Sci. 7:e330): K/8 more units.
+   fast-math transcendentals, re-created through ``__expf``'s rounded argument, each op allowed its measured
+   residual only (``fast_math``); precisions with forms; and where a side is left over, the whole Model under
+   ``torch.autocast`` in bf16 or fp16 (``autocast``: results in the format too). A side is re-created by a
+   rewrite when it stays within the floor of it at every output, its departure is concentrated in no slice of the
+   output (``concentration``: one channel, batch item, feature, band or the edges — rounding errs alike
+   everywhere, a bug does not, however small), and, for autocast, it agrees with the re-creation at more outputs
+   than with plain fp32; a precision rewrite may also leave the tensor cores' truncating fp32 accumulation, about
+   half an ulp per mma step of 8 products (Fasi, Higham, Mikaitis & Pranesh 2021, PeerJ Comput. Sci. 7:e330):
+   K/8 more units.
 4. **Decides** (the rules: ``judge``). Both sides re-created: their causes, each naming the op it acts on;
    ``identical`` or ``accumulation_order`` when both are plain fp32; a ``shared_<fmt>`` cause when they agree bit
    for bit only because both are inexact the same way, with the tolerance an fp32-exact kernel would need against
    that reference. The reference not re-created: out of scope (exit 2), never a verdict. The candidate not
    re-created: ``nonfinite`` (NaN/±inf where the closest re-creation has numbers) or ``bug``, located over
-   all outputs (channels, batch items, edges, with counts that add up).
+   all outputs (channels, batch items, bands, edges, with counts that add up). The parameters are weighed after
+   (``fp_analysis.explain.parameters``): evidence, not a gate.
 """
 
 from __future__ import annotations
@@ -62,9 +67,18 @@ from ..numerics.backends import tf32
 from ..numerics.memory import format_bytes
 from ..numerics.metrics import error_stats
 from . import compare
+from .concentration import Concentration, concentration
 from .floor import FLOOR_MULTIPLIER, floor_of
 from .interpose import DATA_MOVES, Arithmetic, OpKind, OpRecord, describe_op, evaluate
-from .judge import FitTable, closest_to_candidate, judge_explained, judge_unexplained, simplest
+from .judge import (
+    SIDES,
+    FitTable,
+    closest_to_candidate,
+    judge_explained,
+    judge_unexplained,
+    simplest,
+    unlike_autocast,
+)
 from .locate import locate
 from .rewrites import Rewrite, evaluations_needed, rewrites_of
 from .twins import twin_evidence, twin_words
@@ -152,7 +166,6 @@ class _Analysis:
         self.rewrites = [h for h in rewrites_of(self.ops) if effort.only is None or h.plain or h.key() in effort.only]
         self.keep = self.y64.numel() * self.y64.element_size() * 2 * len(self.rewrites) <= _KEEP_BYTES
         self.kept: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
-        self.fast_sigma = None
         self.records: list[dict] = []
 
     def run(self, what: str, fn, *args, **kwargs):
@@ -173,46 +186,70 @@ class _Analysis:
         if h.key() in self.kept:
             return self.kept[h.key()]
         centre, local = self.run(f"as {h.key()}", floor_of, self.model, self.inputs, runs=0, base=h.arithmetic(),
-                                 scales=self.truth.scales)  # fmt: skip
+                                 scales=self.truth.scales, fast_math=h.fast_math)  # fmt: skip
         result = (centre.output, torch.maximum(self.sigma, local))
         if self.keep:
             self.kept[h.key()] = result
         return result
 
     def value(self, h: Rewrite) -> torch.Tensor:
-        return self.y64 if (h.plain or h.fast_math) else self.rewritten(h)[0]
+        return self.y64 if h.plain else self.rewritten(h)[0]
 
     def scale(self, h: Rewrite) -> torch.Tensor:
-        return self.fast_sigma if h.fast_math else self.sigma if h.plain else self.rewritten(h)[1]
+        return self.sigma if h.plain else self.rewritten(h)[1]
 
     def measure_fits(self) -> FitTable:
-        """Each side's fit to each rewrite; TF32 with ties away from zero (cuDNN's implicit-GEMM convolutions) only
-        where a side is left that no other rewrite re-creates: elsewhere it cannot change the verdict, and it
-        doubles the TF32 rewrites."""
+        """Each side's fit to each rewrite; the second-line rewrites (``Rewrite.second_line``: TF32 with ties away
+        from zero, the Model under autocast or in half precision) only where a side is left that no other rewrite
+        re-creates: elsewhere they cannot change the verdict, and they would double the evaluations."""
         table = FitTable(self.rewrites)
         numbered = list(enumerate(self.rewrites, 1))
         for number, h in numbered:
-            if h.ties == "rne":
+            if not h.second_line:
                 self._measure(table, number, h)
+        self._reject_concentrated(table)
         if table.side_left():
             for number, h in numbered:
-                if h.ties != "rne":
+                if h.second_line:
                     self._measure(table, number, h)
+            self._reject_concentrated(table)
         return table
+
+    def _reject_concentrated(self, table: FitTable) -> None:
+        """For each side, the rewrite the judge would name, tested for a departure concentrated in a slice of the
+        output (``concentration``: then it is not arithmetic, and the rewrite does not re-create the side); the
+        next one tested in its place, until one is not concentrated or none is left. Only the rewrite about to be
+        named is tested: a test sorts the whole output per slicing."""
+        for side in SIDES:
+            while table.recreating(side):
+                h = simplest(table, side)
+                found = self.concentration(side, h)
+                if found is None:
+                    break
+                fit = dataclasses.replace(table[side, h], concentrated=found.words,
+                                          departing=int(found.departing.sum()))  # fmt: skip
+                table.record(side, h, fit)
+                for record in self.records:
+                    if record["side"] == side and record["hypothesis"] == h.key():
+                        record.update(fits=False, concentrated=found.words)
+
+    def concentration(self, side: str, h: Rewrite) -> Concentration | None:
+        """Where ``side``'s departure from rewrite ``h`` is concentrated, in units of the rewrite's own σ (its
+        allowance: a reduced format's roundings, an approximation's measured residual), None where it is not."""
+        least = self.base_units if math.isfinite(self.base_units) else 0.0
+        return concentration(compare.departures(self.sides[side], self.value(h), self.scale(h)), least)
 
     def _measure(self, table: FitTable, number: int, h: Rewrite) -> None:
         self.say(f"re-creation {number} of {len(self.rewrites)}: {h.key()}")
-        if h.fast_math:
-            _, self.fast_sigma = self.run("with fast-math rounding", floor_of, self.model, self.inputs,
-                                          runs=self.effort.runs, seed=self.seed + 1, fast_math=True)  # fmt: skip
-            value, scale, limit = self.y64, self.fast_sigma, self.floor
-        elif h.plain:
+        if h.plain:
             value, scale, limit = self.y64, self.sigma, self.floor
         else:
             value, scale = self.rewritten(h)
             limit = self.floor + (self.tensor_core if h.precision else 0.0)
         for side, values in self.sides.items():
-            fit = compare.fit(values, value, scale, limit)
+            fit = compare.fit(values, value, scale, limit, fp32=(self.sigma, self.floor))
+            if h.autocast:
+                fit = dataclasses.replace(fit, unlike=unlike_autocast(fit, table[side, Rewrite()]))
             table.record(side, h, fit)
             self.records.append({
                 "side": side, "hypothesis": h.key(), "causes": [k.value for k in h.kinds(side, self.ops)] or ["none"],
@@ -301,16 +338,41 @@ class _Analysis:
         return Cause(
             kind.value,
             f"re-creating {change.what} leaves a residual of {fit.units:.3g} units of σ on the {side} "
-            f"(floor {fit.limit:.1f}); plain fp32 arithmetic would leave {plain.units:.3g}",
+            f"(floor {fit.limit:.1f}); plain fp32 arithmetic would leave {plain.units:.3g}"
+            + self._alike(side, h, table),
             compare.max_abs(self.sides[side], self.value(h)), side, fit.units, change.where,
         )  # fmt: skip
+
+    def _alike(self, side: str, h: Rewrite, table: FitTable) -> str:
+        """Words for a TF32 re-creation that fp16 gives bit for bit too (or the reverse): both keep 10 bits of
+        mantissa, so operands inside fp16's range round alike and the output cannot tell the two apart."""
+        twin = {"tf32": "fp16", "fp16": "tf32"}.get(h.precision)
+        other = dataclasses.replace(h, precision=twin, ties="rne") if twin else None
+        if other is None or h.ties != "rne" or other.key() not in {r.key() for r in table.recreating(side)}:
+            return ""
+        if not torch.equal(self.value(h), self.value(other)):
+            return ""
+        return (
+            f"; {twin} re-creates it bit for bit too (every operand inside fp16's range rounds alike in both): the "
+            "output cannot tell TF32 from fp16 here, and TF32 is named as the usual reason (a tensor core's "
+            "default)"
+        )
+
+    def _departing(self, h: Rewrite, table: FitTable):
+        """(where the candidate departs from rewrite ``h``, the concentration that says so where it is within the
+        limit everywhere)."""
+        fit = table["candidate", h]
+        found = self.concentration("candidate", h) if fit.within else None
+        if found is not None:
+            return found.departing.to(self.sides["candidate"].device), found
+        return compare.outside(self.sides["candidate"], self.value(h), self.scale(h), fit.limit), None
 
     def unexplained(self, table: FitTable) -> Analysis:
         """The analysis where no rewrite re-creates the candidate: ``bug`` or ``nonfinite``, located."""
         closest = closest_to_candidate(table)
         fit = table["candidate", closest]
         value, candidate = self.value(closest), self.sides["candidate"]
-        bad = compare.outside(candidate, value, self.scale(closest), fit.limit)
+        bad, found = self._departing(closest, table)
         nonfinite = bad & ~torch.isfinite(candidate) & torch.isfinite(value)
         location = locate(bad, nonfinite, tuple(self.y64.shape))
         kind = judge_unexplained(int(bad.sum()), int(nonfinite.sum()))
@@ -319,10 +381,17 @@ class _Analysis:
         # by how much in absolute terms: in units of σ the number is astronomic where σ is at its least (an
         # output a ReLU or clamp makes exactly 0), which says nothing a user can act on
         by = "non-finite where it has numbers" if departure is None else f"up to {departure:.3g} from it"
-        evidence = (
-            f"the candidate departs from every re-creation of its arithmetic (closest: {label}, {by}, beyond the "
-            f"floor of {fit.limit:.1f} units of σ); {location['summary']}"
-        )
+        if found is not None:
+            evidence = (
+                f"the candidate stays within the floor of a re-creation of its arithmetic (closest: {label}, {by}) "
+                f"but {found.words}: rounding errs alike over the whole output, so no arithmetic does this; "
+                f"{location['summary']}"
+            )
+        else:
+            evidence = (
+                f"the candidate departs from every re-creation of its arithmetic (closest: {label}, {by}, beyond the "
+                f"floor of {fit.limit:.1f} units of σ); {location['summary']}"
+            )
         cause = Cause(kind.value, evidence, departure, "candidate", fit.units)
         tolerance = self._tolerance(simplest(table, "reference"), None, table)
         return Analysis(explained=False, verdict=kind.value, causes=[cause], recommended_tolerance=tolerance,

@@ -15,7 +15,6 @@ import torch
 
 from ..numerics.formats import FORMATS
 from .interpose import Arithmetic, Noise, OpKind, evaluate
-from .rewrites import FAST_MATH_ULPS
 
 __all__ = ["FLOOR_MULTIPLIER", "floor_of"]
 
@@ -37,7 +36,8 @@ def floor_of(
 ):
     """(evaluation, σ): the Model under ``base`` (fp64 by default) and the Monte-Carlo spread of fp32 rounding
     around it (module docstring, step 2): two runs with every error one way, then ``runs`` with random signs.
-    With ``fast_math`` transcendental ops carry ``FAST_MATH_ULPS`` ulp. ``scales`` (each linear op's Σ|w·x|)
+    With ``fast_math`` each transcendental op carries its fast-math form's measured residual
+    (``fast_math.residual_units``). ``scales`` (each linear op's Σ|w·x|)
     come from the fp64 evaluation unless given."""
     base = base or Arithmetic()
     centre = evaluate(model, inputs, base, record_scales=scales is None)
@@ -45,9 +45,8 @@ def floor_of(
     device = centre.output.device
     generator = torch.Generator(device=device).manual_seed(seed)
     sigma = torch.zeros_like(centre.output)
-    ulps = FAST_MATH_ULPS if fast_math else 1.0
     for sign in [+1, -1] + [None] * runs:
-        noise = Noise(generator, scales, ulps, sign, FLOOR_MULTIPLIER)
+        noise = Noise(generator, scales, fast_math, sign, FLOOR_MULTIPLIER)
         run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
         sigma = torch.maximum(sigma, (run.output - centre.output).abs().nan_to_num(0.0, 0.0, 0.0) / FLOOR_MULTIPLIER)
     # No fp32 result is closer than half an ulp of itself: a clamp bound or a constant of the Model rounded to

@@ -15,6 +15,7 @@ every evaluation fp_analysis makes of a Model (``Arithmetic``):
   fp32 by PyTorch (what a kernel doing it computes);
 * **another form of one activation**: GELU's tanh form for its erf form (or back), softplus and Mish
   computed the naive way in fp32 (``FORMS``);
+* **fast-math**: exp and the functions built on it as ``--use_fast_math`` computes them (``fast_math``);
 * **Monte-Carlo rounding** (``Noise``): each op's result perturbed by a random rounding error of fp32 size
   — relative 2^-24 for an arithmetic op, 2^-24·Σ|w·x| for a linear op — the way Monte-Carlo arithmetic
   (Parker 1997; Verificarlo, Denis et al. 2016) makes a program's rounding visible as the spread of its
@@ -37,6 +38,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..numerics.formats import FORMATS
 from ..numerics.rounding import round_to
+from ..options import autocast_format, linear_formats
+from . import fast_math
+from .autocast import LOWER_OPS, Autocast
+from .conv64 import run_op as _run
 
 __all__ = [
     "DATA_MOVES",
@@ -60,7 +65,7 @@ _U32 = FORMATS["fp32"].unit_roundoff  # 2^-24: the rounding of the sides fp_anal
 # fl(x op y) = (x op y)(1 + δ) + η, |η| ≤ 2^-150 with gradual underflow (Higham 2002, §2.1, eq. (2.8)).
 _ETA32 = float.fromhex("0x1p-150")
 
-# The linear ops: where a precision mode (TF32, bf16, fp16 operands) acts.
+# The linear ops: where a precision mode (TF32, bf16, fp16 operands) acts; each by its kind.
 LINEAR_OPS = {
     aten.convolution.default: "convolution",
     aten.mm.default: "matrix product",
@@ -68,6 +73,7 @@ LINEAR_OPS = {
     aten.bmm.default: "matrix product",
     aten.baddbmm.default: "matrix product",
 }
+_KIND_NAMES = {"conv": "convolution", "matmul": "matrix product"}  # a reference mode's op kinds
 
 # Ops that copy values or view them in another layout (or dtype): which of them run depends on memory layout (a
 # channels_last input, the device's kernels), not on the values, so paths are compared without them.
@@ -257,17 +263,17 @@ class Noise:
 
     A linear op's output moves by ±u·Σ|w·x| (``scales``: the op's Σ|w·x|, from ``evaluate(...,
     record_scales=True)`` in fp64), an x·g(x) activation (GELU, SiLU, Mish) by ±u·(|result| + |x|), any other
-    op that rounds by ±u·|result|; a transcendental op by ``transcendental_ulps`` times that (a fast-math
-    hypothesis). Each also moves by the underflow term η = 2^-150 (K·η for a linear op of K terms), so results
-    near fp32's subnormal range carry the absolute error their rounding has there. Signs are drawn independently
-    per element
-    (Rademacher): every rounding error at its full size, in a random direction; or all one ``sign``, so that
-    errors passing through increasing functions (most activations) add up instead of cancelling by chance.
+    op that rounds by ±u·|result|; under ``fast_math`` a transcendental op by its fast-math form's measured
+    residual times that (``fast_math.residual_units``). Each also moves by the underflow term η = 2^-150 (K·η for
+    a linear op of K terms), so results near fp32's subnormal range carry the absolute error their rounding has
+    there. Signs are drawn independently per element (Rademacher): every rounding error at its full size, in a
+    random direction; or all one ``sign``, so that errors passing through increasing functions (most activations)
+    add up instead of cancelling by chance.
     """
 
     generator: torch.Generator  # on the device the Model runs on
     scales: Mapping[int, torch.Tensor]
-    transcendental_ulps: float = 1.0
+    fast_math: bool = False
     sign: int | None = None  # +1 or −1: every error in that direction (errors that add), None: random signs
     amplitude: float = 1.0  # errors this many times their size (a secant over that interval: see engine)
 
@@ -278,43 +284,53 @@ class Arithmetic:
 
     ``dtype``: float64 for the Model in double precision, float32 for the Model as given. ``linear_format``:
     "tf32", "bf16" or "fp16" rounds the operands of the linear ops in ``linear_ops`` (op indices; None: all of
-    them, or only the convolutions with ``convolutions_only``) to nearest, ties as ``linear_rounding`` says
-    ("rne": to even; "rna": away from zero, as PTX's ``cvt.rna.tf32.f32`` does), summed as ``accumulate``
-    says ("fp64": exact products summed in fp64; "fp32": PyTorch's own fp32 sum). ``forms``: op index → a
-    form of ``FORMS``.
+    them, or only those of one kind with ``only_kind``: "convolution" or "matrix product") to nearest, ties as
+    ``linear_rounding`` says ("rne": to even; "rna": away from zero, as PTX's ``cvt.rna.tf32.f32`` does), summed as
+    ``accumulate`` says ("fp64": exact products summed in fp64; "fp32": PyTorch's own fp32 sum). ``kind_formats``
+    (op kind → format), where given, says each kind's format instead (a reference mode: ``precision_mode``).
+    ``forms``: op index → a form of ``FORMS``. ``fast_math``: the ops ``fast_math.EMULATED`` names computed as
+    ``--use_fast_math`` computes them. ``autocast``: "bf16" or "fp16", the Model as ``torch.autocast`` runs it on a
+    GPU in that format (``fp_analysis.model.autocast``).
     """
 
     dtype: torch.dtype = torch.float64
     linear_format: str | None = None
     linear_rounding: str = "rne"
     linear_ops: frozenset[int] | None = None
-    convolutions_only: bool = False
+    only_kind: str | None = None
+    kind_formats: Mapping[str, str] | None = None
     accumulate: str = "fp64"
     forms: Mapping[int, str] = dataclasses.field(default_factory=dict)
+    fast_math: bool = False
+    autocast: str | None = None
     noise: Noise | None = None
 
-    def rounds(self, op: int, func) -> bool:
-        """Whether the operands of linear op ``op`` are rounded to ``linear_format``."""
+    def rounds(self, op: int, func) -> str | None:
+        """The format the operands of linear op ``op`` (ATen ``func``) are rounded to; None: not rounded."""
+        kind = LINEAR_OPS[func]
+        if self.kind_formats is not None:
+            return self.kind_formats.get(kind)
         if self.linear_format is None:
-            return False
+            return None
         if self.linear_ops is not None:
-            return op in self.linear_ops
-        return not self.convolutions_only or func is aten.convolution.default
+            return self.linear_format if op in self.linear_ops else None
+        return self.linear_format if self.only_kind in (None, kind) else None
 
 
 def precision_mode(mode: str) -> Arithmetic:
-    """The Model in fp32 with its reference precision ``mode`` ("fp32", "tf32", "bf16", "fp16") emulated: the one
-    emulation of a precision mode that ``--reference-mode``, the batch-subset check and the report share.
+    """The Model in fp32 with its reference precision ``mode`` emulated (``options.linear_formats``: "fp32", "tf32"
+    — cuDNN's default, the convolutions only; cuBLAS keeps matrix products in fp32 unless told, shared/facts —,
+    "bf16"/"fp16" every linear op, "conv=FMT,matmul=FMT", or "autocast-bf16"/"autocast-fp16"): the one emulation
+    of a precision mode that ``--reference-mode``, the batch-subset check and the report share.
 
-    The linear ops' operands are rounded to the format (nearest even), the exact products summed in fp64 and
-    the result rounded to fp32: what a TF32 / bf16 / fp16 reference computes to within fp32 accumulation error
-    (shared/facts: cuDNN TF32 vs this emulation, 6.3e-6 on seed 000). "tf32" is cuDNN's default, so it rounds
-    the convolutions only (cuBLAS keeps matrix products in fp32 by default, shared/facts); "bf16"/"fp16" every
-    linear op, as autocast does. The terms-level form of the same arithmetic, for sampled outputs, is
-    ``fp_analysis.numerics.orders.AccumulationSpec.reduced_precision_reference``."""
-    if mode == "fp32":
-        return Arithmetic(dtype=torch.float32)
-    return Arithmetic(dtype=torch.float32, linear_format=mode, convolutions_only=mode == "tf32")
+    Each linear op's operands are rounded to its kind's format (nearest even), the exact products summed in fp64
+    and the result rounded to fp32: what a TF32 / bf16 / fp16 reference computes to within fp32 accumulation error
+    (shared/facts: cuDNN TF32 vs this emulation, 6.3e-6 on seed 000). The terms-level form of the same arithmetic,
+    for sampled outputs, is ``fp_analysis.numerics.orders.AccumulationSpec.reduced_precision_reference``."""
+    if autocast_format(mode):  # the whole Model as autocast runs it, results in the format too
+        return Arithmetic(dtype=torch.float32, autocast=autocast_format(mode))
+    formats = {_KIND_NAMES[kind]: fmt for kind, fmt in linear_formats(mode).items() if fmt != "fp32"}
+    return Arithmetic(dtype=torch.float32, kind_formats=formats)
 
 
 @dataclasses.dataclass
@@ -423,6 +439,7 @@ class _Interposer(TorchDispatchMode):
         self.modules: list[tuple[str, str]] = []
         self.model_type = type(model).__name__
         self.rounded = 0
+        self.autocast = Autocast(arithmetic.autocast) if arithmetic.autocast else None
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
@@ -433,9 +450,16 @@ class _Interposer(TorchDispatchMode):
         kind = _kind(func)
         name = func.overloadpacket.__name__
         if kind is OpKind.LINEAR and a.rounds(index, func):
-            out = self._rounded_linear(func, args, kwargs)
+            out = self._rounded_linear(func, args, kwargs, a.rounds(index, func))
+        elif self.autocast is not None:
+            self.rounded += name in LOWER_OPS
+            out = self.autocast.run(name, args, kwargs, lambda given, named: _run(func, given, named))
         elif index in a.forms:
             out = FORMS[name][a.forms[index]][1](args, kwargs)
+        elif a.fast_math and name.rstrip("_") in fast_math.EMULATED:
+            out = fast_math.EMULATED[name.rstrip("_")](*args, **kwargs)
+            if name.endswith("_"):  # in place: the caller reads its first operand
+                out = args[0].copy_(out)
         else:
             out = _run(func, args, kwargs)
         if kind is OpKind.LINEAR and self.record_scales:
@@ -445,7 +469,13 @@ class _Interposer(TorchDispatchMode):
         if a.noise is not None and isinstance(out, torch.Tensor) and out.is_floating_point():
             operand = args[0] if name.rstrip("_") in _X_TIMES_G and isinstance(args[0], torch.Tensor) else None
             terms = _terms(func, args) if kind is OpKind.LINEAR else 1
-            out = self._perturbed(index, kind, out, name.endswith("_"), operand, terms)
+            # a fast-math op errs by up to its measured residual: the floor allows ``amplitude`` × σ, so σ is that
+            # residual over the amplitude (at least the op's own rounding)
+            fast = a.noise.fast_math and kind is OpKind.TRANSCENDENTAL
+            ulps = max(1.0, fast_math.residual_units(name, kwargs) / a.noise.amplitude) if fast else 1.0
+            unit = self.autocast.unit(out) if self.autocast is not None else 0.0
+            moved = self._perturbed(index, kind, out, name.endswith("_"), operand, terms, ulps, unit)
+            out = moved if self.autocast is None else self.autocast.carry(out, moved)
         module, module_type = self.modules[-1] if self.modules else ("", self.model_type)
         shape = tuple(out.shape) if isinstance(out, torch.Tensor) else ()
         terms = _terms(func, args) if kind is OpKind.LINEAR else 0
@@ -454,11 +484,10 @@ class _Interposer(TorchDispatchMode):
         self.ops.append(OpRecord(index, name, kind, module, module_type, shape, _detail(func, args, kwargs), terms))
         return out
 
-    def _rounded_linear(self, func, args, kwargs):
-        """The linear op with its two multiplied operands rounded to the format (through fp32, as a kernel
+    def _rounded_linear(self, func, args, kwargs, fmt: str):
+        """The linear op with its two multiplied operands rounded to ``fmt`` (through fp32, as a kernel
         reading fp32 tensors would round them); a bias or an addmm's added matrix is not rounded."""
         self.rounded += 1
-        fmt = self.arithmetic.linear_format
         positions = (0, 1) if func in (aten.convolution.default, aten.mm.default, aten.bmm.default) else (1, 2)
         dtype = args[positions[0]].dtype
 
@@ -475,76 +504,35 @@ class _Interposer(TorchDispatchMode):
         return _run(func, tuple(new), kwargs).to(dtype)
 
     def _perturbed(
-        self, index: int, kind: OpKind, out: torch.Tensor, in_place: bool, operand, terms: int
+        self,
+        index: int,
+        kind: OpKind,
+        out: torch.Tensor,
+        in_place: bool,
+        operand,
+        terms: int,
+        ulps: float,
+        unit: float,
     ) -> torch.Tensor:
+        """``out`` moved by its rounding error (``Noise``), and by ``unit``·|out| more where its result is rounded to
+        a reduced format (autocast's), a rounding that may go either way."""
         noise = self.arithmetic.noise
-        if kind is OpKind.EXACT or kind is OpKind.RANDOM:
+        if kind is OpKind.RANDOM or (kind is OpKind.EXACT and not unit):
             return out
         if noise.sign is None:
             signs = torch.randint(0, 2, out.shape, generator=noise.generator, device=out.device).to(out.dtype) * 2 - 1
         else:
             signs = torch.full_like(out, float(noise.sign))
-        if kind is OpKind.LINEAR and index in noise.scales:  # each of its K products and sums may underflow
+        if kind is OpKind.EXACT:  # rounds nothing of its own: only the format's rounding of what it was given
+            error = noise.amplitude * unit * out.abs() * signs
+        elif kind is OpKind.LINEAR and index in noise.scales:  # each of its K products and sums may underflow
             error = noise.amplitude * (_U32 * noise.scales[index].to(out.dtype) + terms * _ETA32) * signs
         else:
-            ulps = noise.transcendental_ulps if kind is OpKind.TRANSCENDENTAL else 1.0
             size = out.abs() if operand is None else out.abs() + operand.abs().to(out.dtype)
             error = noise.amplitude * ulps * (_U32 * size + _ETA32) * signs
+        if unit and kind is not OpKind.EXACT:
+            error = error + noise.amplitude * unit * out.abs() * signs
         return out.add_(error) if in_place else out + error  # an in-place op's caller reads its first operand
-
-
-# The most an fp64 convolution on a CPU may allocate for its columns (PyTorch's slow_conv2d/3d lowers float64
-# to im2col + GEMM: C_in·prod(kernel) × prod(output) values per batch item, 2.9 GB for one seed-000 image).
-_CONV64_BYTES = 256 << 20
-
-
-def _run(func, args, kwargs):
-    """``func(*args, **kwargs)``; an fp64 convolution on a CPU whose columns would pass ``_CONV64_BYTES`` is
-    computed batch item by batch item and, where it has one group and is not transposed, over blocks of
-    input channels summed in fp64 (the same products, added in another fp64 order: 1e-16 relative)."""
-    if func is not aten.convolution.default:
-        return func(*args, **kwargs)
-    x, weight, bias, stride, padding, dilation, transposed, output_padding, groups = args
-    if x.device.type != "cpu" or x.dtype != torch.float64 or x.dim() < 3:
-        return func(*args, **kwargs)
-    out_shape = _conv_output_shape(x, weight, stride, padding, dilation, transposed, output_padding, groups)
-    columns = weight.shape[1] * math.prod(weight.shape[2:]) * math.prod(out_shape[2:]) * 8
-    if transposed:
-        columns = weight.shape[1] * math.prod(weight.shape[2:]) * math.prod(x.shape[2:]) * 8
-    if columns <= _CONV64_BYTES:
-        return func(*args, **kwargs)
-    split = not transposed and groups == 1
-    block = max(1, int(_CONV64_BYTES // max(1, columns // weight.shape[1]))) if split else weight.shape[1]
-    out = torch.empty(out_shape, dtype=torch.float64)
-    rest = (stride, padding, dilation, transposed, output_padding, groups)
-    for n in range(x.shape[0]):
-        total = None
-        for c0 in range(0, x.shape[1] if split else 1, block if split else 1):
-            xs = x[n : n + 1, c0 : c0 + block] if split else x[n : n + 1]
-            ws = weight[:, c0 : c0 + block] if split else weight
-            part = func(xs, ws, None, *rest)
-            total = part if total is None else total + part
-        if bias is not None:
-            total = total + bias.reshape(1, -1, *([1] * (x.dim() - 2)))
-        out[n : n + 1] = total
-    return out
-
-
-def _conv_output_shape(x, weight, stride, padding, dilation, transposed, output_padding, groups) -> tuple[int, ...]:
-    """The output shape of aten.convolution (the formulas of ``fp_analysis.ops.conv.ConvSpec.output_shape``);
-    a stride, padding, dilation or output_padding of one value applies to every spatial dim, as ATen expands it."""
-    stride, padding, dilation, output_padding = (
-        [v[0]] * (x.dim() - 2) if len(v) == 1 else v for v in (stride, padding, dilation, output_padding)
-    )
-    spatial = []
-    for d, size in enumerate(x.shape[2:]):
-        k = weight.shape[2 + d]
-        if transposed:
-            spatial.append((size - 1) * stride[d] - 2 * padding[d] + dilation[d] * (k - 1) + output_padding[d] + 1)
-        else:
-            spatial.append((size + 2 * padding[d] - dilation[d] * (k - 1) - 1) // stride[d] + 1)
-    channels = weight.shape[1] * groups if transposed else weight.shape[0]
-    return (x.shape[0], channels, *spatial)
 
 
 def _upcast(args):

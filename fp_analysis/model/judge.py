@@ -24,7 +24,9 @@ __all__ = [
     "judge_explained",
     "judge_unexplained",
     "parameter_analysis",
+    "parameters_first",
     "simplest",
+    "unlike_autocast",
 ]
 
 SIDES = ("reference", "candidate")
@@ -32,15 +34,25 @@ SIDES = ("reference", "candidate")
 
 @dataclasses.dataclass(frozen=True)
 class Fit:
-    """How far one side is from one re-creation."""
+    """How far one side is from one re-creation. A fit within the limit everywhere whose departure is concentrated in
+    a slice of the output (``fp_analysis.model.concentration``: not arithmetic) does not re-create the side."""
 
     units: float  # the largest departure, in units of σ (inf where one side is non-finite and the other not)
     outside: int  # outputs beyond the limit
     limit: float
+    concentrated: str | None = None  # where the departure is concentrated, in words
+    departing: int = 0  # outputs of that slice that depart
+    disagree: int = 0  # outputs beyond the plain fp32 floor of the re-creation (its resolution, not its allowance)
+    unlike: str | None = None  # why a re-creation within its floor is not the side's arithmetic (``unlike_autocast``)
 
     @property
     def fits(self) -> bool:
-        return self.outside == 0
+        return self.outside == 0 and self.concentrated is None and self.unlike is None
+
+    @property
+    def within(self) -> bool:
+        """Within the limit at every output (concentrated or not), and the side's arithmetic."""
+        return self.outside == 0 and self.unlike is None
 
 
 class FitTable:
@@ -62,12 +74,26 @@ class FitTable:
         return [h for h in self.rewrites if ("reference", h.key()) in self._fits]
 
     def recreating(self, side: str) -> list[Rewrite]:
-        """The rewrites that re-create ``side``: within the limit at every output."""
+        """The rewrites that re-create ``side``: within the limit at every output, not concentrated in a slice."""
         return [h for h in self.tried() if self[side, h].fits]
 
     def side_left(self) -> bool:
         """Whether a side is not re-created by any rewrite measured (then the ties-away TF32 rewrites are tried)."""
         return any(not self.recreating(side) for side in SIDES)
+
+
+def unlike_autocast(fit: Fit, plain: Fit) -> str | None:
+    """Why an autocast re-creation (``fit``) is not the side's arithmetic, None where it may be; ``plain``: the side's
+    fit to plain fp32. Its floor holds every op's rounding to the format going either way, wide enough to hold an
+    fp32 side whole (and a small bug in it); an autocast kernel's results are the format's values, equal to the
+    re-creation's but where a rounding went the other way. So at fp32's resolution the side must agree with it at
+    more outputs than with plain fp32 (where a ReLU or a clamp makes both exact, both agree)."""
+    if fit.disagree <= plain.disagree:
+        return None
+    return (
+        f"it departs from the autocast re-creation at fp32's resolution at {fit.disagree} outputs, from plain fp32 "
+        f"at {plain.disagree}: its results are not autocast's"
+    )
 
 
 def simplest(table: FitTable, side: str) -> Rewrite:
@@ -89,12 +115,18 @@ def simplest(table: FitTable, side: str) -> Rewrite:
 
 
 def closest_to_candidate(table: FitTable) -> Rewrite:
-    """The re-creation a candidate that none re-creates is judged against: the fewest outputs left out, then the
-    simplest rewrite (a bug in one channel is "plain fp32 elsewhere"), then the smallest departure."""
-    return min(
-        table.tried(),
-        key=lambda h: (table["candidate", h].outside, h.change_count, table["candidate", h].units),
-    )
+    """The re-creation a candidate that none re-creates is judged against: not one whose arithmetic is not the
+    candidate's (``unlike_autocast``: its wide floor leaves few outputs beyond it, but agrees with a kernel of another
+    arithmetic nowhere); one within the limit everywhere but for a concentrated slice first (its arithmetic re-creates
+    the rest; a bug hiding in a wider floor is where it is, not where another floor is passed); then the fewest
+    outputs left out (beyond the limit, or departing in a concentrated slice); then the simplest rewrite (a bug in one
+    channel is "plain fp32 elsewhere"); then the smallest departure."""
+
+    def key(h: Rewrite):
+        fit = table["candidate", h]
+        return (fit.unlike is not None, not fit.within, fit.outside + fit.departing, h.change_count, fit.units)
+
+    return min(table.tried(), key=key)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,11 +167,52 @@ def judge_unexplained(outside: int, nonfinite: int) -> CauseKind:
     return CauseKind.NONFINITE if nonfinite == outside else CauseKind.BUG
 
 
-def parameter_analysis(differences: list[str], max_abs: float | None) -> Analysis | None:
-    """The verdict where the candidate's parameters are not the reference's (``differences``, in words; empty:
-    they are): ``parameter_mismatch``, which no tolerance makes right. None where there is no difference."""
-    if not differences:
-        return None
-    cause = Cause(CauseKind.PARAMETER_MISMATCH.value, "; ".join(differences), max_abs, "pair")
-    tolerance = {"atol": None, "rtol": None, "basis": "parameters differ: no tolerance makes this right"}
-    return Analysis(explained=False, verdict=cause.name, causes=[cause], recommended_tolerance=tolerance)
+def parameters_first(first: Analysis, second: Analysis) -> bool:
+    """Whether the analysis against the reference Model with the candidate's parameter values (``second``) gives the
+    verdict although the one with the reference's own (``first``) explained the candidate: it re-creates the
+    candidate with plain arithmetic where ``first`` needed a rewrite (an approximation's allowance, a precision).
+    A difference of parameters is observed; an arithmetic is a hypothesis, and the wider its allowance the more
+    a small difference hides in it (a weight 1e-5 off under fast-math tanh)."""
+    plain = Rewrite().key()
+    return (
+        second.explained
+        and second.recreations.get("candidate") == plain
+        and first.recreations.get("candidate") not in (None, plain)
+    )
+
+
+def parameter_analysis(
+    first: Analysis, second: Analysis | None, differing: list[str], stored: dict[str, list[str]], shares: dict
+) -> Analysis:
+    """The verdict where the candidate's parameters are not the reference's and the analysis against the reference
+    Model as built (``first``) does not re-create the candidate; ``second``: the analysis against the reference
+    Model evaluated with the candidate's values (``fp_analysis.explain.parameters``; None where none could be).
+
+    ``differing``: the parameters whose values differ, in words; ``stored``: format → the parameters the candidate
+    holds rounded to it; ``shares``: ``parameters`` (max |reference − reference with the candidate's values|) and
+    ``arithmetic`` (max |reference with the candidate's values − candidate|). Where ``second`` re-creates the
+    candidate, its causes stand beside the parameters': ``parameter_mismatch`` (differing values: no tolerance makes
+    that right) or ``candidate_<fmt>`` (rounded storage, an arithmetic like any other); where it does not, a differing
+    parameter is named beside its bug, and a rounded one alone changes nothing (``first`` stands)."""
+    if second is None or (not second.explained and not differing):
+        return first
+    causes = []
+    if differing:
+        evidence = (
+            f"{'; '.join(differing)}: with the candidate's values the reference Model moves by up to "
+            f"{shares['parameters']:.3g} (the parameters' share), and what is left, up to {shares['arithmetic']:.3g}, "
+            + ("is re-created by arithmetic" if second.explained else "is not")
+        )
+        causes.append(Cause(CauseKind.PARAMETER_MISMATCH.value, evidence, shares["parameters"], "candidate"))
+    for fmt, names in stored.items():
+        evidence = f"the candidate holds {', '.join(names)} rounded to {fmt}: re-created with those values"
+        causes.append(Cause(CauseKind.precision("candidate", fmt).value, evidence, shares["arithmetic"], "candidate"))
+    # the pair's own causes (accumulation order between two plain sides) say nothing beside a parameter's
+    causes += [c for c in second.causes if c.side != "pair"]
+    explained = second.explained and not differing
+    tolerance = second.recommended_tolerance if explained else {
+        "atol": None, "rtol": None, "basis": "parameters differ: no tolerance makes this right",
+    }  # fmt: skip
+    names = [CauseKind(c.name) for c in causes]
+    return dataclasses.replace(second, explained=explained, verdict=verdict_name(names, False), causes=causes,
+                               recommended_tolerance=tolerance)  # fmt: skip

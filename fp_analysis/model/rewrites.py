@@ -4,8 +4,9 @@ A rewrite changes one thing about how the reference Model computes (``fp_analysi
 step 3): its linear ops' operands rounded to TF32/bf16/fp16 (all of them, the convolutions or the matrix products
 apart, each op alone), rounded to nearest with ties to even or, for TF32, ties away from zero (PTX's cvt.rna:
 cuDNN's implicit-GEMM TF32 convolutions round so, experiments/results/tf32_probe_h200.json); another form of one
-activation (``interpose.FORMS``); fast-math transcendentals; a precision with a form. ``rewrites_of(ops)`` lists
-them for a graph, plain fp32 first.
+activation (``interpose.FORMS``); fast-math transcendentals (``fast_math``); a precision with a form; the Model
+under ``torch.autocast`` in bf16 or fp16 (``autocast``: results in the format too, not only operands).
+``rewrites_of(ops)`` lists them for a graph, plain fp32 first.
 """
 
 from __future__ import annotations
@@ -16,13 +17,11 @@ from collections.abc import Sequence
 from .interpose import FORMS, Arithmetic, OpKind, OpRecord, describe_op
 from .verdict import CauseKind
 
-__all__ = ["FAST_MATH_ULPS", "PRECISIONS", "Rewrite", "evaluations_needed", "rewrites_of"]
-
-# tanhf under --use_fast_math: up to 133 ulp (experiments/results/gpu_validation.json, fast_math_probe).
-FAST_MATH_ULPS = 133.0
+__all__ = ["PRECISIONS", "Rewrite", "evaluations_needed", "rewrites_of"]
 PRECISIONS = ("tf32", "bf16", "fp16")
 _SINGLE_OP_REWRITES = 3  # at most this many linear ops get a precision rewrite of their own
 _FORMAT_NAMES = {"tf32": "TF32", "bf16": "bf16", "fp16": "fp16"}
+_DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16"}
 # The two tie rules of round-to-nearest a kernel's fp32 → TF32 conversion uses: PTX's cvt.rna.tf32.f32 rounds
 # ties away from zero, and cuDNN's implicit-GEMM TF32 convolutions on the H200 agree with it and not with
 # ties-to-even (experiments/results/tf32_probe_h200.json: 180 units of σ from ties-to-even on a 3×3 conv with
@@ -52,20 +51,31 @@ class Rewrite:
 
     precision: str | None = None  # format of the rounded linear ops' operands
     linear_ops: tuple[int, ...] | None = None  # which linear ops (None: all)
-    convolutions_only: bool = False
+    only_kind: str | None = None  # the linear ops of one kind only ("convolution", "matrix product")
     form: tuple[int, str] | None = None  # (op index, form name)
     fast_math: bool = False
     ties: str = "rne"  # how the operands' ties round: "rne" (to even) or "rna" (away from zero)
+    autocast: bool = False  # ``precision`` as torch.autocast runs the Model in it (``autocast``), not operands only
 
     def arithmetic(self) -> Arithmetic:
         """The interposer's arithmetic that evaluates the Model as this rewrite says."""
+        if self.autocast:
+            return Arithmetic(autocast=self.precision)
         return Arithmetic(
             linear_format=self.precision,
             linear_rounding=self.ties,
             linear_ops=None if self.linear_ops is None else frozenset(self.linear_ops),
-            convolutions_only=self.convolutions_only,
+            only_kind=self.only_kind,
             forms={} if self.form is None else {self.form[0]: self.form[1]},
+            fast_math=self.fast_math,
         )
+
+    @property
+    def second_line(self) -> bool:
+        """Tried only where a side is left that no other rewrite re-creates (``engine``): TF32 with ties away from
+        zero (cuDNN's implicit GEMM), and the whole Model under autocast — a side of either arithmetic departs from
+        every first-line rewrite, and each doubles the evaluations where it would change nothing."""
+        return self.ties != "rne" or self.autocast
 
     @property
     def plain(self) -> bool:
@@ -79,7 +89,15 @@ class Rewrite:
     def changes(self, ops: Sequence[OpRecord]) -> list[Change]:
         """Each change this rewrite makes, in words, on the graph ``ops``."""
         out = []
-        if self.precision is not None:
+        if self.autocast:
+            what = (
+                f"the Model under torch.autocast({_DTYPE_NAMES[self.precision]}): its convolutions and matrix products "
+                f"on {_FORMAT_NAMES[self.precision]} operands (bias too) with {_FORMAT_NAMES[self.precision]} "
+                "results, the ops after them in that format until one of autocast's fp32 ops (softmax, the norms, "
+                "exp, log, sums)"
+            )
+            out.append(Change(self.precision, what, f"every op autocast runs in {_FORMAT_NAMES[self.precision]}"))
+        elif self.precision is not None:
             acted = self._linear(ops)
             where = describe_op(ops, acted[0]) if len(acted) == 1 else f"{len(acted)} {self._which()}"
             rounded = f"the operands of {where} rounded to {_FORMAT_NAMES[self.precision]} ({_TIES[self.ties]})"
@@ -90,8 +108,8 @@ class Rewrite:
             out.append(Change(None, f"{where} computed as {what}", where, gelu=ops[index].name == "gelu"))
         if self.fast_math:
             what = (
-                f"fast-math transcendentals (tanhf, expf, erff, division, square root: up to {FAST_MATH_ULPS:.0f} "
-                "ulp, as --use_fast_math computes them)"
+                "fast-math transcendentals as --use_fast_math computes them (__expf's rounded argument in exp, "
+                "sigmoid, SiLU, softplus and softmax; the measured error of tanhf, division and square root)"
             )
             out.append(Change(None, what, "every transcendental op"))
         return out
@@ -103,25 +121,32 @@ class Rewrite:
     def _linear(self, ops: Sequence[OpRecord]) -> list[int]:
         if self.linear_ops is not None:
             return list(self.linear_ops)
-        return [
-            o.index for o in ops if o.kind is OpKind.LINEAR and (not self.convolutions_only or o.name == "convolution")
-        ]
+        return [o.index for o in ops if o.kind is OpKind.LINEAR and self.only_kind in (None, _linear_kind(o))]
 
     def _which(self) -> str:
-        return "convolutions" if self.convolutions_only else "linear ops (convolutions and matrix products)"
+        named = {"convolution": "convolutions", "matrix product": "matrix products"}
+        return named.get(self.only_kind, "linear ops (convolutions and matrix products)")
 
     def key(self) -> str:
         """The rewrite's name in records ("plain", "tf32[all]", "tf32~rna[conv]", "tanh@3", "fast_math")."""
         parts = []
-        if self.precision:
+        if self.autocast:
+            parts.append(f"autocast_{self.precision}")
+        elif self.precision:
             scope = "all" if self.linear_ops is None else ",".join(map(str, self.linear_ops))
             ties = "" if self.ties == "rne" else f"~{self.ties}"
-            parts.append(f"{self.precision}{ties}[{'conv' if self.convolutions_only else scope}]")
+            short = {"convolution": "conv", "matrix product": "matmul"}
+            parts.append(f"{self.precision}{ties}[{short.get(self.only_kind, scope)}]")
         if self.form:
             parts.append(f"{self.form[1]}@{self.form[0]}")
         if self.fast_math:
             parts.append("fast_math")
         return "+".join(parts) or "plain"
+
+
+def _linear_kind(op: OpRecord) -> str:
+    """A linear op's kind, as ``interpose.LINEAR_OPS`` names it."""
+    return "convolution" if op.name == "convolution" else "matrix product"
 
 
 def rewrites_of(ops: Sequence[OpRecord]) -> list[Rewrite]:
@@ -130,16 +155,17 @@ def rewrites_of(ops: Sequence[OpRecord]) -> list[Rewrite]:
     linear = [o for o in ops if o.kind is OpKind.LINEAR]
     convolutions = [o for o in linear if o.name == "convolution"]
     scopes: list[dict] = [{}]
-    if convolutions and len(convolutions) < len(linear):
-        scopes.append({"convolutions_only": True})
+    if convolutions and len(convolutions) < len(linear):  # both kinds: cuDNN's and cuBLAS's switches apart
+        scopes += [{"only_kind": "convolution"}, {"only_kind": "matrix product"}]
     if len(linear) > 1:
         scopes += [{"linear_ops": (o.index,)} for o in linear[:_SINGLE_OP_REWRITES]]
     precisions = [Rewrite(precision=p, **scope) for scope in scopes for p in PRECISIONS]
     forms = [Rewrite(form=(o.index, form)) for o in ops if o.name in FORMS for form in FORMS[o.name]]
     combined = [Rewrite(precision=p, form=h.form) for h in forms for p in PRECISIONS]  # a TF32 conv, a tanh GELU
     fast = [Rewrite(fast_math=True)] if any(o.kind is OpKind.TRANSCENDENTAL for o in ops) else []
+    autocast = [Rewrite(precision=p, autocast=True) for p in ("bf16", "fp16")]
     out = []
-    for h in [Rewrite(), *precisions, *forms, *combined, *fast]:
+    for h in [Rewrite(), *precisions, *forms, *combined, *fast, *autocast]:
         out.append(h)
         if h.precision == "tf32":
             out.append(dataclasses.replace(h, ties="rna"))
@@ -148,8 +174,5 @@ def rewrites_of(ops: Sequence[OpRecord]) -> list[Rewrite]:
 
 def evaluations_needed(ops: Sequence[OpRecord], runs: int) -> int:
     """How many times the engine evaluates the Model after its fp32 run at most (the estimate it says): the truth
-    and its Monte-Carlo runs (again with fast-math rounding where that is tried), three for each other rewrite."""
-    rewrites = rewrites_of(ops)
-    precise = sum(1 for h in rewrites if not h.plain and not h.fast_math)
-    fast = sum(1 for h in rewrites if h.fast_math)
-    return (1 + 2 + runs) * (1 + fast) + 3 * precise
+    and its Monte-Carlo runs, three for each other rewrite."""
+    return 1 + 2 + runs + 3 * sum(1 for h in rewrites_of(ops) if not h.plain)

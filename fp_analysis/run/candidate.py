@@ -155,14 +155,16 @@ class CandidateProcess:
     def build(self, args: list, kwargs: dict, seed: int, device, *, where: str, detail=None, replay=None,
               like: Mapping | None = None) -> dict:  # fmt: skip
         """Build ``ModelNew(*args, **kwargs)`` on ``device`` after ``torch.manual_seed(seed)``; its floating
-        parameters and buffers of the sizes of ``like``'s tensors (name → CPU tensor), and None for each one a Lazy
-        module has not initialised yet. ``like``: the reference's parameters (name → tensor), the ones the parameter
-        check matches the candidate's with; their elements bound the reply, as the reference's output bounds
-        ``forward``'s."""
+        parameters and buffers of the sizes of ``like``'s tensors or of parts of them (a size that divides one: a
+        fused parameter held in parts), as many as ``2 × Σ sizes`` elements allow (name → CPU tensor), and None for
+        each one a Lazy module has not initialised yet. ``like``: the reference's parameters (name → tensor), the ones
+        the parameter check matches the candidate's with; their elements bound the reply, as the reference's output
+        bounds ``forward``'s."""
         self.loaded()
         numels = [t.numel() for t in (like or {}).values()]
         request = {"op": "build", "args": list(args), "kwargs": dict(kwargs), "seed": seed, "device": str(device),
-                   "keep_numels": sorted(set(numels)), **_context(where, detail, replay)}  # fmt: skip
+                   "keep_numels": sorted(set(numels)), "keep_elements": 2 * sum(numels),
+                   **_context(where, detail, replay)}  # fmt: skip
         limits = wire.Limits(
             _REPLY_HEADER,
             payload_bytes=8 * _SLACK * sum(numels) + 8 * _SLACK_ELEMENTS,
@@ -498,16 +500,16 @@ def _build(state: dict, request: dict) -> dict:
         request["where"], lambda: file.module.ModelNew(*request["args"], **request["kwargs"]).to(device), **context
     )
     state["model"], state["device"] = model, device
-    keep = set(request["keep_numels"])
+    keep, left = set(request["keep_numels"]), request["keep_elements"]
     tensors = {**dict(model.named_buffers()), **dict(model.named_parameters())}
-    # a Lazy module's tensors have no values until the first forward: None, so the worker knows it cannot compare
-    return {
-        "parameters": {
-            name: None if is_lazy(t) else t.detach().to("cpu").contiguous()
-            for name, t in tensors.items()
-            if is_lazy(t) or (t.is_floating_point() and t.numel() in keep)
-        }
-    }
+    parameters = {}
+    for name, t in tensors.items():
+        if is_lazy(t):  # no values until the first forward: None, so the worker knows it cannot compare
+            parameters[name] = None
+        elif t.is_floating_point() and 0 < t.numel() <= left and any(n % t.numel() == 0 for n in keep):
+            parameters[name] = t.detach().to("cpu").contiguous()
+            left -= t.numel()
+    return {"parameters": parameters}
 
 
 def _forward(state: dict, request: dict) -> dict:

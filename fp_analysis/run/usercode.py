@@ -34,7 +34,7 @@ import torch
 from ..errors import Fate, FpaError, Side, UserCodeError
 from .worker import report_event
 
-__all__ = ["UserFile", "call_id", "check_output", "copied", "written_inputs"]
+__all__ = ["UserFile", "call_id", "check_output", "copied", "written_inputs", "wrong_output"]
 
 _ids = itertools.count(1)
 
@@ -246,8 +246,9 @@ def copied(values: list) -> list:
 def check_output(
     value, where: str, side: Side, like: torch.Tensor | None = None, device=None, detail: str | None = None
 ) -> torch.Tensor:
-    """``value`` if it is a floating-point tensor (of ``like``'s shape, dtype and device when given), else
-    UserCodeError. ``device`` is where ``value`` was made, when it has been moved since (another process)."""
+    """``value`` if it is a floating-point tensor (on ``like``'s device when given), else UserCodeError. ``device`` is
+    where ``value`` was made, when it has been moved since (another process). Another shape or dtype than the
+    reference's is a wrong result, not a failure of the code (``wrong_output``)."""
     problem = None
     device = value.device if device is None and isinstance(value, torch.Tensor) else device
     if not isinstance(value, torch.Tensor):
@@ -256,16 +257,22 @@ def check_output(
         problem = f"returned a {value.layout} tensor, not a dense one"
     elif not value.is_floating_point():
         problem = f"returned a tensor of dtype {value.dtype}, not a floating-point one"
-    elif like is not None and value.dtype != like.dtype:
-        problem = f"returned {value.dtype}, but the reference returns {like.dtype}"
-    elif like is not None and value.shape != like.shape:
-        problem = f"returned shape {tuple(value.shape)}, but the reference returns {tuple(like.shape)}"
     elif like is not None and torch.device(device) != like.device:
         problem = f"returned a tensor on {device}, but the reference's is on {like.device}"
     if problem is None:
         return value
     details = {"detail": detail} if detail else None
     raise UserCodeError(f"{where} {problem}", side=side, where=where, fate=Fate.BAD_OUTPUT, details=details)
+
+
+def wrong_output(value: torch.Tensor, like: torch.Tensor, where: str = "ModelNew.forward") -> str | None:
+    """How ``value`` (a side's output, a tensor) differs from the reference's ``like`` in shape or dtype, in words;
+    None where it does not. A wrong shape or dtype is a wrong result (verdict ``bug``), as a wrong value is."""
+    if tuple(value.shape) != tuple(like.shape):
+        return f"{where} returns shape {tuple(value.shape)} where the reference returns {tuple(like.shape)}"
+    if value.dtype != like.dtype:
+        return f"{where} returns {value.dtype} where the reference returns {like.dtype}"
+    return None
 
 
 def _first_line(error: BaseException) -> str:

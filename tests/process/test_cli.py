@@ -59,6 +59,32 @@ def test_explain_names_the_cause(problem, solution, extra, verdict, code):
     assert len(data["trials"]) == 5 and {"max_abs", "mean_abs", "allclose_fail_fraction"} <= set(data["mismatch"])
 
 
+@pytest.mark.parametrize(
+    ("problem", "solution", "extra", "verdict", "code", "words"),
+    [
+        # a real kernel's init (kaiming a=2.236, not √5) under a TF32 reference: both causes, each with its share
+        ("conv_problem", "conv_init_scaled", ["--reference-mode", "tf32"], "parameter_mismatch + reference_tf32", 1,
+         "max relative difference 2.5"),
+        # a GroupNorm written without its affine parameters (1 and 0 in the reference): right, whatever it holds
+        ("norm_problem", "norm_without_affine", [], "accumulation_order", 0, "norm.weight (16,) has no candidate"),
+        # the weight held in bf16, transposed, as a buffer: an arithmetic, not a mismatch
+        ("linear_problem", "linear_bf16_weights", [], "candidate_bf16", 0, "rounded to bf16"),
+        # 5e-5 too large in one channel, under a GroupNorm and a SiLU: a bug, located
+        ("norm_problem", "norm_channel_bug", [], "bug", 1, "(channel 5: "),
+        # CUDA autocast written out: bf16 conv results, the norm in fp32
+        ("norm_problem", "norm_autocast", [], "candidate_bf16", 0, "torch.autocast(bfloat16)"),
+        # a reference run under autocast, an fp32 kernel
+        ("conv_problem", "conv_correct_fp32", ["--reference-mode", "autocast-bf16"], "reference_bf16", 0,
+         "torch.autocast(bfloat16)"),
+    ],
+)  # fmt: skip
+def test_parameters_are_evidence_and_a_small_bug_in_a_slice_is_located(problem, solution, extra, verdict, code, words):
+    exit_code, data = _explain(problem, solution, *extra)
+    assert (exit_code, data["verdict"], data["explained"]) == (code, verdict, code == 0), data
+    text = " ".join([c["evidence"] for c in data["causes"]] + data["notes"])
+    assert words in text, text
+
+
 def test_tf32_story_numbers_and_tolerance():
     _, data = _explain("conv_problem", "conv_correct_fp32", "--reference-mode", "tf32")
     assert data["mismatch"]["failed_trials"] == 5  # fails the check, like the seed-000 kernel

@@ -36,24 +36,14 @@ def _isolated_files(tmp_path, monkeypatch):
             r"ModelNew\.forward: the solution's process was killed by SIGSEGV",
         ),
         ("raises", "problem", "solution", "raised", r"ModelNew\.forward raised ValueError: the kernel's launch"),
-        # bad_output once in CI (wrong_shape below); its other forms on the device
-        pytest.param(
-            "returns_float64",
-            "problem",
-            "solution",
-            "bad_output",
-            r"returned torch\.float64, but the reference returns",
-            marks=pytest.mark.slow,
-        ),
-        pytest.param(
+        # bad_output once in CI (a tuple); what cannot be read on the device
+        (
             "returns_tuple",
             "problem",
             "solution",
             "bad_output",
             r"ModelNew\.forward returned a tuple, not a tensor",
-            marks=pytest.mark.slow,
         ),
-        ("wrong_shape", "problem", "solution", "bad_output", r"returned shape \(2, 8, 12, 13\), but the reference"),
         ("prints", "problem_wrong_inputs", "problem", "raised", r"Model\.forward raised RuntimeError: .*4 channels"),
     ],
 )
@@ -66,6 +56,23 @@ def test_a_failure_of_the_users_code_exits_3_with_one_line_naming_it(solution, p
     first = stderr.splitlines()[0]
     assert first.startswith(f"error: the {side}'s code failed: ") and re.search(message, first), stderr
     assert set(data["worker"]) >= {"seconds", "user_code_seconds", "problem", "solution"}
+
+
+@pytest.mark.parametrize(
+    ("solution", "words"),
+    [
+        (
+            "wrong_shape",
+            r"ModelNew\.forward returns shape \(2, 8, 12, 13\) where the reference returns \(2, 8, 12, 14\)",
+        ),
+        ("returns_float64", r"ModelNew\.forward returns torch\.float64 where the reference returns torch\.float32"),
+    ],
+)
+def test_a_wrong_shape_or_dtype_is_a_wrong_result_a_bug_with_exit_1(solution, words):
+    code, data, _ = explain_json(solution, "problem")
+    assert code == ExitCode.NOT_EXPLAINED == 1 and data["verdict"] == "bug" and not data["explained"]
+    assert re.search(words, data["causes"][0]["evidence"]) and re.search(words, data["mismatch"]["wrong_output"])
+    assert data["context"]["analysed_trial"] == 0
 
 
 def test_a_candidate_that_never_returns_ends_within_the_timeout_with_exit_3():

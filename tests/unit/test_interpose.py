@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from fp_analysis.model import interpose
+from fp_analysis.model import conv64
 from fp_analysis.model.interpose import Arithmetic, evaluate
 
 CASES = [
@@ -25,7 +25,7 @@ def test_fp64_convolutions_in_pieces_equal_the_whole(name, make, shape, monkeypa
     torch.manual_seed(0)
     model, x = make(), torch.rand(shape)
     whole = evaluate(model, [x], Arithmetic()).output
-    monkeypatch.setattr(interpose, "_CONV64_BYTES", 64)  # every conv in pieces: one item, one input channel
+    monkeypatch.setattr(conv64, "CONV64_BYTES", 64)  # every conv in pieces: one item, one input channel
     pieces = evaluate(model, [x], Arithmetic()).output
     assert pieces.dtype == torch.float64 and pieces.shape == whole.shape
     # the same products in another fp64 order (input-channel blocks where ``split``, else batch items apart)

@@ -6,6 +6,7 @@ checks the rule in ``fp_analysis.model.judge`` that turns them into causes.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -18,10 +19,11 @@ from fp_analysis.model.judge import (
     judge_explained,
     judge_unexplained,
     parameter_analysis,
+    parameters_first,
     simplest,
 )
 from fp_analysis.model.rewrites import Rewrite, rewrites_of
-from fp_analysis.model.verdict import CauseKind, Outcome, verdict_name
+from fp_analysis.model.verdict import Analysis, Cause, CauseKind, Outcome, verdict_name
 
 # A Conv2d module followed by a GELU the Model's forward calls: the graph of many KernelBench level-2 problems.
 OPS = [
@@ -138,12 +140,42 @@ def test_an_unrecreated_candidate_is_nonfinite_only_where_every_departure_is_nan
     assert judge_unexplained(outside, nonfinite) is kind
 
 
-def test_different_parameters_are_a_mismatch_no_tolerance_makes_right():
-    analysis = parameter_analysis(["conv.weight: max |Δ| 0.1"], max_abs=0.5)
-    assert not analysis.explained and analysis.verdict == CauseKind.PARAMETER_MISMATCH.value
-    assert analysis.causes[0].evidence == "conv.weight: max |Δ| 0.1" and analysis.causes[0].residual_max == 0.5
-    assert analysis.recommended_tolerance["atol"] is None
-    assert parameter_analysis([], max_abs=0.5) is None
+def _analysis(explained: bool, *causes: tuple[str, str]) -> Analysis:
+    """An analysis naming ``causes`` ((name, side) pairs), as the engine would return it."""
+    named = [Cause(name, f"{name} evidence", 1e-6, side) for name, side in causes]
+    verdict = verdict_name([CauseKind(c.name) for c in named], False)
+    return Analysis(explained=explained, verdict=verdict, causes=named, recommended_tolerance={"atol": 1e-5})
+
+
+SHARES = {"parameters": 3e-4, "arithmetic": 5e-4}
+BUG = _analysis(False, ("bug", "candidate"))
+
+
+def test_different_parameters_are_named_beside_the_arithmetic_that_explains_the_rest():
+    second = _analysis(True, ("reference_tf32", "reference"))
+    analysis = parameter_analysis(BUG, second, ["conv.weight differs"], {}, SHARES)
+    assert analysis.verdict == "parameter_mismatch + reference_tf32" and not analysis.explained
+    assert "conv.weight differs" in analysis.causes[0].evidence and analysis.causes[0].residual_max == 3e-4
+    assert analysis.recommended_tolerance["atol"] is None  # no tolerance makes other parameters right
+
+
+def test_two_plain_sides_with_other_parameters_name_the_parameters_alone():
+    second = _analysis(True, ("accumulation_order", "pair"))
+    assert parameter_analysis(BUG, second, ["w differs"], {}, SHARES).verdict == "parameter_mismatch"
+
+
+def test_parameters_stored_rounded_are_an_arithmetic_and_explained():
+    second = _analysis(True, ("accumulation_order", "pair"))
+    analysis = parameter_analysis(BUG, second, [], {"bf16": ["linear.weight"]}, SHARES)
+    assert analysis.explained and analysis.verdict == "candidate_bf16"
+    assert analysis.recommended_tolerance == {"atol": 1e-5}
+
+
+def test_other_parameters_beside_a_bug_name_both_and_rounded_ones_alone_change_nothing():
+    second = _analysis(False, ("bug", "candidate"))
+    assert parameter_analysis(BUG, second, ["w differs"], {}, SHARES).verdict == "parameter_mismatch + bug"
+    assert parameter_analysis(BUG, second, [], {"bf16": ["w"]}, SHARES) is BUG
+    assert parameter_analysis(BUG, None, ["w differs"], {}, SHARES) is BUG
 
 
 def test_a_verdict_name_joins_its_causes_and_only_causes_are_names():
@@ -157,3 +189,26 @@ def test_a_verdict_name_joins_its_causes_and_only_causes_are_names():
 def test_an_infinite_departure_never_fits():
     fits = table({("candidate", PLAIN): Fit(math.inf, 1, LIMIT)})
     assert fits.recreating("candidate") == []
+
+
+def test_a_fit_concentrated_in_a_slice_recreates_nothing_and_counts_its_departing_outputs():
+    concentrated = Fit(3.0, 0, LIMIT, concentrated="channel 3 (of 0…7)", departing=40)
+    fits = table(
+        {("reference", PLAIN): INSIDE, ("candidate", FAST): concentrated, ("candidate", PLAIN): Fit(90, 50, LIMIT)}
+    )
+    assert not concentrated.fits and concentrated.within
+    assert FAST not in fits.recreating("candidate") and fits.side_left()
+    assert closest_to_candidate(fits) == FAST  # within its floor but for one slice: the bug is where it says
+    fits.record("candidate", FAST, Fit(90, 60, LIMIT))
+    assert closest_to_candidate(fits) == PLAIN  # both beyond their floors: the fewer outputs left out
+
+
+def test_a_difference_of_parameters_is_preferred_to_an_approximation_that_only_hides_it():
+    approximated = dataclasses.replace(_analysis(True, ("approximation", "candidate")), recreations={
+        "reference": "plain", "candidate": "fast_math"})  # fmt: skip
+    plain = dataclasses.replace(_analysis(True, ("accumulation_order", "pair")), recreations={
+        "reference": "plain", "candidate": "plain"})  # fmt: skip
+    assert parameters_first(approximated, plain)
+    assert not parameters_first(plain, plain)  # plain with the reference's own values: nothing simpler
+    assert not parameters_first(approximated, approximated)
+    assert not parameters_first(approximated, BUG)

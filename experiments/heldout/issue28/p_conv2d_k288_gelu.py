@@ -1,0 +1,26 @@
+# Reference: Conv2d (32→32, 3×3, padding 1; K = 288) then exact GELU, fp32.
+import torch
+from torch import nn
+
+batch_size = 2
+in_channels = 32
+out_channels = 32
+height = width = 16
+kernel_size = 3
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, padding=1)
+
+    def forward(self, x):
+        return torch.nn.functional.gelu(self.conv(x))
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size]

@@ -1,0 +1,26 @@
+# Reference: Conv2d (8→16, 5×5, zero padding 2) then exact GELU, fp32.
+import torch
+from torch import nn
+
+batch_size = 2
+in_channels = 8
+out_channels = 16
+height = width = 20
+kernel_size = 5
+
+
+class Model(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size, padding=2)
+
+    def forward(self, x):
+        return torch.nn.functional.gelu(self.conv(x))
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size]
