@@ -75,26 +75,32 @@ def concentration(units: torch.Tensor, least: float = MIN_UNITS) -> Concentratio
     error in units of σ where that is more (a norm's statistics err alike over a group: a shift of up to that size
     along a slice is the fp32 arithmetic's own)."""
     least = max(MIN_UNITS, least)
-    signed = units.detach().to("cpu", torch.float32)
+    signed = units.detach().to(torch.float32)  # where it is: on a GPU, a full-size output's sorts take milliseconds
     signed = torch.where(torch.isnan(signed), torch.full_like(signed, float("inf")), signed)
     u = signed.abs()
     if u.dim() == 0 or u.numel() < 2 * MIN_OUTPUTS:
         return None
     clipped = signed.clamp(-_CLIP, _CLIP)
     total = (clipped.numel(), float(clipped.double().sum()), float(clipped.double().square().sum()))
+    overall = _quantile(u.reshape(1, -1))[0].item()
     flagged: list[tuple[str, torch.Tensor, float, float]] = []
     for label, rows, mask_of in _slicings(signed, dim_names(u.dim())):
         levels = _quantile(rows.abs())
         shifted = _shift_t(rows.clamp(-_CLIP, _CLIP), total, least)
-        by_level = torch.argsort(levels, descending=True)[: max(1, levels.numel() // 8)].tolist()
+        # most of a slice above ``least`` needs its upper quartile above it: only those slices are looked at closer
+        by_level = torch.nonzero(levels >= least).flatten().tolist()
         for g in dict.fromkeys(by_level + torch.nonzero(shifted).flatten().tolist()):
             mask = mask_of(g)
-            if 2 * int(mask.sum()) > u.numel():
+            size = int(mask.sum())
+            if 2 * size > u.numel():
                 continue
-            inside = float(levels[g])
-            rest = u[~mask]
-            outside = _quantile(rest.reshape(1, -1))[0].item()
-            if bool(shifted[g]) or _mostly_above(u[mask], rest, max(least, RATIO * outside)):
+            inside, values = float(levels[g]), u[mask]
+            # the rest's quartile: the whole output's where the slice is a twentieth of it or less (it moves the
+            # quartile by at most that share of outputs), else counted without it
+            outside = overall if 20 * size <= u.numel() else _quantile(u[~mask].reshape(1, -1))[0].item()
+            level = max(least, RATIO * outside)
+            above_rest = int((u > level).sum()) - int((values > level).sum())
+            if bool(shifted[g]) or _mostly_above(values, above_rest / max(1, u.numel() - size), level):
                 flagged.append((label(g), mask, inside, outside))
     if not flagged:
         return None
@@ -118,15 +124,15 @@ def concentration(units: torch.Tensor, least: float = MIN_UNITS) -> Concentratio
     return Concentration([words for words, *_ in kept], inside, outside, union & high)
 
 
-def _mostly_above(inside: torch.Tensor, rest: torch.Tensor, level: float) -> bool:
+def _mostly_above(inside: torch.Tensor, p: float, level: float) -> bool:
     """Whether most of a slice's departures pass ``level`` and that many passing is beyond chance given how often
-    the rest's do: the binomial tail P(X ≥ k) for X ~ Binomial(n, p), p the rest's share above ``level``, bounded by
+    the rest's do (``p``, their share above ``level``): the binomial tail P(X ≥ k) for X ~ Binomial(n, p), bounded by
     Chernoff's exp(−n·KL(k/n ‖ p)) (Hoeffding 1963, Theorem 1), below ``CHANCE``. A slice of a few outputs that an
     approximation's occasional large error reaches (fast-math tanhf's, at one input in three) is within chance."""
     n, k = inside.numel(), int((inside > level).sum())
     if n < MIN_OUTPUTS or 2 * k < n:
         return False
-    p, q = float((rest > level).double().mean()) if rest.numel() else 0.0, k / n
+    q = k / n
     if p >= q:
         return False
     divergence = q * math.log(q / p) if p > 0 else math.inf
@@ -140,7 +146,7 @@ def _shift_t(rows: torch.Tensor, total: tuple[int, float, float], least: float) 
     errors (Welch's t): a bias along one slice, which rounding (unbiased, to nearest) does not make."""
     n, s, ss = total
     rows = rows.double()
-    n_in = torch.full((rows.shape[0],), rows.shape[1], dtype=torch.float64)
+    n_in = torch.full((rows.shape[0],), rows.shape[1], dtype=torch.float64, device=rows.device)
     s_in, ss_in = rows.sum(dim=1), rows.square().sum(dim=1)
     n_out, s_out, ss_out = n - n_in, s - s_in, ss - ss_in
     mean_in, mean_out = s_in / n_in, s_out / n_out.clamp_min(1)
@@ -158,7 +164,7 @@ def _slicings(u: torch.Tensor, names: list[str]):
 
     def along(d: int):
         def mask_of(g: int) -> torch.Tensor:
-            mask = torch.zeros(shape, dtype=torch.bool)
+            mask = torch.zeros(shape, dtype=torch.bool, device=u.device)
             mask.select(d, g).fill_(True)
             return mask
 
@@ -172,7 +178,7 @@ def _slicings(u: torch.Tensor, names: list[str]):
         channels = shape[1]
 
         def item_channel(g: int) -> torch.Tensor:
-            mask = torch.zeros(shape, dtype=torch.bool)
+            mask = torch.zeros(shape, dtype=torch.bool, device=u.device)
             mask[g // channels, g % channels] = True
             return mask
 
@@ -183,9 +189,9 @@ def _slicings(u: torch.Tensor, names: list[str]):
         )
     spatial = range(2, rank)
     if rank >= 3 and all(shape[d] >= 3 for d in spatial):
-        edge = torch.zeros(shape, dtype=torch.bool)
+        edge = torch.zeros(shape, dtype=torch.bool, device=u.device)
         for d in spatial:
-            at = torch.arange(shape[d]).reshape([-1 if k == d else 1 for k in range(rank)])
+            at = torch.arange(shape[d], device=u.device).reshape([-1 if k == d else 1 for k in range(rank)])
             edge |= ((at == 0) | (at == shape[d] - 1)).expand(shape)
         axes = " and ".join(f"{n}s" for n in names[2:])
         words = f"the outputs on the edges (the first and last {axes})"
