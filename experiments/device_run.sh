@@ -2,7 +2,7 @@
 # One call on the GPU machine: validate every kernel variant, then bench the ops; results under $OUT.
 #   bash experiments/device_run.sh <kernels-tree> [gputests] [slowtests] [memcheck] [validate] [bench OP...] [sass] [probe] [quick OP TEXT]
 #                                  [isolation COMMIT] [general COMMIT] [tf32probe COMMIT] [fuzz COMMIT] [triage COMMIT]
-#                                  [speed COMMIT BASELINE_DIR] [startup] [fastmath]
+#                                  [speed COMMIT BASELINE_DIR] [startup] [fastmath COMMIT]
 # The tree id comes from this machine (`git rev-parse HEAD:kernels`): the device copy has no git HEAD.
 set -euo pipefail
 tree=$1; shift
@@ -51,9 +51,9 @@ while [ $# -gt 0 ]; do
     fuzz) # fpa fuzz --device cuda on load_inline candidates, through their Models' constructors
           python3 experiments/device_fuzz.py "$out/results" "$2" || echo "fuzz: exit $?"; shift 2 ;;
     fastmath) # what --use_fast_math computes, against fp64 and against the engine's re-creation of it
-              python3 experiments/fast_math/probe.py "$out/results/fast_math_probe_h200.json" 2>&1 | tail -20 \
+              python3 experiments/fast_math/probe.py "$out/results/fast_math_probe_h200.json" "$2" 2>&1 | tail -20 \
                 || echo "fastmath: exit $?"
-              shift ;;
+              shift 2 ;;
     tf32probe) # which rounding cuDNN's TF32 convolutions use, per conv shape (the engine's tie rules)
                python3 experiments/tf32_probe.py "$out/results" "$2" 2>&1 | grep -v Warn | tail -8 || echo "tf32probe: exit $?"
                shift 2 ;;

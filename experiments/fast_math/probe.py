@@ -1,7 +1,7 @@
 """What --use_fast_math computes, held against fp64 and against the engine's re-creation of it
 (``fp_analysis.model.fast_math``): experiments/fast_math/probe.cu built plain and fast, on a dense grid of inputs.
 
-    python experiments/fast_math/probe.py OUT.json          (on a GPU machine with nvcc)
+    python experiments/fast_math/probe.py OUT.json [COMMIT]          (on a GPU machine with nvcc)
 
 For each function: the largest error of each build against fp64, and of the fast build against the re-creation, in
 units of 2^-24·(|f(x)| + |x|) (the engine's floor unit for an activation) and in ulps of f(x), with the largest
@@ -100,7 +100,7 @@ def errors(values: torch.Tensor, against: torch.Tensor, x: torch.Tensor) -> dict
             if floor_units.numel() < 2**24 else None, "max_ulps": float(ulps.max()), "by_abs_x": bands}  # fmt: skip
 
 
-def main(path: str) -> None:
+def main(path: str, commit: str | None = None) -> None:
     generator = torch.Generator().manual_seed(0)
     dense = torch.linspace(-30.0, 30.0, 1 << 21, dtype=torch.float64)
     small = torch.logspace(-8, 1.5, 1 << 19, dtype=torch.float64)
@@ -113,7 +113,7 @@ def main(path: str) -> None:
         plain = run(build(False, pathlib.Path(folder)), x.cuda(), y.cuda())
         fast = run(build(True, pathlib.Path(folder)), x.cuda(), y.cuda())
     x64, y64 = x.double(), y.double()
-    report = {"inputs": x.numel(), "device": torch.cuda.get_device_name(), "functions": {}}
+    report = {"commit": commit, "inputs": x.numel(), "device": torch.cuda.get_device_name(), "functions": {}}
     for r, name in enumerate(ROWS):
         truth = exact(name, x64, y64)
         report["functions"][name] = {
@@ -135,4 +135,4 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
