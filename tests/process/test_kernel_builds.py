@@ -42,7 +42,7 @@ def _covering(builds: list) -> list:
     return chosen
 
 
-@pytest.mark.long
+@pytest.mark.slow  # 19 s of CI's two cores: the device's validate builds every variant (device_run.sh validate)
 @pytest.mark.skipif(find_nvcc() is None, reason="no CUDA compiler (nvcc) on this machine: the build check is skipped")
 def test_each_branch_of_each_kernel_compiles_for_sm90(tmp_path, monkeypatch):
     """Every value of every define (and each flag set) of every variant kernel, compiled at least once: the
