@@ -28,6 +28,15 @@ def test_fuzz_of_a_solution_that_cannot_be_imported_ends_at_once_naming_the_impo
     assert time.monotonic() - started < 60  # it used to wait 600 s for the process to start again
 
 
+def test_a_wrong_output_shape_is_a_bug_of_the_example_not_a_failure_of_the_code():
+    code, data, _ = fpa_json("fuzz", "--problem", str(CASES / "problem.py"), "--solution",
+                             str(CASES / "wrong_shape.py"), "--device", "cpu", "--max-examples", "20")  # fmt: skip
+    assert code == 1 and "error" not in data, data
+    (failure,) = data["failures"]
+    assert failure["explanation"]["verdict"] == "bug"
+    assert "returns shape" in failure["explanation"]["causes"][0]["evidence"]
+
+
 def test_fuzz_names_the_example_on_which_the_candidate_hangs():
     code, data, stderr = fpa_json(
         "fuzz",
