@@ -25,6 +25,12 @@ MANIFEST = ROOT / "experiments/heldout/issue28/manifest.csv"
 RESULTS = ROOT / "experiments/results/heldout_28.json"
 
 
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository where it is inside it (the record names no machine's folders)."""
+    resolved = Path(path).resolve()
+    return str(resolved.relative_to(ROOT)) if resolved.is_relative_to(ROOT) else str(path)
+
+
 def explain(row: dict, folder: Path, device: str, timeout: float) -> dict:
     """Run fpa explain on one row; the parsed JSON (or an error record) and the exit code."""
     cmd = [str(ROOT / ".venv/bin/fpa"), "explain", "--problem", str(folder / row["problem"])]
@@ -108,7 +114,7 @@ def main() -> int:
     totals = {cls: {"passed": passed[cls], "total": total[cls]} for cls in total}
     totals["all"] = {"passed": sum(passed.values()), "total": len(results)}
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    record = {"commit": commit, "fp_analysis_uncommitted_changes": dirty, "manifest": str(args.manifest)}
+    record = {"commit": commit, "fp_analysis_uncommitted_changes": dirty, "manifest": _shown(args.manifest)}
     record.update(only=args.only, rows=results, totals=totals)
     RESULTS.write_text(json.dumps(record, indent=1) + "\n")
     return 0 if all(r["ok"] for r in results) else 1
