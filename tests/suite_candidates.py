@@ -11,6 +11,7 @@ output_padding ignored by a transposed conv (the last rows left zero), the group
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable
 
@@ -138,6 +139,18 @@ def _under_cpu_autocast(model, x, ref):
         return model(x.clone()).float()
 
 
+def _as_bfloat16_model(model, x, ref):
+    with torch.no_grad():
+        return copy.deepcopy(model).bfloat16()(x.bfloat16()).float()
+
+
+def _cpu_runs_bf16_as_cuda(problem, ops, ref):
+    """The Models whose every op the CPU runs in bf16 as CUDA does (each result rounded once from an fp32 computation):
+    no transposed convolution, batch norm, 3-d pooling or padding (``_autocast_alike``)."""
+    transposed = any(o.name == "convolution" and o.detail.startswith("transposed") for o in ops)
+    return not (transposed or any("pool3d" in o.name or "pad" in o.name or "batch_norm" in o.name for o in ops))
+
+
 def _autocast_alike(problem, ops, ref):
     """The Models CPU and CUDA autocast run alike: none of CUDA's fp32 ops (softmax, norms, exp, sums...), none of
     the CPU's own (3-d pooling, padding), no transposed convolution (the CPU's bf16 one does not sum in fp32, as
@@ -179,6 +192,7 @@ CANDIDATES = [
     Candidate("bf16_operands", _fp32({"linear_format": "bf16", "accumulate": "fp32"}), ("candidate_bf16",)),
     Candidate("tanh_gelu", _gelu_form, ("gelu_approximation",), _has("gelu")),
     Candidate("autocast_bf16", _under_cpu_autocast, ("candidate_bf16",), _autocast_alike),
+    Candidate("bfloat16_model", _as_bfloat16_model, ("candidate_bf16",), _cpu_runs_bf16_as_cuda),
     Candidate(
         "fast_math",
         _fast_math,

@@ -49,10 +49,12 @@ FOLLOW_INPUT = frozenset({
 
 
 class Autocast:
-    """One evaluation's autocast state in format ``fmt`` ("bf16" or "fp16"): which tensors it holds in the format."""
+    """One evaluation's autocast state in format ``fmt`` ("bf16" or "fp16"): which tensors it holds in the format.
+    ``whole``: the whole Model in the format instead (``Model.half()`` / ``.bfloat16()`` with its inputs cast): every
+    operand and every result in it, no op in fp32."""
 
-    def __init__(self, fmt: str):
-        self.fmt = fmt
+    def __init__(self, fmt: str, whole: bool = False):
+        self.fmt, self.whole = fmt, whole
         self._held: weakref.WeakValueDictionary[int, torch.Tensor] = weakref.WeakValueDictionary()
 
     def held(self, value) -> bool:
@@ -66,14 +68,18 @@ class Autocast:
     def run(self, name: str, args: tuple, kwargs: dict, compute: Callable[[tuple, dict], object]):
         """ATen op ``name`` on ``args``/``kwargs`` as autocast runs it (module docstring); ``compute(args, kwargs)``
         evaluates the op itself."""
-        if name in LOWER_OPS:
+        if self.whole or name in LOWER_OPS:
             args = tuple(self._rounded(a) for a in args)
+            if self.whole:
+                kwargs = {k: self._rounded(v) for k, v in kwargs.items()}
             return self._hold(compute(args, kwargs))
         out = compute(args, kwargs)
         if name in FP32_OPS or kwargs.get("dtype") in (torch.float32, torch.float64):
             return out
-        if (name.endswith("_") or name in FOLLOW_INPUT) and args and isinstance(args[0], torch.Tensor):
-            return self._hold(out) if self.held(args[0]) else out  # in place, or a norm: the input's dtype
+        if name.endswith("_") and args and isinstance(args[0], torch.Tensor):  # in place: its first operand's dtype
+            return self._hold(out, in_place=True) if self.held(args[0]) else out
+        if name in FOLLOW_INPUT and args and isinstance(args[0], torch.Tensor):
+            return self._hold(out) if self.held(args[0]) else out
         operands = [v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor) and v.is_floating_point()]
         shaped = [v for v in operands if v.dim() > 0] or operands  # a 0-dim tensor does not promote a shaped one
         if shaped and all(self.held(v) for v in shaped):
@@ -92,13 +98,16 @@ class Autocast:
             return round_to(value.float(), self.fmt).to(value.dtype)
         return value
 
-    def _hold(self, out):
-        """``out`` (a tensor, or a tuple or list of them) rounded to the format in place, and held."""
+    def _hold(self, out, in_place: bool = False):
+        """``out`` (a tensor, or a tuple or list of them) rounded to the format, and held: the same tensor where it
+        is in the format already (a view, a max) or the op wrote its first operand (``in_place``), else a new one."""
         if isinstance(out, (tuple, list)):
-            for value in out:
-                self._hold(value)
-            return out
+            return type(out)(self._hold(value, in_place) for value in out)
         if isinstance(out, torch.Tensor) and out.is_floating_point():
-            out.copy_(round_to(out.float(), self.fmt).to(out.dtype))
+            rounded = round_to(out.float(), self.fmt).to(out.dtype)
+            if in_place:
+                out.copy_(rounded)
+            elif not torch.equal(rounded, out):
+                out = rounded
             self._held[id(out)] = out
         return out

@@ -36,13 +36,13 @@ The reference Model is the graph it runs (``fp_analysis.model.interpose``). ``an
    conv to even; experiments/results/tf32_probe_h200.json); another form of one activation (``interpose.FORMS``);
    fast-math transcendentals, re-created through ``__expf``'s rounded argument, each op allowed its measured
    residual only (``fast_math``); precisions with forms; and where a side is left over, the whole Model under
-   ``torch.autocast`` in bf16 or fp16 (``autocast``: results in the format too). A side is re-created by a
-   rewrite when it stays within the floor of it at every output, its departure is concentrated in no slice of the
-   output (``concentration``: one channel, batch item, feature, band or the edges — rounding errs alike
-   everywhere, a bug does not, however small), and, for autocast, it agrees with the re-creation at more outputs
-   than with plain fp32; a precision rewrite may also leave the tensor cores' truncating fp32 accumulation, about
-   half an ulp per mma step of 8 products (Fasi, Higham, Mikaitis & Pranesh 2021, PeerJ Comput. Sci. 7:e330):
-   K/8 more units.
+   ``torch.autocast`` in bf16 or fp16 (``autocast``: results in the format too) or wholly in it (``Model.half()``).
+   A side is re-created by a rewrite when it stays within the floor of it at every output, its departure is
+   concentrated in no slice of the output (``concentration``: one channel, batch item, feature, band or the edges —
+   rounding errs alike everywhere, a bug does not, however small), and, for autocast, it agrees with the
+   re-creation at more outputs than with plain fp32; a precision rewrite may also leave the tensor cores'
+   truncating fp32 accumulation, about half an ulp per mma step of 8 products (Fasi, Higham, Mikaitis & Pranesh
+   2021, PeerJ Comput. Sci. 7:e330): K/8 more units.
 4. **Decides** (the rules: ``judge``). Both sides re-created: their causes, each naming the op it acts on;
    ``identical`` or ``accumulation_order`` when both are plain fp32; a ``shared_<fmt>`` cause when they agree bit
    for bit only because both are inexact the same way, with the tolerance an fp32-exact kernel would need against

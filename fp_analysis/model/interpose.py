@@ -290,7 +290,7 @@ class Arithmetic:
     (op kind → format), where given, says each kind's format instead (a reference mode: ``precision_mode``).
     ``forms``: op index → a form of ``FORMS``. ``fast_math``: the ops ``fast_math.EMULATED`` names computed as
     ``--use_fast_math`` computes them. ``autocast``: "bf16" or "fp16", the Model as ``torch.autocast`` runs it on a
-    GPU in that format (``fp_analysis.model.autocast``).
+    GPU in that format (``fp_analysis.model.autocast``); with ``whole``, the whole Model in it (``Model.half()``).
     """
 
     dtype: torch.dtype = torch.float64
@@ -303,6 +303,7 @@ class Arithmetic:
     forms: Mapping[int, str] = dataclasses.field(default_factory=dict)
     fast_math: bool = False
     autocast: str | None = None
+    whole: bool = False
     noise: Noise | None = None
 
     def rounds(self, op: int, func) -> str | None:
@@ -439,7 +440,7 @@ class _Interposer(TorchDispatchMode):
         self.modules: list[tuple[str, str]] = []
         self.model_type = type(model).__name__
         self.rounded = 0
-        self.autocast = Autocast(arithmetic.autocast) if arithmetic.autocast else None
+        self.autocast = Autocast(arithmetic.autocast, arithmetic.whole) if arithmetic.autocast else None
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})

@@ -5,7 +5,8 @@ step 3): its linear ops' operands rounded to TF32/bf16/fp16 (all of them, the co
 apart, each op alone), rounded to nearest with ties to even or, for TF32, ties away from zero (PTX's cvt.rna:
 cuDNN's implicit-GEMM TF32 convolutions round so, experiments/results/tf32_probe_h200.json); another form of one
 activation (``interpose.FORMS``); fast-math transcendentals (``fast_math``); a precision with a form; the Model
-under ``torch.autocast`` in bf16 or fp16 (``autocast``: results in the format too, not only operands).
+under ``torch.autocast`` in bf16 or fp16 (``autocast``: results in the format too, not only operands), or wholly
+in it (``Model.half()``).
 ``rewrites_of(ops)`` lists them for a graph, plain fp32 first.
 """
 
@@ -56,11 +57,12 @@ class Rewrite:
     fast_math: bool = False
     ties: str = "rne"  # how the operands' ties round: "rne" (to even) or "rna" (away from zero)
     autocast: bool = False  # ``precision`` as torch.autocast runs the Model in it (``autocast``), not operands only
+    whole: bool = False  # with ``autocast``: the whole Model in ``precision`` (``Model.half()``), no op in fp32
 
     def arithmetic(self) -> Arithmetic:
         """The interposer's arithmetic that evaluates the Model as this rewrite says."""
         if self.autocast:
-            return Arithmetic(autocast=self.precision)
+            return Arithmetic(autocast=self.precision, whole=self.whole)
         return Arithmetic(
             linear_format=self.precision,
             linear_rounding=self.ties,
@@ -89,7 +91,14 @@ class Rewrite:
     def changes(self, ops: Sequence[OpRecord]) -> list[Change]:
         """Each change this rewrite makes, in words, on the graph ``ops``."""
         out = []
-        if self.autocast:
+        if self.whole:
+            name = _FORMAT_NAMES[self.precision]
+            what = (
+                f"the whole Model in {name} (Model.{'half' if self.precision == 'fp16' else 'bfloat16'}()): "
+                f"parameters, inputs and every op's result in {name}, products summed in fp32"
+            )
+            out.append(Change(self.precision, what, f"every op, in {name}"))
+        elif self.autocast:
             what = (
                 f"the Model under torch.autocast({_DTYPE_NAMES[self.precision]}): its convolutions and matrix products "
                 f"on {_FORMAT_NAMES[self.precision]} operands (bias too) with {_FORMAT_NAMES[self.precision]} "
@@ -131,7 +140,7 @@ class Rewrite:
         """The rewrite's name in records ("plain", "tf32[all]", "tf32~rna[conv]", "tanh@3", "fast_math")."""
         parts = []
         if self.autocast:
-            parts.append(f"autocast_{self.precision}")
+            parts.append(f"{'half' if self.whole else 'autocast'}_{self.precision}")
         elif self.precision:
             scope = "all" if self.linear_ops is None else ",".join(map(str, self.linear_ops))
             ties = "" if self.ties == "rne" else f"~{self.ties}"
@@ -163,7 +172,7 @@ def rewrites_of(ops: Sequence[OpRecord]) -> list[Rewrite]:
     forms = [Rewrite(form=(o.index, form)) for o in ops if o.name in FORMS for form in FORMS[o.name]]
     combined = [Rewrite(precision=p, form=h.form) for h in forms for p in PRECISIONS]  # a TF32 conv, a tanh GELU
     fast = [Rewrite(fast_math=True)] if any(o.kind is OpKind.TRANSCENDENTAL for o in ops) else []
-    autocast = [Rewrite(precision=p, autocast=True) for p in ("bf16", "fp16")]
+    autocast = [Rewrite(precision=p, autocast=True, whole=w) for w in (False, True) for p in ("bf16", "fp16")]
     out = []
     for h in [Rewrite(), *precisions, *forms, *combined, *fast, *autocast]:
         out.append(h)

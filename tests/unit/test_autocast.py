@@ -3,6 +3,8 @@ checked on each op's output of an evaluation, and against real CPU autocast wher
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from torch import nn
@@ -60,3 +62,15 @@ def test_a_conv_relu_linear_model_is_real_cpu_autocast_but_where_a_rounding_goes
     assert same > 0.9, (
         same
     )  # fp32 sums in another order than fp64's: a rounding to bf16 now and then goes the other way
+
+
+def test_a_whole_model_in_bf16_is_real_cpu_bfloat16_but_where_a_rounding_goes_the_other_way():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(4, 8, 3), nn.GroupNorm(2, 8), nn.SiLU(), nn.Flatten(), nn.Linear(8 * 6 * 6, 16))
+    x = torch.randn(8, 4, 8, 8)
+    with torch.no_grad():
+        real = copy.deepcopy(model).bfloat16()(x.bfloat16()).float()
+    recreated = evaluate(model.eval(), [x], Arithmetic(autocast="bf16", whole=True)).output
+    assert in_format(recreated, "bf16")  # every result in bf16, the norm's and the SiLU's too (no fp32 list)
+    same = (real.double() == recreated).double().mean()
+    assert same > 0.9, same
