@@ -169,16 +169,18 @@ def linear_formats(mode: str) -> dict[str, str]:
     ``torch.backends.cuda.matmul.allow_tf32 = True`` (or ``torch.set_float32_matmul_precision('high')``) adds."""
     if mode in _NAMED_MODES:
         return {kind: _NAMED_MODES[mode].get(kind, "fp32") for kind in LINEAR_KINDS}
-    formats = dict.fromkeys(LINEAR_KINDS, "fp32")
-    for part in str(mode).split(","):
-        kind, _, fmt = part.strip().partition("=")
-        if kind not in LINEAR_KINDS or fmt not in LINEAR_FORMATS:
+    formats, given = dict.fromkeys(LINEAR_KINDS, "fp32"), set()
+    for part in str(mode).lower().split(","):
+        kind, _, fmt = (piece.strip() for piece in part.partition("="))
+        if kind not in LINEAR_KINDS or fmt not in LINEAR_FORMATS or kind in given:
             named = ", ".join(repr(m) for m in REFERENCE_MODES)
             raise ParameterError(
                 f"Got reference_mode={mode!r}, but the only valid values are {named}, or each op kind's precision "
-                f"as 'conv=FMT,matmul=FMT' with FMT one of {', '.join(LINEAR_FORMATS)} (e.g. 'conv=tf32,matmul=tf32')."
+                f"as 'conv=FMT,matmul=FMT' with FMT one of {', '.join(LINEAR_FORMATS)} (e.g. 'conv=tf32,matmul=tf32'), "
+                "each kind once."
             )
         formats[kind] = fmt
+        given.add(kind)
     return formats
 
 

@@ -23,7 +23,7 @@ from ..model.judge import parameter_analysis, parameters_first
 from ..model.rewrites import Rewrite
 from ..model.verdict import Analysis, Cause, CauseKind, Explanation
 from ..numerics.backends import tf32, tf32_settings
-from ..options import ExplainOptions, resolve_device
+from ..options import ExplainOptions, autocast_format, linear_formats, resolve_device
 from ..run.candidate import CandidateProcess
 from ..run.usercode import UserFile
 from ..run.worker import report_event
@@ -52,7 +52,8 @@ def explain_job(
     seed, atol, rtol = asked.seed, asked.atol, asked.rtol
     dev = resolve_device(asked.device)
     mode = asked.reference_mode or "fp32"
-    if dev.type == "cuda" and mode != "fp32":
+    reduced = autocast_format(mode) or any(fmt != "fp32" for fmt in linear_formats(mode).values())
+    if dev.type == "cuda" and reduced:
         raise ParameterError(
             "--reference-mode emulates a precision on the CPU; on a GPU the reference runs as "
             "your TF32 settings say (and is also run with TF32 forced on and off)"

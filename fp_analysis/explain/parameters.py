@@ -7,7 +7,7 @@ not compared: each reference parameter is looked for among the candidate's param
 elements, in its shape or any permutation of the candidate tensor's dims that gives it, and found
 
 * ``same``: bitwise equal (in some layout);
-* ``rounded``: equal to its own rounding to bf16, fp16 or TF32 (round to nearest even, the conversion
+* ``rounded``: equal to its own rounding to bf16 or fp16 (round to nearest even, the conversion
   ``Tensor.to(torch.bfloat16)`` does): the candidate stores it in that format;
 * ``differs``: a tensor of its size holds other values (the one with the same name, else the closest): its values,
   in the reference's layout, are what a re-evaluation of the reference Model with the candidate's values uses;
@@ -32,8 +32,12 @@ from ..numerics.rounding import round_to
 
 __all__ = ["ParameterMatch", "describe", "match_parameters", "with_values"]
 
-_FORMATS = ("bf16", "fp16", "tf32")
+_FORMATS = ("bf16", "fp16")  # the formats parameters are stored in (TF32 is an operand rounding, not a storage)
 _MAX_PERMUTED_DIMS = 5  # at most 120 permutations of a candidate tensor's dims are tried
+# A parameter with other values and no namesake is tried in every layout against this many of the candidate's tensors
+# of its size, the nearest by their sums (each try sorts and compares in up to 120 layouts: a model of a hundred
+# same-sized weights would take minutes to try them all).
+_LAYOUT_TRIES = 4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,14 +74,17 @@ def match_parameters(
     one parameter exactly is not offered to another; one that differs may be (two layers of one shape, drawn
     differently, are matched by name first)."""
     pool = {n: q.detach().cpu() for n, q in candidate.items() if q is not None and q.is_floating_point()}
+    prints = {n: _fingerprint(q) for n, q in pool.items()}
     matches: dict[str, ParameterMatch] = {}
     used: set[str] = set()
     for name, p in reference.items():  # exact and rounded first: they claim their tensor
         p = p.detach().cpu()
-        for other, q in pool.items():
-            if other in used or q.numel() != p.numel():
+        wanted = [_fingerprint(p)] + [_fingerprint(round_to(p.to(torch.float32), fmt)) for fmt in _FORMATS]
+        # the tensor of the same name first; only a tensor whose values could be these is compared in full
+        for other in sorted(pool, key=lambda n: n != name):
+            if other in used or pool[other].numel() != p.numel() or not any(_alike(prints[other], w) for w in wanted):
                 continue
-            found = _exactly(p, q)
+            found = _exactly(p, pool[other])
             if found is not None:
                 matches[name] = ParameterMatch(name, tuple(p.shape), found[0], other, found[1], found[2])
                 used.add(other)
@@ -87,18 +94,38 @@ def match_parameters(
             continue
         p = p.detach().cpu()
         sized = {n: q for n, q in pool.items() if q.numel() == p.numel() and n not in used}
+        if name in sized:  # the same name: drawn otherwise (another init, another seed), matched to its namesake
+            sized = {name: sized[name]}
+        elif len(sized) > _LAYOUT_TRIES:  # the few nearest by their values' sums, each tried in every layout
+            mine = _fingerprint(p)
+            sized = dict(sorted(sized.items(), key=lambda item: _distance(prints[item[0]], mine))[:_LAYOUT_TRIES])
         if not sized:
             sized = _concatenated(p, {n: q for n, q in pool.items() if n not in used})
         if not sized:
             matches[name] = ParameterMatch(name, tuple(p.shape), "missing")
             continue
         views = {n: _closest_layout(p, q) for n, q in sized.items()}
-        other = name if name in views else min(views, key=lambda n: views[n][1])
+        other = min(views, key=lambda n: views[n][1])
         values, _ = views[other]
         scale = float(p.abs().max()) if p.numel() else 0.0
         relative = float((values.double() - p.double()).abs().max()) / scale if scale else float("inf")
         matches[name] = ParameterMatch(name, tuple(p.shape), "differs", other, None, values, relative)
     return [matches[name] for name in reference]
+
+
+def _fingerprint(t: torch.Tensor) -> tuple[float, float]:
+    """(Σ values, Σ |values|) in fp64: the same in every layout, to within the order of the sum."""
+    values = t.detach().to(torch.float64)
+    return float(values.sum()), float(values.abs().sum())
+
+
+def _alike(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """Whether two fingerprints may be of the same values (their sums agree to 1e-9 of the values' size)."""
+    return abs(a[0] - b[0]) <= 1e-9 * max(a[1], b[1]) and abs(a[1] - b[1]) <= 1e-9 * max(a[1], b[1])
+
+
+def _distance(a: tuple[float, float], b: tuple[float, float]) -> float:
+    return abs(a[0] - b[0]) + abs(a[1] - b[1])
 
 
 def _concatenated(p: torch.Tensor, pool: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -28,10 +28,15 @@ from ..numerics.rounding import round_to
 
 __all__ = ["FOLLOW_INPUT", "FP32_OPS", "LOWER_OPS", "Autocast"]
 
-# ATen names (as the interposer sees them, after decomposition) of CUDA autocast's lists.
-LOWER_OPS = frozenset(
-    {"convolution", "mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "addr", "_prelu_kernel"}
-)
+# ATen names (as the interposer sees them, after decomposition) of CUDA autocast's lists, checked against the
+# dispatcher's AutocastCUDA kernels of torch 2.13 (a review). Losses that decompose before the interposer sees them
+# (cosine_similarity, kl_div, l1_loss, the margin and embedding losses) run their pieces by type promotion here.
+LOWER_OPS = frozenset({
+    "convolution", "mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "addr", "_prelu_kernel",
+    "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_attention_math",
+})  # fmt: skip
 FP32_OPS = frozenset({
     "_softmax", "_log_softmax", "native_layer_norm", "native_group_norm", "exp", "expm1", "log", "log10", "log1p",
     "log2", "pow", "rsqrt", "reciprocal", "sum", "prod", "cumsum", "cumprod", "softplus", "norm",
@@ -39,7 +44,10 @@ FP32_OPS = frozenset({
     "nll_loss2d_forward", "kl_div", "binary_cross_entropy_with_logits", "cosine_similarity", "_cdist_forward",
     "dist", "acos", "asin", "cosh", "sinh", "tan", "erfinv", "renorm", "cosine_embedding_loss",
     "hinge_embedding_loss", "margin_ranking_loss", "soft_margin_loss", "multilabel_margin_loss_forward",
-    "multi_margin_loss", "poisson_nll_loss", "triplet_margin_loss",
+    "multi_margin_loss", "poisson_nll_loss", "triplet_margin_loss", "logsumexp", "upsample_nearest1d",
+    "upsample_nearest2d", "upsample_nearest3d", "_upsample_nearest_exact1d", "_upsample_nearest_exact2d",
+    "_upsample_nearest_exact3d", "upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d",
+    "upsample_bicubic2d", "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa",
 })  # fmt: skip
 # Ops on neither list whose result takes its input's dtype whatever their parameters' (cuDNN's batch norm takes a
 # reduced-format input with fp32 weight and statistics and returns the input's format).

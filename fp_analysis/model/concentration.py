@@ -81,8 +81,9 @@ def concentration(units: torch.Tensor, least: float = MIN_UNITS) -> Concentratio
     if u.dim() == 0 or u.numel() < 2 * MIN_OUTPUTS:
         return None
     clipped = signed.clamp(-_CLIP, _CLIP)
-    total = (clipped.numel(), float(clipped.double().sum()), float(clipped.double().square().sum()))
+    total = (int((clipped != 0).sum()), float(clipped.double().sum()), float(clipped.double().square().sum()))
     overall = _quantile(u.reshape(1, -1))[0].item()
+    departing = int((u != 0).sum())
     flagged: list[tuple[str, torch.Tensor, float, float]] = []
     for label, rows, mask_of in _slicings(signed, dim_names(u.dim())):
         levels = _quantile(rows.abs())
@@ -99,8 +100,11 @@ def concentration(units: torch.Tensor, least: float = MIN_UNITS) -> Concentratio
             # quartile by at most that share of outputs), else counted without it
             outside = overall if 20 * size <= u.numel() else _quantile(u[~mask].reshape(1, -1))[0].item()
             level = max(least, RATIO * outside)
+            # over the outputs that depart at all, as the quartiles are: a ReLU's exact zeros say nothing
+            values = values[values != 0]
             above_rest = int((u > level).sum()) - int((values > level).sum())
-            if bool(shifted[g]) or _mostly_above(values, above_rest / max(1, u.numel() - size), level):
+            rest = max(1, departing - values.numel())
+            if bool(shifted[g]) or _mostly_above(values, above_rest / rest, level):
                 flagged.append((label(g), mask, inside, outside))
     if not flagged:
         return None
@@ -110,7 +114,8 @@ def concentration(units: torch.Tensor, least: float = MIN_UNITS) -> Concentratio
     # the slices named: those mostly departing (a channel with one bad batch item is not "the channel"), and of
     # those, the largest (not each batch item of a bad channel again)
     named = sorted(
-        (f for f in flagged if 2 * int((high & f[1]).sum()) >= int(f[1].sum())), key=lambda f: -int(f[1].sum())
+        (f for f in flagged if 2 * int((high & f[1]).sum()) >= int((f[1] & (u != 0)).sum())),
+        key=lambda f: -int(f[1].sum()),
     )
     kept: list[tuple[str, torch.Tensor, float, float]] = []
     for f in named:
@@ -146,11 +151,11 @@ def _shift_t(rows: torch.Tensor, total: tuple[int, float, float], least: float) 
     errors (Welch's t): a bias along one slice, which rounding (unbiased, to nearest) does not make."""
     n, s, ss = total
     rows = rows.double()
-    n_in = torch.full((rows.shape[0],), rows.shape[1], dtype=torch.float64, device=rows.device)
+    n_in = (rows != 0).sum(dim=1).to(torch.float64)  # over the outputs that depart at all (zeros add to no sum)
     s_in, ss_in = rows.sum(dim=1), rows.square().sum(dim=1)
     n_out, s_out, ss_out = n - n_in, s - s_in, ss - ss_in
-    mean_in, mean_out = s_in / n_in, s_out / n_out.clamp_min(1)
-    var_in = (ss_in / n_in - mean_in.square()).clamp_min(0) / n_in
+    mean_in, mean_out = s_in / n_in.clamp_min(1), s_out / n_out.clamp_min(1)
+    var_in = (ss_in / n_in.clamp_min(1) - mean_in.square()).clamp_min(0) / n_in.clamp_min(1)
     var_out = (ss_out / n_out.clamp_min(1) - mean_out.square()).clamp_min(0) / n_out.clamp_min(1)
     gap = (mean_in - mean_out).abs()
     t = gap / (var_in + var_out).sqrt().clamp_min(1e-300)

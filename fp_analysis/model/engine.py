@@ -234,10 +234,13 @@ class _Analysis:
                         record.update(fits=False, concentrated=found.words)
 
     def concentration(self, side: str, h: Rewrite) -> Concentration | None:
-        """Where ``side``'s departure from rewrite ``h`` is concentrated, in units of the rewrite's own σ (its
-        allowance: a reduced format's roundings, an approximation's measured residual), None where it is not."""
+        """Where ``side``'s departure from rewrite ``h`` is concentrated, None where it is not: in units of the plain
+        floor's σ, but for a reduced format's rewrite, in its own (its roundings of each channel's weights and bias
+        are a structure of their own). Not in an approximation's wider σ: a bug that plain fp32 sees in one channel
+        must not pass because fast-math tanh's allowance dilutes it."""
         least = self.base_units if math.isfinite(self.base_units) else 0.0
-        return concentration(compare.departures(self.sides[side], self.value(h), self.scale(h)), least)
+        scale = self.scale(h) if h.precision else self.sigma
+        return concentration(compare.departures(self.sides[side], self.value(h), scale), least)
 
     def _measure(self, table: FitTable, number: int, h: Rewrite) -> None:
         self.say(f"re-creation {number} of {len(self.rewrites)}: {h.key()}")

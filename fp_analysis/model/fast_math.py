@@ -76,6 +76,7 @@ def _log_softmax(x, dim, half_to_float=False):
 def _logsumexp(x, dim, keepdim=False):
     dims = tuple(dim) if isinstance(dim, (list, tuple)) else (dim,)
     m = x.amax(dim=dims, keepdim=True)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))  # as torch: a row of −inf gives −inf, +inf gives +inf
     out = m + torch.log(exp(x - m).sum(dim=dims, keepdim=True))
     return out if keepdim else out.squeeze(dims)
 

@@ -468,11 +468,15 @@ class _Interposer(TorchDispatchMode):
             magnitudes = {k: abs(v) if isinstance(v, (int, float)) else v for k, v in kwargs.items()}
             self.scales[index] = _run(func, _absolute(args), magnitudes)
         if a.noise is not None and isinstance(out, torch.Tensor) and out.is_floating_point():
-            operand = args[0] if name.rstrip("_") in _X_TIMES_G and isinstance(args[0], torch.Tensor) else None
-            terms = _terms(func, args) if kind is OpKind.LINEAR else 1
-            # a fast-math op errs by up to its measured residual: the floor allows ``amplitude`` × σ, so σ is that
-            # residual over the amplitude (at least the op's own rounding)
+            # a fast-math op errs by up to its measured residual, in units of u·(|f(x)| + |x|) as the probe measures
+            # it: the floor allows ``amplitude`` × σ, so σ is that residual over the amplitude (at least the op's
+            # own rounding)
             fast = a.noise.fast_math and kind is OpKind.TRANSCENDENTAL
+            times_g = name.rstrip("_") in _X_TIMES_G or fast
+            operand = args[0] if times_g and args and isinstance(args[0], torch.Tensor) else None
+            if operand is not None and operand.shape != out.shape:  # a reduction (logsumexp): |f(x)| alone
+                operand = None
+            terms = _terms(func, args) if kind is OpKind.LINEAR else 1
             ulps = max(1.0, fast_math.residual_units(name, kwargs) / a.noise.amplitude) if fast else 1.0
             unit = self.autocast.unit(out) if self.autocast is not None else 0.0
             moved = self._perturbed(index, kind, out, name.endswith("_"), operand, terms, ulps, unit)

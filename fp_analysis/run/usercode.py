@@ -246,16 +246,17 @@ def copied(values: list) -> list:
 def check_output(
     value, where: str, side: Side, like: torch.Tensor | None = None, device=None, detail: str | None = None
 ) -> torch.Tensor:
-    """``value`` if it is a floating-point tensor (on ``like``'s device when given), else UserCodeError. ``device`` is
-    where ``value`` was made, when it has been moved since (another process). Another shape or dtype than the
-    reference's is a wrong result, not a failure of the code (``wrong_output``)."""
+    """``value`` if it is a dense floating-point tensor (on ``like``'s device when given), else UserCodeError.
+    ``device`` is where ``value`` was made, when it has been moved since (another process). Against a reference
+    (``like``), another shape or dtype — an integer one too — is a wrong result, not a failure of the code
+    (``wrong_output``)."""
     problem = None
     device = value.device if device is None and isinstance(value, torch.Tensor) else device
     if not isinstance(value, torch.Tensor):
         problem = f"returned a {type(value).__name__}, not a tensor"
     elif value.layout != torch.strided:
         problem = f"returned a {value.layout} tensor, not a dense one"
-    elif not value.is_floating_point():
+    elif not value.is_floating_point() and like is None:  # against a reference, a wrong dtype (``wrong_output``)
         problem = f"returned a tensor of dtype {value.dtype}, not a floating-point one"
     elif like is not None and torch.device(device) != like.device:
         problem = f"returned a tensor on {device}, but the reference's is on {like.device}"

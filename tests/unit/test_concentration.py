@@ -96,3 +96,13 @@ def test_a_two_dim_output_names_its_second_dim_features():
     bad[:, 4] = True
     location = locate(bad, torch.zeros_like(bad), (6, 10))
     assert location["features"] == {4: 6} and "feature 4" in location["summary"]
+
+
+@pytest.mark.parametrize("zeroed", [0.0, 0.45, 0.6])
+def test_a_small_bug_in_a_channel_is_seen_whatever_share_of_it_a_relu_zeroes(zeroed):
+    units = rounding()
+    exact = torch.rand(SHAPE, generator=torch.Generator().manual_seed(3)) < zeroed
+    units[exact] = 0.0  # both sides exact where the ReLU gives 0
+    units[:, 6][~exact[:, 6]] += 4.0
+    found = concentration(units)
+    assert found is not None and found.slices == ["channel 6 (of 0…15)"]
