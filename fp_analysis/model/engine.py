@@ -166,6 +166,7 @@ class _Analysis:
         self.rewrites = [h for h in rewrites_of(self.ops) if effort.only is None or h.plain or h.key() in effort.only]
         self.keep = self.y64.numel() * self.y64.element_size() * 2 * len(self.rewrites) <= _KEEP_BYTES
         self.kept: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
+        self.concentrations: dict[tuple[str, str], Concentration | None] = {}
         self.records: list[dict] = []
 
     def run(self, what: str, fn, *args, **kwargs):
@@ -238,9 +239,12 @@ class _Analysis:
         floor's σ, but for a reduced format's rewrite, in its own (its roundings of each channel's weights and bias
         are a structure of their own). Not in an approximation's wider σ: a bug that plain fp32 sees in one channel
         must not pass because fast-math tanh's allowance dilutes it."""
-        least = self.base_units if math.isfinite(self.base_units) else 0.0
-        scale = self.scale(h) if h.precision else self.sigma
-        return concentration(compare.departures(self.sides[side], self.value(h), scale), least)
+        if (side, h.key()) not in self.concentrations:  # asked again for the candidate's closest when it is a bug
+            least = self.base_units if math.isfinite(self.base_units) else 0.0
+            scale = self.scale(h) if h.precision else self.sigma
+            found = concentration(compare.departures(self.sides[side], self.value(h), scale), least)
+            self.concentrations[(side, h.key())] = found
+        return self.concentrations[(side, h.key())]
 
     def _measure(self, table: FitTable, number: int, h: Rewrite) -> None:
         self.say(f"re-creation {number} of {len(self.rewrites)}: {h.key()}")

@@ -13,6 +13,7 @@ import pytest
 
 from fp_analysis.model.interpose import OpKind, OpRecord
 from fp_analysis.model.judge import (
+    TOLERANCE_MARGIN,
     Fit,
     FitTable,
     closest_to_candidate,
@@ -169,7 +170,7 @@ def test_parameters_stored_rounded_are_an_arithmetic_and_explained():
     analysis = parameter_analysis(BUG, second, [], {"bf16": ["linear.weight"]}, SHARES)
     assert analysis.explained and analysis.verdict == "candidate_bf16"
     # the tolerance the pair needs: the arithmetic's, and the rounded parameters' share (3e-4) with its margin
-    assert analysis.recommended_tolerance["atol"] == pytest.approx(1e-5 + 1.5 * 3e-4)
+    assert analysis.recommended_tolerance["atol"] == pytest.approx(1e-5 + TOLERANCE_MARGIN * SHARES["parameters"])
 
 
 def test_other_parameters_beside_a_bug_name_both_and_rounded_ones_alone_change_nothing():
