@@ -69,7 +69,8 @@ from ..numerics.metrics import error_stats
 from . import compare
 from .concentration import Concentration, concentration
 from .floor import FLOOR_MULTIPLIER, floor_of
-from .interpose import DATA_MOVES, Arithmetic, OpKind, OpRecord, describe_op, evaluate
+from .graph import DATA_MOVES, OpKind, OpRecord, describe_op
+from .interpose import Arithmetic, evaluate
 from .judge import (
     SIDES,
     FitTable,
@@ -431,11 +432,6 @@ def _checked_fp32(model, inputs) -> object:
         raise OutOfScopeError(
             f"the Model draws random numbers in forward ({describe_op(as_fp32.ops, random[0].index)}: "
             f"{random[0].name}): there is no one output to explain; put dropout in eval mode or set p = 0"
-        )
-    if not any(o.kind is OpKind.LINEAR for o in as_fp32.ops):
-        raise OutOfScopeError(
-            "the Model runs no convolution or matrix product (torch.nn.Conv*/ConvTranspose*, Linear, matmul): "
-            "fp_analysis explains the precision of linear ops and what follows them"
         )
     if not as_fp32.output.is_floating_point():
         raise OutOfScopeError(f"the Model returns {as_fp32.output.dtype}, not floating-point values")

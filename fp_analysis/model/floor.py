@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import torch
 
 from ..numerics.formats import FORMATS
-from .interpose import Arithmetic, Noise, OpKind, evaluate
+from .graph import OpKind
+from .interpose import Arithmetic, Noise, evaluate
 
 __all__ = ["FLOOR_MULTIPLIER", "floor_of"]
 
@@ -37,16 +38,19 @@ def floor_of(
     """(evaluation, σ): the Model under ``base`` (fp64 by default) and the Monte-Carlo spread of fp32 rounding
     around it (module docstring, step 2): two runs with every error one way, then ``runs`` with random signs.
     With ``fast_math`` each transcendental op carries its fast-math form's measured residual
-    (``fast_math.residual_units``). ``scales`` (each linear op's Σ|w·x|)
-    come from the fp64 evaluation unless given."""
+    (``fast_math.residual_units``), and two more one-sign runs carry those residuals alone: in a run where every op
+    errs one way, the other ops' errors (a norm's, at eight times their size) can cancel an approximation's through a
+    decreasing function (a norm's 1/σ), and the approximation's own error is what a fast-math kernel adds.
+    ``scales`` (each linear op's Σ|w·x|) come from the fp64 evaluation unless given."""
     base = base or Arithmetic()
     centre = evaluate(model, inputs, base, record_scales=scales is None)
     scales = centre.scales if scales is None else scales
     device = centre.output.device
     generator = torch.Generator(device=device).manual_seed(seed)
     sigma = torch.zeros_like(centre.output)
-    for sign in [+1, -1] + [None] * runs:
-        noise = Noise(generator, scales, fast_math, sign, FLOOR_MULTIPLIER)
+    alone = [(+1, True), (-1, True)] if fast_math else []
+    for sign, only_fast in [(+1, False), (-1, False)] + [(None, False)] * runs + alone:
+        noise = Noise(generator, scales, fast_math, sign, FLOOR_MULTIPLIER, only_fast)
         run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
         sigma = torch.maximum(sigma, (run.output - centre.output).abs().nan_to_num(0.0, 0.0, 0.0) / FLOOR_MULTIPLIER)
     # No fp32 result is closer than half an ulp of itself: a clamp bound or a constant of the Model rounded to

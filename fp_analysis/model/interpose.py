@@ -30,10 +30,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
-from enum import Enum
+from collections.abc import Mapping, Sequence
 
 import torch
+from torch._decomp import decomposition_table
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..numerics.formats import FORMATS
@@ -42,17 +42,23 @@ from ..options import autocast_format, linear_formats
 from . import fast_math
 from .autocast import LOWER_OPS, Autocast
 from .conv64 import run_op as _run
+from .forms import FORMS
+from .graph import (
+    ADDED_FIRST,
+    DECOMPOSED,
+    LINEAR_OPS,
+    OpKind,
+    OpRecord,
+    detail_of,
+    kind_of,
+    terms_of,
+)
+from .reduction_orders import ordered_cumsum, ordered_sum
 
 __all__ = [
-    "DATA_MOVES",
-    "FORMS",
-    "LINEAR_OPS",
     "Arithmetic",
     "Evaluation",
     "Noise",
-    "OpKind",
-    "OpRecord",
-    "describe_op",
     "evaluate",
     "interposed",
     "precision_mode",
@@ -65,195 +71,17 @@ _U32 = FORMATS["fp32"].unit_roundoff  # 2^-24: the rounding of the sides fp_anal
 # fl(x op y) = (x op y)(1 + δ) + η, |η| ≤ 2^-150 with gradual underflow (Higham 2002, §2.1, eq. (2.8)).
 _ETA32 = float.fromhex("0x1p-150")
 
-# The linear ops: where a precision mode (TF32, bf16, fp16 operands) acts; each by its kind.
-LINEAR_OPS = {
-    aten.convolution.default: "convolution",
-    aten.mm.default: "matrix product",
-    aten.addmm.default: "matrix product",
-    aten.bmm.default: "matrix product",
-    aten.baddbmm.default: "matrix product",
-}
 _KIND_NAMES = {"conv": "convolution", "matmul": "matrix product"}  # a reference mode's op kinds
 
-# Ops that copy values or view them in another layout (or dtype): which of them run depends on memory layout (a
-# channels_last input, the device's kernels), not on the values, so paths are compared without them.
-DATA_MOVES = frozenset({
-    "clone", "contiguous", "_to_copy", "copy", "copy_", "detach", "alias", "lift_fresh", "view", "_unsafe_view",
-    "_reshape_alias", "reshape", "as_strided", "expand", "permute", "transpose", "t", "squeeze", "unsqueeze",
-})  # fmt: skip
-
-# Ops that round nothing: moving, selecting or comparing values, taking a sign or a max.
-_EXACT = DATA_MOVES | {
-    "slice", "select", "index", "index_select", "gather", "cat", "stack", "flatten", "unflatten", "split",
-    "split_with_sizes", "chunk", "unbind", "relu", "relu_", "clamp", "clamp_", "clamp_min", "clamp_max", "hardtanh",
-    "hardtanh_", "neg", "abs", "max", "min", "amax", "amin", "maximum", "minimum", "where", "masked_fill", "zeros",
-    "zeros_like", "ones", "ones_like", "empty", "empty_like", "empty_strided", "full", "full_like", "fill_", "zero_",
-    "constant_pad_nd", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
-    "max_pool2d", "max_pool1d", "max_pool3d", "adaptive_max_pool2d", "adaptive_max_pool3d", "adaptive_max_pool1d",
-    "sign", "floor", "ceil", "round", "trunc", "gt", "lt", "ge", "le", "eq", "ne", "isnan", "isinf",
-    "logical_and", "logical_or", "logical_not", "bitwise_and", "sort", "topk", "argmax", "argmin", "repeat",
-    "roll", "flip", "narrow", "new_zeros", "new_ones", "new_empty", "new_full", "scalar_tensor", "arange",
-    "view_as", "expand_as", "squeeze_", "unsqueeze_", "set_", "resize_", "pad",
-}  # fmt: skip
-
-# Transcendental ops: what --use_fast_math replaces by hardware approximations (and approximate division
-# and square root: -prec-div=false, -prec-sqrt=false, CUDA C++ Programming Guide, "Intrinsic Functions").
-_TRANSCENDENTAL = {
-    "tanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sigmoid", "silu", "mish", "softplus",
-    "gelu", "erf", "erfc", "pow", "sqrt", "rsqrt", "div", "reciprocal", "sin", "cos", "elu", "selu", "celu",
-    "hardswish", "hardsigmoid", "logsumexp", "_softmax", "_log_softmax", "native_group_norm",
-    "native_layer_norm", "native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training",
-}  # fmt: skip
-
+# Sums an order rewrite computes in its order (``Arithmetic.reduction_order``).
+_ORDERED = frozenset({"sum", "mean", "cumsum"})
 # Activations of the form x·g(x): computed in fp32 with g near 0 (GELU's 1 + erf(x/√2) for x ≪ 0) they err by
 # about u·|x|, not u·|result|.
 _X_TIMES_G = {"gelu", "silu", "mish"}
-
-# Ops that draw random numbers: a Model with them in forward has no single output to explain.
-_RANDOM = {
-    "rand", "randn", "randint", "rand_like", "randn_like", "randint_like", "bernoulli", "bernoulli_", "uniform_",
-    "normal", "normal_", "multinomial", "randperm", "native_dropout", "exponential_", "geometric_", "cauchy_",
-    "log_normal_", "random_",
-}  # fmt: skip
-
-
-class OpKind(str, Enum):
-    """What an op does to the numbers, as far as a precision hypothesis or a rounding model is concerned."""
-
-    LINEAR = "linear"
-    """A convolution or matrix product: a sum of products, where precision modes (TF32 ...) act."""
-    TRANSCENDENTAL = "transcendental"
-    """An op whose fast-math form is an approximation (tanh, exp, GELU, norms and softmax through them)."""
-    ARITHMETIC = "arithmetic"
-    """An op that rounds its result once (add, mul, mean, pooling averages...)."""
-    EXACT = "exact"
-    """An op that rounds nothing (views, copies, max, clamp, ReLU, comparisons)."""
-    RANDOM = "random"
-    """An op that draws random numbers."""
-
-
-def _kind(func) -> OpKind:
-    if func in LINEAR_OPS:
-        return OpKind.LINEAR
-    name = func.overloadpacket.__name__
-    if name in _RANDOM:
-        return OpKind.RANDOM
-    if name in _EXACT or name.rstrip("_") in _EXACT:
-        return OpKind.EXACT
-    if name in _TRANSCENDENTAL or name.rstrip("_") in _TRANSCENDENTAL:
-        return OpKind.TRANSCENDENTAL
-    return OpKind.ARITHMETIC
-
-
-@dataclasses.dataclass(frozen=True)
-class OpRecord:
-    """One op of the graph: its position in the forward, ATen name, kind, the module that ran it, its output."""
-
-    index: int
-    name: str  # ATen's name without overload: "convolution", "gelu", "native_group_norm"
-    kind: OpKind
-    module: str  # qualified name of the innermost module running it ("" for the Model's own forward)
-    module_type: str  # that module's class ("ConvTranspose3d"), or the Model's
-    shape: tuple[int, ...]
-    detail: str = ""  # what distinguishes it: "transposed, stride (2, 2, 2)", "approximate='tanh'"
-    terms: int = 0  # a linear op: K, the products each of its outputs sums
-
-    @property
-    def label(self) -> str:
-        """ATen's name as a user spells the op: 'softmax' for '_softmax', 'group_norm' for 'native_group_norm'."""
-        name = self.name.strip("_").removeprefix("native_").removesuffix("_with_indices")
-        name = name.removesuffix("_legit_no_training").removesuffix("_legit")
-        return {"addmm": "matrix product", "mm": "matrix product", "bmm": "batched matrix product"}.get(name, name)
-
-    def to_dict(self) -> dict:
-        return {**dataclasses.asdict(self), "kind": self.kind.value}
-
-
-def describe_op(ops: Sequence[OpRecord], index: int) -> str:
-    """A name for op ``index`` a user recognises: 'the ConvTranspose3d `conv_transpose`' for an op a module runs,
-    'the gelu after the ConvTranspose3d `conv_transpose`' for one the Model's forward calls itself."""
-    op = ops[index]
-    if op.module:
-        own = f"the {op.module_type} `{op.module}`"
-        return f"the {op.label} in {own}" if op.kind is OpKind.EXACT else own
-    # anchored on the nearest op before it that a module ran (the reader knows the modules), else a linear op
-    before = next((o for o in reversed(ops[:index]) if o.module and o.kind is not OpKind.EXACT), None)
-    before = before or next((o for o in reversed(ops[:index]) if o.kind is OpKind.LINEAR), None)
-    if before is None:
-        return f"the {op.label} (op {index} of {op.module_type}.forward)"
-    anchor = describe_op(ops, before.index) if before.module else f"the {before.label} (op {before.index})"
-    return f"the {op.label} after {anchor}"
-
-
-def _terms(func, args) -> int:
-    """K of a linear op: (C_in / groups) · prod(kernel) for a convolution, the inner dimension of a product."""
-    if func is aten.convolution.default:
-        weight, transposed, groups = args[1], args[6], args[8]
-        channels = weight.shape[0] // groups if transposed else weight.shape[1]
-        return int(channels * math.prod(weight.shape[2:]))
-    first = args[0] if func in (aten.mm.default, aten.bmm.default) else args[1]
-    return int(first.shape[-1])
-
-
-def _detail(func, args, kwargs) -> str:
-    if func is aten.convolution.default:
-        stride, padding, dilation, transposed, output_padding, groups = args[3:9]
-        extra = f", output_padding {tuple(output_padding)}" if transposed else ""
-        return (
-            f"{'transposed, ' if transposed else ''}stride {tuple(stride)}, padding {tuple(padding)}, "
-            f"dilation {tuple(dilation)}, groups {groups}{extra}"
-        )
-    if func.overloadpacket.__name__ == "gelu":
-        return f"approximate={kwargs.get('approximate', 'none')!r}"
-    return ""
-
-
-# --------------------------------------------------------------------------------------------- forms
-
-
-def _gelu_other(args, kwargs):
-    own = kwargs.get("approximate", "none")
-    return aten.gelu.default(args[0], approximate="none" if own == "tanh" else "tanh")
-
-
-def _in_fp32(fn: Callable[[torch.Tensor], torch.Tensor]):
-    """A form evaluated in fp32 whatever the graph's precision: these forms differ from the op by how fp32
-    rounds them (1 + exp(x) rounding to 1 for x < −17, say), which fp64 would hide."""
-
-    def form(args, kwargs):
-        x = args[0]
-        return fn(x.float()).to(x.dtype)
-
-    return form
-
-
-def _softplus_naive(x):
-    return torch.log(1 + torch.exp(x))
-
-
-def _softplus_no_threshold(x):
-    return torch.log1p(torch.exp(x))
-
-
-# op name → {form name: (what it is, function(args, kwargs))}
-FORMS: dict[str, dict[str, tuple[str, Callable]]] = {
-    "gelu": {"other_gelu": ("the other GELU form (tanh approximation for erf, or the reverse)", _gelu_other)},
-    "softplus": {
-        "softplus_naive": ("softplus as log(1 + exp(x)) in fp32", _in_fp32(_softplus_naive)),
-        "softplus_no_threshold": (
-            "softplus as log1p(exp(x)) without PyTorch's threshold",
-            _in_fp32(_softplus_no_threshold),
-        ),
-    },
-    "mish": {
-        "mish_naive": (
-            "Mish as x·tanh(log(1 + exp(x))) in fp32",
-            _in_fp32(lambda x: x * torch.tanh(_softplus_naive(x))),
-        ),
-    },
-}  # fmt: skip
-
-
+# Fast-math ops whose approximation errs relative to their result (CUDA C++ Programming Guide, "Mathematical Functions",
+# the maximum ulp errors of __fdividef, sqrtf and rsqrtf under -prec-div/-prec-sqrt=false, __logf): their allowance is
+# in units of u·|result|, not u·(|result| + |x|) (a mean's division of a sum by n would be allowed n times its error).
+_RELATIVE_FAST = {"div", "reciprocal", "sqrt", "rsqrt", "pow", "log", "log2", "log10", "log1p"}
 # ---------------------------------------------------------------------------------------- arithmetic
 
 
@@ -276,6 +104,7 @@ class Noise:
     fast_math: bool = False
     sign: int | None = None  # +1 or −1: every error in that direction (errors that add), None: random signs
     amplitude: float = 1.0  # errors this many times their size (a secant over that interval: see engine)
+    only_fast: bool = False  # with ``fast_math``: only the transcendental ops err (``floor.floor_of`` says why)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -291,6 +120,8 @@ class Arithmetic:
     ``forms``: op index → a form of ``FORMS``. ``fast_math``: the ops ``fast_math.EMULATED`` names computed as
     ``--use_fast_math`` computes them. ``autocast``: "bf16" or "fp16", the Model as ``torch.autocast`` runs it on a
     GPU in that format (``fp_analysis.model.autocast``); with ``whole``, the whole Model in it (``Model.half()``).
+    ``reduction_order``: every sum, mean and cumsum (those inside decomposed ops too) computed in fp32 in that order
+    (``reduction_orders.ORDERS``), the rest as ``dtype`` says.
     """
 
     dtype: torch.dtype = torch.float64
@@ -304,17 +135,19 @@ class Arithmetic:
     fast_math: bool = False
     autocast: str | None = None
     whole: bool = False
+    reduction_order: str | None = None
     noise: Noise | None = None
 
-    def rounds(self, op: int, func) -> str | None:
-        """The format the operands of linear op ``op`` (ATen ``func``) are rounded to; None: not rounded."""
+    def rounds(self, op: int | None, func) -> str | None:
+        """The format the operands of linear op ``op`` (ATen ``func``; None: one inside a decomposed op, rounded
+        only where every linear op is) are rounded to; None: not rounded."""
         kind = LINEAR_OPS[func]
         if self.kind_formats is not None:
             return self.kind_formats.get(kind)
         if self.linear_format is None:
             return None
         if self.linear_ops is not None:
-            return self.linear_format if op in self.linear_ops else None
+            return self.linear_format if op is not None and op in self.linear_ops else None
         return self.linear_format if self.only_kind in (None, kind) else None
 
 
@@ -360,7 +193,13 @@ def evaluate(
     if arithmetic.dtype == torch.float64:
         copies = [_upcast_value(t) for t in copies]
     interposer = _Interposer(arithmetic, model, record_scales, keep_outputs)
-    with torch.no_grad(), _module_names(model, interposer.modules), _parameters_in(model, arithmetic.dtype), interposer:
+    with (
+        torch.no_grad(),
+        _recurrences_op_by_op(model),
+        _module_names(model, interposer.modules),
+        _parameters_in(model, arithmetic.dtype),
+        interposer,
+    ):
         output = model(*copies)
     if not isinstance(output, torch.Tensor):
         raise TypeError(f"the Model returned a {type(output).__name__}, not a tensor")
@@ -374,6 +213,24 @@ def interposed(arithmetic: Arithmetic):
     interposer = _Interposer(arithmetic, torch.nn.Module(), record_scales=False)
     with interposer:
         yield interposer
+
+
+@contextlib.contextmanager
+def _recurrences_op_by_op(model: torch.nn.Module):
+    """For a Model with an RNN, LSTM or GRU, oneDNN's and cuDNN's fused recurrences off while the block runs: fp32
+    would take them (one op, ``mkldnn_rnn_layer``, ``_cudnn_rnn``) where fp64 takes PyTorch's own op-by-op recurrence,
+    and only that one shows each gate's products and activations to the floor and the rewrites. The fused kernels
+    compute the same recurrence (their own sums' order), so the reference's output is judged against it."""
+    if not any(isinstance(m, torch.nn.RNNBase) for m in model.modules()):
+        yield
+        return
+    onednn = torch._C._get_mkldnn_enabled()  # mkldnn.flags() would also set oneDNN's TF32, and warn on a CPU
+    torch._C._set_mkldnn_enabled(False)
+    try:
+        with torch.backends.cudnn.flags(enabled=False):
+            yield
+    finally:
+        torch._C._set_mkldnn_enabled(onednn)
 
 
 @contextlib.contextmanager
@@ -440,60 +297,104 @@ class _Interposer(TorchDispatchMode):
         self.modules: list[tuple[str, str]] = []
         self.model_type = type(model).__name__
         self.rounded = 0
+        self.depth = 0  # how deep inside decomposed ops the op being dispatched is
         self.autocast = Autocast(arithmetic.autocast, arithmetic.whole) if arithmetic.autocast else None
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
         a = self.arithmetic
-        index = len(self.ops)
+        inner = self.depth > 0  # an op inside a decomposed one: not recorded, no index of its own
+        index = None if inner else len(self.ops)
         if a.dtype == torch.float64:
             args, kwargs = _upcast(args), _upcast_kwargs(kwargs)
-        kind = _kind(func)
+        kind = kind_of(func)
         name = func.overloadpacket.__name__
+        decomposed = False
         if kind is OpKind.LINEAR and a.rounds(index, func):
             out = self._rounded_linear(func, args, kwargs, a.rounds(index, func))
         elif self.autocast is not None:
             self.rounded += name in LOWER_OPS
             out = self.autocast.run(name, args, kwargs, lambda given, named: _run(func, given, named))
         elif index in a.forms:
-            out = FORMS[name][a.forms[index]][1](args, kwargs)
+            out = FORMS[name][a.forms[index]][1](func, args, kwargs)
         elif a.fast_math and name.rstrip("_") in fast_math.EMULATED:
             out = fast_math.EMULATED[name.rstrip("_")](*args, **kwargs)
             if name.endswith("_"):  # in place: the caller reads its first operand
                 out = args[0].copy_(out)
+        elif a.reduction_order and name in _ORDERED and not name.endswith("_"):
+            out = _ordered(func, name, args, kwargs, a.reduction_order)
+        elif (a.dtype == torch.float64 or a.noise) and name in DECOMPOSED:
+            decomposed = True
+            self.depth += 1
+            try:
+                with self:  # its ops come back through this interposer, each rounded and perturbed on its own
+                    if func in decomposition_table:
+                        out = decomposition_table[func](*args, **kwargs)
+                    else:  # a CompositeImplicitAutograd op that a decomposition calls by name
+                        out = func.decompose(*args, **kwargs)
+            finally:
+                self.depth -= 1
+            if out is NotImplemented:  # no decomposition on this build: the op whole, rounded once
+                decomposed, out = False, _run(func, args, kwargs)
         else:
             out = _run(func, args, kwargs)
-        if kind is OpKind.LINEAR and self.record_scales:
-            # addmm/baddbmm's alpha and beta as magnitudes too: Σ|w·x| must not cancel
-            magnitudes = {k: abs(v) if isinstance(v, (int, float)) else v for k, v in kwargs.items()}
-            self.scales[index] = _run(func, _absolute(args), magnitudes)
-        if a.noise is not None and isinstance(out, torch.Tensor) and out.is_floating_point():
-            # a fast-math op errs by up to its measured residual, in units of u·(|f(x)| + |x|) as the probe measures
-            # it: the floor allows ``amplitude`` × σ, so σ is that residual over the amplitude (at least the op's
-            # own rounding)
-            fast = a.noise.fast_math and kind is OpKind.TRANSCENDENTAL
-            times_g = name.rstrip("_") in _X_TIMES_G or fast
-            operand = args[0] if times_g and args and isinstance(args[0], torch.Tensor) else None
-            if operand is not None and operand.shape != out.shape:  # a reduction (logsumexp): |f(x)| alone
-                operand = None
-            terms = _terms(func, args) if kind is OpKind.LINEAR else 1
-            ulps = max(1.0, fast_math.residual_units(name, kwargs) / a.noise.amplitude) if fast else 1.0
-            unit = self.autocast.unit(out) if self.autocast is not None else 0.0
-            moved = self._perturbed(index, kind, out, name.endswith("_"), operand, terms, ulps, unit)
-            out = moved if self.autocast is None else self.autocast.carry(out, moved)
-        module, module_type = self.modules[-1] if self.modules else ("", self.model_type)
-        shape = tuple(out.shape) if isinstance(out, torch.Tensor) else ()
-        terms = _terms(func, args) if kind is OpKind.LINEAR else 0
-        if self.keep and isinstance(out, torch.Tensor) and out.is_floating_point():
-            self.trace[index] = out.detach().clone()
-        self.ops.append(OpRecord(index, name, kind, module, module_type, shape, _detail(func, args, kwargs), terms))
+        if kind is OpKind.LINEAR and self.record_scales and not inner:
+            self.scales[index] = _run(func, _absolute(args), _magnitudes(kwargs))
+        if a.noise is not None and not decomposed:
+            out = self._with_noise(func, name, kind, index, args, kwargs, out)
+        if not inner:
+            self._record(func, name, kind, args, kwargs, out)
         return out
+
+    def _with_noise(self, func, name: str, kind: OpKind, index, args, kwargs, out):
+        """``out`` with the rounding error ``Noise`` gives op ``func`` (each floating tensor of a tuple: a var_mean)."""
+        if isinstance(out, (tuple, list)):
+            return tuple(self._with_noise(func, name, kind, index, args, kwargs, o) for o in out)
+        if not isinstance(out, torch.Tensor) or not out.is_floating_point():
+            return out
+        noise = self.arithmetic.noise
+        # a fast-math op errs by up to its measured residual, in units of u·(|f(x)| + |x|) as the probe measures
+        # it: the floor allows ``amplitude`` × σ, so σ is that residual over the amplitude (at least the op's
+        # own rounding)
+        fast = noise.fast_math and kind is OpKind.TRANSCENDENTAL
+        if noise.only_fast and not fast:
+            return out
+        times_g = name.rstrip("_") in _X_TIMES_G or (fast and name.rstrip("_") not in _RELATIVE_FAST)
+        operand = args[0] if times_g and args and isinstance(args[0], torch.Tensor) else None
+        if operand is not None and operand.shape != out.shape:  # a reduction (logsumexp): |f(x)| alone
+            operand = None
+        terms = terms_of(func, args) if kind is OpKind.LINEAR else 1
+        ulps = max(1.0, fast_math.residual_units(name, kwargs) / noise.amplitude) if fast else 1.0
+        unit = self.autocast.unit(out) if self.autocast is not None else 0.0
+        scale = None
+        if kind is OpKind.LINEAR:
+            scale = noise.scales.get(index) if index is not None else None
+            if scale is None:  # one inside a decomposed op (attention's products): its Σ|w·x| here
+                scale = _run(func, _absolute(args), _magnitudes(kwargs))
+        elif kind is OpKind.REDUCTION:
+            scale = _run(func, _absolute(args), kwargs)  # Σ|x| over what it sums (its mean for a mean)
+            if not isinstance(scale, torch.Tensor) or scale.shape != out.shape:
+                scale = None
+            elif isinstance(args[0], torch.Tensor):
+                terms = max(1, args[0].numel() // max(1, out.numel()))
+        moved = self._perturbed(kind, out, name.endswith("_"), operand, terms, ulps, unit, scale)
+        return moved if self.autocast is None else self.autocast.carry(out, moved)
+
+    def _record(self, func, name: str, kind: OpKind, args, kwargs, out) -> None:
+        module, module_type = self.modules[-1] if self.modules else ("", self.model_type)
+        first = out[0] if isinstance(out, (tuple, list)) and out else out
+        shape = tuple(first.shape) if isinstance(first, torch.Tensor) else ()
+        terms = terms_of(func, args) if kind is OpKind.LINEAR else 0
+        if self.keep and isinstance(out, torch.Tensor) and out.is_floating_point():
+            self.trace[len(self.ops)] = out.detach().clone()
+        record = OpRecord(len(self.ops), name, kind, module, module_type, shape, detail_of(func, args, kwargs), terms)
+        self.ops.append(record)
 
     def _rounded_linear(self, func, args, kwargs, fmt: str):
         """The linear op with its two multiplied operands rounded to ``fmt`` (through fp32, as a kernel
         reading fp32 tensors would round them); a bias or an addmm's added matrix is not rounded."""
         self.rounded += 1
-        positions = (0, 1) if func in (aten.convolution.default, aten.mm.default, aten.bmm.default) else (1, 2)
+        positions = (1, 2) if func in ADDED_FIRST else (0, 1)
         dtype = args[positions[0]].dtype
 
         def rounded(t: torch.Tensor) -> torch.Tensor:
@@ -510,7 +411,6 @@ class _Interposer(TorchDispatchMode):
 
     def _perturbed(
         self,
-        index: int,
         kind: OpKind,
         out: torch.Tensor,
         in_place: bool,
@@ -518,9 +418,11 @@ class _Interposer(TorchDispatchMode):
         terms: int,
         ulps: float,
         unit: float,
+        scale: torch.Tensor | None,
     ) -> torch.Tensor:
         """``out`` moved by its rounding error (``Noise``), and by ``unit``·|out| more where its result is rounded to
-        a reduced format (autocast's), a rounding that may go either way."""
+        a reduced format (autocast's), a rounding that may go either way. ``scale``: a linear op's Σ|w·x| or a
+        reduction's Σ|x|, the size of its error (each of its ``terms`` sums may also underflow)."""
         noise = self.arithmetic.noise
         if kind is OpKind.RANDOM or (kind is OpKind.EXACT and not unit):
             return out
@@ -530,8 +432,8 @@ class _Interposer(TorchDispatchMode):
             signs = torch.full_like(out, float(noise.sign))
         if kind is OpKind.EXACT:  # rounds nothing of its own: only the format's rounding of what it was given
             error = noise.amplitude * unit * out.abs() * signs
-        elif kind is OpKind.LINEAR and index in noise.scales:  # each of its K products and sums may underflow
-            error = noise.amplitude * (_U32 * noise.scales[index].to(out.dtype) + terms * _ETA32) * signs
+        elif scale is not None:  # each of its K products and sums may underflow
+            error = noise.amplitude * (_U32 * scale.to(out.dtype) + terms * _ETA32) * signs
         else:
             size = out.abs() if operand is None else out.abs() + operand.abs().to(out.dtype)
             error = noise.amplitude * ulps * (_U32 * size + _ETA32) * signs
@@ -556,6 +458,28 @@ def _upcast_value(value):
 
 def _upcast_kwargs(kwargs: dict) -> dict:
     return {k: _upcast_value(v) for k, v in kwargs.items()}
+
+
+def _magnitudes(kwargs: dict) -> dict:
+    """addmm/baddbmm's alpha and beta as magnitudes too: Σ|w·x| must not cancel."""
+    return {k: abs(v) if isinstance(v, (int, float)) else v for k, v in kwargs.items()}
+
+
+def _ordered(func, name: str, args, kwargs, order: str) -> torch.Tensor:
+    """A sum, mean or cumsum (ATen's or prims') computed in fp32 in ``order`` (``reduction_orders``), in the dtype it
+    was asked in: a mean is that sum divided by the count, in fp32."""
+    x = args[0]
+    if name == "cumsum":
+        dim = args[1] if len(args) > 1 else kwargs["dim"]
+        return ordered_cumsum(x, dim).to(x.dtype)
+    dims = args[1] if len(args) > 1 else kwargs.get("dim", kwargs.get("dims"))
+    dims = [dims] if isinstance(dims, int) else (list(dims) if dims else None)
+    keepdim = bool(args[2]) if len(args) > 2 and isinstance(args[2], bool) else bool(kwargs.get("keepdim", False))
+    total = ordered_sum(x, dims, keepdim, order)
+    if name == "mean":
+        count = math.prod(x.shape[d] for d in dims) if dims else x.numel()
+        total = total / torch.tensor(float(count), dtype=torch.float32)
+    return total.to(x.dtype)
 
 
 def _absolute(args):

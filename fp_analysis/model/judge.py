@@ -92,8 +92,9 @@ def unlike_autocast(fit: Fit, plain: Fit) -> str | None:
     fit to plain fp32. Its floor holds every op's rounding to the format going either way, wide enough to hold an
     fp32 side whole (and a small bug in it); an autocast kernel's results are the format's values, equal to the
     re-creation's but where a rounding went the other way. So at fp32's resolution the side must agree with it at
-    more outputs than with plain fp32 (where a ReLU or a clamp makes both exact, both agree)."""
-    if fit.disagree <= plain.disagree:
+    more outputs than with plain fp32 (where a ReLU or a clamp makes both exact, both agree): strictly more, or a
+    scalar (a loss) off by less than the format's rounding would fit it as well as it fits nothing."""
+    if fit.disagree < plain.disagree:
         return None
     return (
         f"it departs from the autocast re-creation at fp32's resolution at {fit.disagree} outputs, from plain fp32 "

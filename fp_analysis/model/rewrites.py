@@ -15,7 +15,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from .interpose import FORMS, Arithmetic, OpKind, OpRecord, describe_op
+from .forms import FORMS, FORMULA_FORMS
+from .graph import DECOMPOSED, OpKind, OpRecord, describe_op
+from .interpose import Arithmetic
+from .reduction_orders import ORDER_WORDS, ORDERS
 from .verdict import CauseKind
 
 __all__ = ["PRECISIONS", "Rewrite", "evaluations_needed", "rewrites_of"]
@@ -34,15 +37,18 @@ _TIES = {"rne": "to nearest, ties to even", "rna": "to nearest, ties away from z
 class Change:
     """One change a rewrite makes: the cause it names on a side, what it re-creates, the op it acts on."""
 
-    precision: str | None  # the format of a precision change; None for a form or fast-math
+    precision: str | None  # the format of a precision change; None for a form, an order or fast-math
     what: str
     where: str
     gelu: bool = False  # a form change of a GELU (``gelu_approximation``)
+    cause: CauseKind | None = None  # the cause of a change that is not a precision or an approximation
 
     def kind(self, side: str) -> CauseKind:
         """The cause this change names on ``side`` ("reference", "candidate", "shared")."""
         if self.precision is not None:
             return CauseKind.precision(side, self.precision)
+        if self.cause is not None:
+            return self.cause
         return CauseKind.GELU_APPROXIMATION if self.gelu else CauseKind.APPROXIMATION
 
 
@@ -58,6 +64,7 @@ class Rewrite:
     ties: str = "rne"  # how the operands' ties round: "rne" (to even) or "rna" (away from zero)
     autocast: bool = False  # ``precision`` as torch.autocast runs the Model in it (``autocast``), not operands only
     whole: bool = False  # with ``autocast``: the whole Model in ``precision`` (``Model.half()``), no op in fp32
+    order: str | None = None  # every sum, mean and cumsum in fp32 in this order (``reduction_orders.ORDERS``)
 
     def arithmetic(self) -> Arithmetic:
         """The interposer's arithmetic that evaluates the Model as this rewrite says."""
@@ -70,23 +77,24 @@ class Rewrite:
             only_kind=self.only_kind,
             forms={} if self.form is None else {self.form[0]: self.form[1]},
             fast_math=self.fast_math,
+            reduction_order=self.order,
         )
 
     @property
     def second_line(self) -> bool:
         """Tried only where a side is left that no other rewrite re-creates (``engine``): TF32 with ties away from
-        zero (cuDNN's implicit GEMM), and the whole Model under autocast — a side of either arithmetic departs from
-        every first-line rewrite, and each doubles the evaluations where it would change nothing."""
-        return self.ties != "rne" or self.autocast
+        zero (cuDNN's implicit GEMM), the whole Model under autocast, and the sums' named orders — a side of any of
+        them departs from every first-line rewrite, and each doubles the evaluations where it would change nothing."""
+        return self.ties != "rne" or self.autocast or self.order is not None
 
     @property
     def plain(self) -> bool:
-        return self.precision is None and self.form is None and not self.fast_math
+        return self.precision is None and self.form is None and not self.fast_math and self.order is None
 
     @property
     def change_count(self) -> int:
         """How many things this rewrite changes (0 for plain fp32)."""
-        return (self.precision is not None) + (self.form is not None) + self.fast_math
+        return (self.precision is not None) + (self.form is not None) + self.fast_math + (self.order is not None)
 
     def changes(self, ops: Sequence[OpRecord]) -> list[Change]:
         """Each change this rewrite makes, in words, on the graph ``ops``."""
@@ -114,7 +122,14 @@ class Rewrite:
         if self.form is not None:
             index, form = self.form
             what, where = FORMS[ops[index].name][form][0], describe_op(ops, index)
-            out.append(Change(None, f"{where} computed as {what}", where, gelu=ops[index].name == "gelu"))
+            cause = CauseKind.FORMULA if form in FORMULA_FORMS else None
+            out.append(Change(None, f"{where} computed as {what}", where, gelu=ops[index].name == "gelu", cause=cause))
+        if self.order is not None:
+            what = (
+                "every sum, mean and cumsum (a norm's statistics and softmax's denominator too) added "
+                f"{ORDER_WORDS[self.order]}, in fp32"
+            )
+            out.append(Change(None, what, "every sum", cause=CauseKind.ACCUMULATION_ORDER))
         if self.fast_math:
             what = (
                 "fast-math transcendentals as --use_fast_math computes them (__expf's rounded argument in exp, "
@@ -150,6 +165,8 @@ class Rewrite:
             parts.append(f"{self.form[1]}@{self.form[0]}")
         if self.fast_math:
             parts.append("fast_math")
+        if self.order:
+            parts.append(f"order_{self.order}")
         return "+".join(parts) or "plain"
 
 
@@ -168,13 +185,15 @@ def rewrites_of(ops: Sequence[OpRecord]) -> list[Rewrite]:
         scopes += [{"only_kind": "convolution"}, {"only_kind": "matrix product"}]
     if len(linear) > 1:
         scopes += [{"linear_ops": (o.index,)} for o in linear[:_SINGLE_OP_REWRITES]]
-    precisions = [Rewrite(precision=p, **scope) for scope in scopes for p in PRECISIONS]
+    precisions = [Rewrite(precision=p, **scope) for scope in scopes for p in PRECISIONS] if linear else []
     forms = [Rewrite(form=(o.index, form)) for o in ops if o.name in FORMS for form in FORMS[o.name]]
-    combined = [Rewrite(precision=p, form=h.form) for h in forms for p in PRECISIONS]  # a TF32 conv, a tanh GELU
+    combined = [Rewrite(precision=p, form=h.form) for h in forms for p in PRECISIONS] if linear else []
+    sums = any(o.kind is OpKind.REDUCTION or o.name in DECOMPOSED for o in ops)
+    orders = [Rewrite(order=order) for order in ORDERS] if sums else []
     fast = [Rewrite(fast_math=True)] if any(o.kind is OpKind.TRANSCENDENTAL for o in ops) else []
     autocast = [Rewrite(precision=p, autocast=True, whole=w) for w in (False, True) for p in ("bf16", "fp16")]
     out = []
-    for h in [Rewrite(), *precisions, *forms, *combined, *fast, *autocast]:
+    for h in [Rewrite(), *precisions, *forms, *combined, *fast, *orders, *autocast]:
         out.append(h)
         if h.precision == "tf32":
             out.append(dataclasses.replace(h, ties="rna"))

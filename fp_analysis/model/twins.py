@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from .compare import differing
-from .interpose import OpKind, OpRecord
+from .graph import OpKind, OpRecord
 
 __all__ = ["twin_evidence", "twin_words"]
 

@@ -36,7 +36,11 @@ class CauseKind(str, Enum):
     SHARED_FP16 = "shared_fp16"
     """Both sides equal only because both compute in fp16."""
     ACCUMULATION_ORDER = "accumulation_order"
-    """The same fp32 arithmetic in another order: within the fp32 floor, not bitwise equal."""
+    """The same fp32 arithmetic in another order: within the fp32 floor, or re-created by a named order of its sums
+    (sequential, pairwise, a thread block's tree); not bitwise equal."""
+    FORMULA = "formula"
+    """A formula equal in exact arithmetic that rounds otherwise: softmax without the max shift, log(softmax), a
+    one-pass variance (catastrophic where the mean is large: the evidence says so)."""
     APPROXIMATION = "approximation"
     """An activation computed by a known approximation: fast-math transcendentals, a naive softplus or Mish."""
     GELU_APPROXIMATION = "gelu_approximation"

@@ -22,7 +22,8 @@ from fp_analysis.explain.kernelbench import emulated_reference
 from fp_analysis.explain.parameters import match_parameters
 from fp_analysis.model.engine import Effort, analyse_model
 from fp_analysis.model.floor import floor_of
-from fp_analysis.model.interpose import Arithmetic, OpKind, evaluate
+from fp_analysis.model.graph import OpKind
+from fp_analysis.model.interpose import Arithmetic, evaluate
 from fp_analysis.numerics.formats import FORMATS
 from fp_analysis.ops.conv import spec_of_module
 from fp_analysis.ops.reference import abs_dot_at
@@ -164,11 +165,6 @@ class _Dropout(nn.Module):
         return self.dropout(self.conv(x))
 
 
-class _NoLinear(nn.Module):
-    def forward(self, x):
-        return torch.tanh(x) * 2
-
-
 class _Float32Only(nn.Module):
     def __init__(self):
         super().__init__()
@@ -196,7 +192,6 @@ class _BranchOnRounding(nn.Module):
     ("model", "message"),
     [
         (_Dropout(), "draws random numbers"),
-        (_NoLinear(), "runs no convolution or matrix product"),
         (_Float32Only(), "cannot be evaluated in fp64: AssertionError: this kernel takes float32 only"),
         (_BranchOnRounding(), "takes another path in fp64 than in fp32"),
     ],

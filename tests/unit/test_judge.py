@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from fp_analysis.model.interpose import OpKind, OpRecord
+from fp_analysis.model.graph import OpKind, OpRecord
 from fp_analysis.model.judge import (
     TOLERANCE_MARGIN,
     Fit,

@@ -1,0 +1,112 @@
+"""Sums over many terms — reductions and scans — computed in fp32 in a named order, as kernels compute them.
+
+A reduction's rounding error scales with Σ|x| and depends on the order its terms are added in, as a linear op's does
+(Higham 2002, §4.2: |ŝ − s| ≤ γ_{n−1}·Σ|x_i| for recursive summation in any order, with the order deciding which
+partial sums each rounding scales with). The floor (``interpose.Noise``) gives a reduction an error of u·Σ|x| — the
+unit, as u·Σ|w·x| is a linear op's — and these orders re-create the kernels whose order errs by more than that
+allows: a sequential loop over a long row of same-signed terms errs by about u·√(n/3)·Σ|x| (each of n roundings
+scales with a partial sum that grows with the index), where PyTorch's cascade or tree errs by about u·log2(n)·Σ|x|.
+
+``ORDERS`` (each a torch computation, on any device, exact IEEE fp32 additions):
+
+* ``sequential`` — one accumulator, terms added from the first to the last: a per-thread loop over a row, and the
+  scan every sequential cumsum is (``numerics.orders.Order.SEQUENTIAL`` with unit weights, bit for bit: a fused
+  multiply-add of 1·x rounds once, as an addition does).
+* ``pairwise`` — adjacent pairs added level by level, (x0+x1), (x2+x3), …, an odd last one moving up unchanged
+  (``numerics.orders.Order.TREE`` with blocks of one term, bit for bit).
+* ``threads256``, ``threads32`` — the textbook GPU reduction: T threads each add every T-th term (t, t+T, t+2T, …)
+  sequentially, then the T partial sums are halved in a tree, a[i] += a[i + s] for s = T/2, …, 1 (a block of 256
+  threads in shared memory; a warp's ``__shfl_down_sync`` for 32).
+
+A scan (cumsum) is re-created sequentially only: a scan's parallel forms (Kogge-Stone, Blelloch, CUB's decoupled
+look-back) are each their own order, not modelled; they stay within the floor or are named by what they leave.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+
+__all__ = ["ORDERS", "ORDER_WORDS", "ordered_cumsum", "ordered_sum"]
+
+ORDER_WORDS = {
+    "sequential": "sequentially, first term to last (one accumulator: a per-thread loop)",
+    "pairwise": "pairwise, adjacent pairs level by level (a tree over the terms)",
+    "threads256": "as a 256-thread block reduces: every 256th term per thread, then a shared-memory tree",
+    "threads32": "as a warp reduces: every 32nd term per lane, then a shuffle tree",
+}
+ORDERS = tuple(ORDER_WORDS)
+
+
+def _rows(x: torch.Tensor, dims: Sequence[int] | None) -> tuple[torch.Tensor, list[int]]:
+    """(x as fp32 with the reduced dims last, flattened to one: (rest..., n), the rest's shape)."""
+    dims = list(range(x.dim())) if not dims else sorted(d % max(1, x.dim()) for d in dims)
+    if x.dim() == 0:
+        return x.reshape(1).float(), []
+    kept = [d for d in range(x.dim()) if d not in dims]
+    moved = x.permute(*kept, *dims).float()
+    rest = [x.shape[d] for d in kept]
+    return moved.reshape(*rest, -1), rest
+
+
+def _sequential(rows: torch.Tensor) -> torch.Tensor:
+    acc = torch.zeros(rows.shape[:-1], dtype=torch.float32, device=rows.device)
+    for k in range(rows.shape[-1]):
+        acc = acc + rows[..., k]
+    return acc
+
+
+def _pairwise(rows: torch.Tensor) -> torch.Tensor:
+    while rows.shape[-1] > 1:
+        n = rows.shape[-1]
+        pairs = rows[..., : n - n % 2]
+        summed = pairs[..., 0::2] + pairs[..., 1::2]
+        rows = torch.cat([summed, rows[..., n - n % 2 :]], dim=-1) if n % 2 else summed
+    return rows[..., 0] if rows.shape[-1] else torch.zeros(rows.shape[:-1], device=rows.device)
+
+
+def _threads(rows: torch.Tensor, threads: int) -> torch.Tensor:
+    n = rows.shape[-1]
+    steps = max(1, math.ceil(n / threads))
+    # padding with +0 changes no fp32 sum (x + 0 = x exactly), so every thread runs the same number of steps
+    padded = torch.nn.functional.pad(rows, (0, steps * threads - n))
+    partial = _sequential(padded.reshape(*rows.shape[:-1], steps, threads).transpose(-1, -2))
+    size = threads
+    while size > 1:
+        size //= 2
+        partial = partial[..., :size] + partial[..., size : 2 * size]
+    return partial[..., 0]
+
+
+def ordered_sum(x: torch.Tensor, dims: Sequence[int] | None, keepdim: bool, order: str) -> torch.Tensor:
+    """Σ x over ``dims`` (None or empty: all) in fp32, added in ``order`` (``ORDERS``); fp32 out, dims kept as 1 where
+    ``keepdim``."""
+    rows, rest = _rows(x, dims)
+    if order == "sequential":
+        out = _sequential(rows)
+    elif order == "pairwise":
+        out = _pairwise(rows)
+    elif order.startswith("threads"):
+        out = _threads(rows, int(order.removeprefix("threads")))
+    else:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
+    out = out.reshape(rest)
+    if keepdim:
+        reduced = list(range(x.dim())) if not dims else sorted(d % x.dim() for d in dims)
+        for d in reduced:
+            out = out.unsqueeze(d)
+    return out
+
+
+def ordered_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """The running sum of ``x`` along ``dim`` in fp32, each prefix the previous one plus the next term (a sequential
+    scan); fp32 out."""
+    moved = x.float().movedim(dim, -1)
+    out = torch.empty_like(moved)
+    acc = torch.zeros(moved.shape[:-1], dtype=torch.float32, device=x.device)
+    for k in range(moved.shape[-1]):
+        acc = acc + moved[..., k]
+        out[..., k] = acc
+    return out.movedim(-1, dim)
