@@ -131,13 +131,13 @@ def _print_explanation(result) -> None:
             line = f"  {name} vs the Model in fp64{scope}: {_differences(stats)}"
             extra = _nonfinite_line(stats.get("nonfinite") or {}, (name, "fp64"), where=False)
             out.print(line + (f"; {extra}" if extra else ""), highlight=False)
-    if result.floor:
+    if result.floor and result.floor.get("method") != "exact":  # "exact": equal outputs needed no floor
         f = result.floor
         linear = [o["description"] for o in result.ops if o["kind"] == "linear"]
         out.print(
             f"  floor: {f['floor_units']:.1f} units of σ (8 × the fp32 Model's own {f['baseline_units']:.2f}; σ from "
-            f"{f['runs'] + 2} Monte-Carlo runs) over {f['outputs']} outputs; {len(result.ops)} ops, linear: "
-            f"{', '.join(linear)}",
+            f"{f['runs'] + 2} Monte-Carlo runs) over {f['outputs']} outputs; {len(result.ops)} ops"
+            + (f", linear: {', '.join(linear)}" if linear else ""),
             highlight=False,
         )
     tol = result.recommended_tolerance

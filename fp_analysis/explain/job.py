@@ -19,13 +19,13 @@ from ..errors import OutOfScopeError, ParameterError
 from ..model import compare
 from ..model.engine import Effort, analyse_model
 from ..model.interpose import evaluate, precision_mode
-from ..model.judge import parameter_analysis, parameters_first
+from ..model.judge import nondeterministic, parameter_analysis, parameters_first
 from ..model.rewrites import Rewrite
 from ..model.verdict import Analysis, Cause, CauseKind, Explanation
 from ..numerics.backends import tf32, tf32_settings
 from ..options import ExplainOptions, autocast_format, linear_formats, resolve_device
 from ..run.candidate import CandidateProcess
-from ..run.usercode import UserFile
+from ..run.usercode import Side, UserFile, check_output, wrong_output
 from ..run.worker import report_event
 from .kernelbench import (
     WrongOutput,
@@ -82,6 +82,7 @@ def explain_job(
             )
         except WrongOutput as wrong:
             return _wrong_output(wrong, context, list(candidate.loaded()), asked)
+        again = _run_again(candidate, worst)
         written = {side: {i for r in results for i in r.written.get(side, ())} for side in ("reference", "candidate")}
         notes = list(candidate.loaded()) + written_notes(written)
     context["analysed_trial"] = worst.trial
@@ -118,6 +119,9 @@ def explain_job(
     if any(m.status in ("differs", "rounded") for m in matches):
         analysed = (inputs, ref_out, cand_out)
         analysis, unaffected = _with_candidate_values(reference_file, reference, matches, analysis, analysed, asked)
+    if not compare.same_values(worst.candidate, again):
+        analysis = _nondeterministic(reference_file, reference, analysis, worst, again, (inputs, ref_out, items), asked)
+        context["candidate_runs"] = 2
     differences = describe(matches)
     if differences:
         effect = " (the output does not depend on it beyond the floor)" if unaffected else ""
@@ -155,6 +159,31 @@ def _with_candidate_values(problem: UserFile, model, matches, first: Analysis, a
     if first.explained and (second is None or not parameters_first(first, second)):
         return first, True
     return parameter_analysis(first, second, differing, stored, shares), False
+
+
+def _run_again(candidate: CandidateProcess, worst) -> torch.Tensor:
+    """The candidate's output on the worst trial's inputs, a second time: a kernel that races or adds with atomics in
+    the order threads arrive returns another output for the same inputs (a wrong shape or dtype the second time is
+    a bug, as the first)."""
+    report_event("progress", text="ModelNew.forward again on the worst trial's inputs: is it deterministic?")
+    detail = f"trial {worst.trial + 1}, run again"
+    out, made_on, _ = candidate.forward(worst.inputs, like=worst.reference, detail=detail)
+    check_output(out, "ModelNew.forward", Side.SOLUTION, like=worst.reference, device=made_on, detail=detail)
+    wrong = wrong_output(out, worst.reference)
+    if wrong is not None:
+        raise WrongOutput(f"{wrong} (trial {worst.trial + 1}, run again)", worst.trial, worst.reference.numel())
+    return out.to(worst.candidate.device)
+
+
+def _nondeterministic(problem: UserFile, model, first: Analysis, worst, again, analysed: tuple, asked) -> Analysis:
+    """The verdict where the second run differs from the first (``judge.nondeterministic``): the second run analysed
+    as the first was (the same batch item where the analysis took one)."""
+    inputs, ref_out, items = analysed
+    second_out = again if items is None else again[items[0] : items[0] + 1]
+    report_event("progress", text="analysis: the candidate's second run, which differs from its first")
+    second = analyse_model(model, inputs, ref_out, second_out, seed=asked.seed, watch=problem.watched)
+    differing = int(compare.differing(worst.candidate, again).sum())
+    return nondeterministic(first, second, differing, again.numel(), compare.max_abs(worst.candidate, again))
 
 
 def _wrong_output(wrong: WrongOutput, context: dict, notes: list[str], asked: ExplainOptions) -> dict:
@@ -200,15 +229,20 @@ def _batch_subset(model, trial, mode: str, atol: float, rtol: float):
         return float(difference.max()) if difference.numel() else 0.0, failing
 
     item = max(range(n), key=badness)
-    inputs = [
-        t[item : item + 1] if isinstance(t, torch.Tensor) and t.dim() and t.shape[0] == n else t for t in trial.inputs
-    ]
-    alone = evaluate(model, inputs, precision_mode(mode)).output
     expected = reference[item : item + 1]
     scale = float(expected.abs().max()) if expected.numel() else 0.0
-    if alone.shape != expected.shape or not float((alone - expected).abs().max()) <= 1e-3 * scale:
-        return trial.inputs, reference, candidate, None
-    return inputs, expected, candidate[item : item + 1], [item]
+    batched = [i for i, t in enumerate(trial.inputs) if isinstance(t, torch.Tensor) and t.dim() and t.shape[0] == n]
+    # every input whose first dimension is the batch's, else the first alone: in A @ B with A and B both N × N
+    # (a symmetric or triangular matmul) only A's rows are items
+    for sliced in dict.fromkeys([tuple(batched), tuple(batched[:1])]):
+        inputs = [t[item : item + 1] if i in sliced else t for i, t in enumerate(trial.inputs)]
+        try:
+            alone = evaluate(model, inputs, precision_mode(mode)).output
+        except Exception:  # the Model does not take one item: the batch is not items it treats apart
+            continue
+        if alone.shape == expected.shape and float((alone - expected).abs().max()) <= 1e-3 * scale:
+            return inputs, expected, candidate[item : item + 1], [item]
+    return trial.inputs, reference, candidate, None
 
 
 # Outputs up to which a trial is judged whole against the rewrites that explained the worst (beyond: its worst batch

@@ -81,12 +81,16 @@ from .judge import (
     unlike_autocast,
 )
 from .locate import locate
+from .reduction_orders import ANY_ORDER
 from .rewrites import Rewrite, evaluations_needed, rewrites_of
+from .selection import analyse_selection
 from .twins import twin_evidence, twin_words
-from .verdict import Analysis, Cause
+from .verdict import Analysis, Cause, CauseKind
 
 __all__ = ["Effort", "analyse_model"]
 
+# A formula this many times the fp32 floor from the truth loses bits to cancellation, not rounding (2^4: four bits).
+_CATASTROPHIC = 16.0
 _KEEP_BYTES = 2 * 10**9  # rewrites' values and σ held at most (see _Analysis.rewritten)
 
 
@@ -128,6 +132,9 @@ def analyse_model(
     """
     say = progress or (lambda text: None)
     guard = watch or (lambda where: contextlib.nullcontext())
+    if not reference.is_floating_point():  # an index output (argmax): compared exactly, ties explained
+        with guard("Model.forward (the values its argmax or argmin chooses among, for the analysis)"):
+            return analyse_selection(model, inputs, reference, candidate, seed=seed)
     analysis = _Analysis(model, inputs, {"reference": reference, "candidate": candidate}, seed, effort, say, guard)
     table = analysis.measure_fits()
     if not table.recreating("reference"):
@@ -188,7 +195,8 @@ class _Analysis:
         if h.key() in self.kept:
             return self.kept[h.key()]
         centre, local = self.run(f"as {h.key()}", floor_of, self.model, self.inputs, runs=0, base=h.arithmetic(),
-                                 scales=self.truth.scales, fast_math=h.fast_math)  # fmt: skip
+                                 scales=self.truth.scales, fast_math=h.fast_math,
+                                 any_order=h.order == ANY_ORDER)  # fmt: skip
         result = (centre.output, torch.maximum(self.sigma, local))
         if self.keep:
             self.kept[h.key()] = result
@@ -347,9 +355,25 @@ class _Analysis:
             kind.value,
             f"re-creating {change.what} leaves a residual of {fit.units:.3g} units of σ on the {side} "
             f"(floor {fit.limit:.1f}); plain fp32 arithmetic would leave {plain.units:.3g}"
-            + self._alike(side, h, table),
+            + self._alike(side, h, table)
+            + (self._catastrophic(h) if kind is CauseKind.FORMULA else ""),
             compare.max_abs(self.sides[side], self.value(h)), side, fit.units, change.where,
         )  # fmt: skip
+
+    def _catastrophic(self, h: Rewrite) -> str:
+        """Words for a formula whose own error is far past the fp32 floor: ``_CATASTROPHIC`` times the floor or more is
+        cancellation (a one-pass variance of values whose mean dwarfs their spread), not rounding; each factor of 2
+        past the floor is a bit lost."""
+        far = compare.fit(self.value(h), self.y64, self.sigma, math.inf).units
+        if not far >= _CATASTROPHIC * self.floor:
+            return ""
+        times = far / self.floor
+        bits = f"about {math.log2(times):.0f} bits" if math.isfinite(times) else "every bit"
+        return (
+            f"; catastrophic: the formula itself is {far:.3g} units of σ from the Model in fp64, {times:.3g} times "
+            f"the fp32 floor ({bits} lost to cancellation): the reference's formula is the accurate one, and a "
+            "tolerance that admits this one admits errors of that size"
+        )
 
     def _alike(self, side: str, h: Rewrite, table: FitTable) -> str:
         """Words for a TF32 re-creation that fp16 gives bit for bit too (or the reverse): both keep 10 bits of

@@ -32,6 +32,7 @@ def floor_of(
     runs: int = 8,
     seed: int = 0,
     fast_math: bool = False,
+    any_order: bool = False,
     base: Arithmetic | None = None,
     scales: dict | None = None,
 ):
@@ -41,6 +42,7 @@ def floor_of(
     (``fast_math.residual_units``), and two more one-sign runs carry those residuals alone: in a run where every op
     errs one way, the other ops' errors (a norm's, at eight times their size) can cancel an approximation's through a
     decreasing function (a norm's 1/σ), and the approximation's own error is what a fast-math kernel adds.
+    With ``any_order`` each sum errs as a sequential sum in any order of its terms does (``Noise.any_order``).
     ``scales`` (each linear op's Σ|w·x|) come from the fp64 evaluation unless given."""
     base = base or Arithmetic()
     centre = evaluate(model, inputs, base, record_scales=scales is None)
@@ -50,7 +52,7 @@ def floor_of(
     sigma = torch.zeros_like(centre.output)
     alone = [(+1, True), (-1, True)] if fast_math else []
     for sign, only_fast in [(+1, False), (-1, False)] + [(None, False)] * runs + alone:
-        noise = Noise(generator, scales, fast_math, sign, FLOOR_MULTIPLIER, only_fast)
+        noise = Noise(generator, scales, fast_math, sign, FLOOR_MULTIPLIER, only_fast, any_order)
         run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
         sigma = torch.maximum(sigma, (run.output - centre.output).abs().nan_to_num(0.0, 0.0, 0.0) / FLOOR_MULTIPLIER)
     # No fp32 result is closer than half an ulp of itself: a clamp bound or a constant of the Model rounded to

@@ -53,7 +53,7 @@ from .graph import (
     kind_of,
     terms_of,
 )
-from .reduction_orders import ordered_cumsum, ordered_sum
+from .reduction_orders import ordered_cumsum, ordered_sum, sequential_error_scale
 
 __all__ = [
     "Arithmetic",
@@ -105,6 +105,7 @@ class Noise:
     sign: int | None = None  # +1 or −1: every error in that direction (errors that add), None: random signs
     amplitude: float = 1.0  # errors this many times their size (a secant over that interval: see engine)
     only_fast: bool = False  # with ``fast_math``: only the transcendental ops err (``floor.floor_of`` says why)
+    any_order: bool = False  # sums err as a sequential sum in any order does (``reduction_orders.ANY_ORDER``)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -371,6 +372,9 @@ class _Interposer(TorchDispatchMode):
             scale = noise.scales.get(index) if index is not None else None
             if scale is None:  # one inside a decomposed op (attention's products): its Σ|w·x| here
                 scale = _run(func, _absolute(args), _magnitudes(kwargs))
+        elif kind is OpKind.REDUCTION and noise.any_order and name in _ORDERED and args[0].is_floating_point():
+            dims, keepdim = _summed(name, args, kwargs)
+            scale = sequential_error_scale(name, args[0], dims, keepdim)
         elif kind is OpKind.REDUCTION:
             scale = _run(func, _absolute(args), kwargs)  # Σ|x| over what it sums (its mean for a mean)
             if not isinstance(scale, torch.Tensor) or scale.shape != out.shape:
@@ -465,16 +469,21 @@ def _magnitudes(kwargs: dict) -> dict:
     return {k: abs(v) if isinstance(v, (int, float)) else v for k, v in kwargs.items()}
 
 
+def _summed(name: str, args, kwargs) -> tuple[list[int] | None, bool]:
+    """(the dims a sum, mean or cumsum (ATen's or prims') adds over, None for all; keepdim)."""
+    dims = args[1] if len(args) > 1 else kwargs.get("dim", kwargs.get("dims"))
+    dims = [dims] if isinstance(dims, int) else (list(dims) if dims else None)
+    keepdim = bool(args[2]) if len(args) > 2 and isinstance(args[2], bool) else bool(kwargs.get("keepdim", False))
+    return dims, keepdim
+
+
 def _ordered(func, name: str, args, kwargs, order: str) -> torch.Tensor:
     """A sum, mean or cumsum (ATen's or prims') computed in fp32 in ``order`` (``reduction_orders``), in the dtype it
     was asked in: a mean is that sum divided by the count, in fp32."""
     x = args[0]
+    dims, keepdim = _summed(name, args, kwargs)
     if name == "cumsum":
-        dim = args[1] if len(args) > 1 else kwargs["dim"]
-        return ordered_cumsum(x, dim).to(x.dtype)
-    dims = args[1] if len(args) > 1 else kwargs.get("dim", kwargs.get("dims"))
-    dims = [dims] if isinstance(dims, int) else (list(dims) if dims else None)
-    keepdim = bool(args[2]) if len(args) > 2 and isinstance(args[2], bool) else bool(kwargs.get("keepdim", False))
+        return ordered_cumsum(x, dims[0]).to(x.dtype)
     total = ordered_sum(x, dims, keepdim, order)
     if name == "mean":
         count = math.prod(x.shape[d] for d in dims) if dims else x.numel()

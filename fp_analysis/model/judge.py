@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+from .reduction_orders import ANY_ORDER
 from .rewrites import PRECISIONS, Rewrite
 from .verdict import Analysis, Cause, CauseKind, verdict_name
 
@@ -24,6 +25,7 @@ __all__ = [
     "closest_to_candidate",
     "judge_explained",
     "judge_unexplained",
+    "nondeterministic",
     "parameter_analysis",
     "parameters_first",
     "simplest",
@@ -125,12 +127,16 @@ def closest_to_candidate(table: FitTable) -> Rewrite:
     candidate's (``unlike_autocast``: its wide floor leaves few outputs beyond it, but agrees with a kernel of another
     arithmetic nowhere); one within the limit everywhere but for a concentrated slice first (its arithmetic re-creates
     the rest; a bug hiding in a wider floor is where it is, not where another floor is passed); then the fewest
-    outputs left out (beyond the limit, or departing in a concentrated slice); then the simplest rewrite (a bug in one
+    outputs left out (beyond the limit, or departing in a concentrated slice), the any-order allowance of sums
+    (``reduction_orders.ANY_ORDER``) last among those not within; then the simplest rewrite (a bug in one
     channel is "plain fp32 elsewhere"); then the smallest departure."""
 
     def key(h: Rewrite):
         fit = table["candidate", h]
-        return (fit.unlike is not None, not fit.within, fit.outside + fit.departing, h.change_count, fit.units)
+        # the any-order allowance re-creates no order, so where a side departs from it says nothing of where it errs
+        allowance = h.order == ANY_ORDER and not fit.within
+        return (fit.unlike is not None, not fit.within, allowance, fit.outside + fit.departing, h.change_count,
+                fit.units)  # fmt: skip
 
     return min(table.tried(), key=key)
 
@@ -228,3 +234,22 @@ def parameter_analysis(
     names = [CauseKind(c.name) for c in causes]
     return dataclasses.replace(second, explained=explained, verdict=verdict_name(names, False), causes=causes,
                                recommended_tolerance=tolerance)  # fmt: skip
+
+
+def nondeterministic(first: Analysis, second: Analysis, differing: int, outputs: int, spread: float | None) -> Analysis:
+    """The verdict where the candidate, run twice on the same inputs, returned two outputs (``first``, ``second``:
+    the analysis of each run; ``differing`` of ``outputs`` differ, by up to ``spread``): ``nondeterministic`` (a race,
+    atomics adding in whatever order threads arrive, uninitialised memory), beside the causes of the run that is
+    worse (the one not explained, else the first). Explained only where both runs are: an atomic sum's orders are
+    each an fp32 order; a race that loses an update is a bug in the run it hits."""
+    worse = second if first.explained and not second.explained else first
+    by = "NaN or ±inf on one run only" if spread is None else f"by up to {spread:.3g}"
+    words = (
+        f"run twice on the same inputs, the candidate returned outputs that differ at {differing} of {outputs} "
+        f"outputs, {by}: run 1 is {first.verdict}, run 2 {second.verdict}"
+    )
+    cause = Cause(CauseKind.NONDETERMINISTIC.value, words, spread, "candidate")
+    causes = [cause, *worse.causes]
+    explained = first.explained and second.explained
+    names = [CauseKind(c.name) for c in causes]
+    return dataclasses.replace(worse, explained=explained, verdict=verdict_name(names, False), causes=causes)

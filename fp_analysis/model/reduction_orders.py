@@ -18,6 +18,13 @@ scales with a partial sum that grows with the index), where PyTorch's cascade or
   sequentially, then the T partial sums are halved in a tree, a[i] += a[i + s] for s = T/2, …, 1 (a block of 256
   threads in shared memory; a warp's ``__shfl_down_sync`` for 32).
 
+A sum in an order no one can re-create — atomics add in the order threads arrive, different on every run — is
+allowed for, not re-created: ``ANY_ORDER`` gives each sum the error a sequential order of its terms has, u·√(Σ_k s_k²)
+over its partial sums s_k (n roundings, each of size u·|s_k|, in random directions: the probabilistic model of
+Higham & Mary 2019, SIAM J. Sci. Comput. 41(5), "A new approach to probabilistic rounding error analysis"); for
+terms of one sign any order's partial sums grow as these do, so one allowance holds them all
+(``sequential_error_scale``).
+
 A scan (cumsum) is re-created sequentially only: a scan's parallel forms (Kogge-Stone, Blelloch, CUB's decoupled
 look-back) are each their own order, not modelled; they stay within the floor or are named by what they leave.
 """
@@ -29,7 +36,7 @@ from collections.abc import Sequence
 
 import torch
 
-__all__ = ["ORDERS", "ORDER_WORDS", "ordered_cumsum", "ordered_sum"]
+__all__ = ["ANY_ORDER", "ORDERS", "ORDER_WORDS", "ordered_cumsum", "ordered_sum", "sequential_error_scale"]
 
 ORDER_WORDS = {
     "sequential": "sequentially, first term to last (one accumulator: a per-thread loop)",
@@ -38,15 +45,20 @@ ORDER_WORDS = {
     "threads32": "as a warp reduces: every 32nd term per lane, then a shuffle tree",
 }
 ORDERS = tuple(ORDER_WORDS)
+ANY_ORDER = "any"
+ORDER_WORDS[ANY_ORDER] = (
+    "in an order not re-created bit for bit (atomics: the order threads arrive in), within the spread a sequential "
+    "sum in any order has"
+)
 
 
-def _rows(x: torch.Tensor, dims: Sequence[int] | None) -> tuple[torch.Tensor, list[int]]:
-    """(x as fp32 with the reduced dims last, flattened to one: (rest..., n), the rest's shape)."""
+def _rows(x: torch.Tensor, dims: Sequence[int] | None, dtype=torch.float32) -> tuple[torch.Tensor, list[int]]:
+    """(x in ``dtype`` with the reduced dims last, flattened to one: (rest..., n), the rest's shape)."""
     dims = list(range(x.dim())) if not dims else sorted(d % max(1, x.dim()) for d in dims)
     if x.dim() == 0:
-        return x.reshape(1).float(), []
+        return x.reshape(1).to(dtype), []
     kept = [d for d in range(x.dim()) if d not in dims]
-    moved = x.permute(*kept, *dims).float()
+    moved = x.permute(*kept, *dims).to(dtype)
     rest = [x.shape[d] for d in kept]
     return moved.reshape(*rest, -1), rest
 
@@ -110,3 +122,21 @@ def ordered_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
         acc = acc + moved[..., k]
         out[..., k] = acc
     return out.movedim(-1, dim)
+
+
+def sequential_error_scale(name: str, x: torch.Tensor, dims: Sequence[int] | None, keepdim: bool) -> torch.Tensor:
+    """√(Σ_k s_k²) over the partial sums s_k of |x| (module docstring, ``ANY_ORDER``) for a sum or mean over ``dims``
+    (a mean's divided by its count), and at each position of a cumsum along ``dims[0]``; in x's dtype."""
+    if name == "cumsum":
+        dim = dims[0]
+        partial = x.abs().cumsum(dim)
+        return (partial * partial).cumsum(dim).sqrt()
+    rows, rest = _rows(x.abs(), dims, x.dtype)
+    partial = rows.cumsum(-1)
+    out = (partial * partial).sum(-1).sqrt().reshape(rest)
+    if name == "mean":
+        out = out / max(1, rows.shape[-1])
+    if keepdim:
+        for d in list(range(x.dim())) if not dims else sorted(d % x.dim() for d in dims):
+            out = out.unsqueeze(d)
+    return out

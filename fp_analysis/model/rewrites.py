@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from .forms import FORMS, FORMULA_FORMS
 from .graph import DECOMPOSED, OpKind, OpRecord, describe_op
 from .interpose import Arithmetic
-from .reduction_orders import ORDER_WORDS, ORDERS
+from .reduction_orders import ANY_ORDER, ORDER_WORDS, ORDERS
 from .verdict import CauseKind
 
 __all__ = ["PRECISIONS", "Rewrite", "evaluations_needed", "rewrites_of"]
@@ -77,7 +77,7 @@ class Rewrite:
             only_kind=self.only_kind,
             forms={} if self.form is None else {self.form[0]: self.form[1]},
             fast_math=self.fast_math,
-            reduction_order=self.order,
+            reduction_order=None if self.order == ANY_ORDER else self.order,
         )
 
     @property
@@ -125,11 +125,10 @@ class Rewrite:
             cause = CauseKind.FORMULA if form in FORMULA_FORMS else None
             out.append(Change(None, f"{where} computed as {what}", where, gelu=ops[index].name == "gelu", cause=cause))
         if self.order is not None:
-            what = (
-                "every sum, mean and cumsum (a norm's statistics and softmax's denominator too) added "
-                f"{ORDER_WORDS[self.order]}, in fp32"
-            )
-            out.append(Change(None, what, "every sum", cause=CauseKind.ACCUMULATION_ORDER))
+            summing = [describe_op(ops, o.index) for o in ops if o.kind is OpKind.REDUCTION or o.name in DECOMPOSED]
+            where = summing[0] if len(summing) == 1 else f"the {len(summing)} ops that sum (norms, softmax, losses too)"
+            what = f"the sums of {where} added {ORDER_WORDS[self.order]}, in fp32"
+            out.append(Change(None, what, where, cause=CauseKind.ACCUMULATION_ORDER))
         if self.fast_math:
             what = (
                 "fast-math transcendentals as --use_fast_math computes them (__expf's rounded argument in exp, "
@@ -189,7 +188,7 @@ def rewrites_of(ops: Sequence[OpRecord]) -> list[Rewrite]:
     forms = [Rewrite(form=(o.index, form)) for o in ops if o.name in FORMS for form in FORMS[o.name]]
     combined = [Rewrite(precision=p, form=h.form) for h in forms for p in PRECISIONS] if linear else []
     sums = any(o.kind is OpKind.REDUCTION or o.name in DECOMPOSED for o in ops)
-    orders = [Rewrite(order=order) for order in ORDERS] if sums else []
+    orders = [Rewrite(order=order) for order in (*ORDERS, ANY_ORDER)] if sums else []
     fast = [Rewrite(fast_math=True)] if any(o.kind is OpKind.TRANSCENDENTAL for o in ops) else []
     autocast = [Rewrite(precision=p, autocast=True, whole=w) for w in (False, True) for p in ("bf16", "fp16")]
     out = []

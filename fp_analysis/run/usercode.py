@@ -246,7 +246,8 @@ def copied(values: list) -> list:
 def check_output(
     value, where: str, side: Side, like: torch.Tensor | None = None, device=None, detail: str | None = None
 ) -> torch.Tensor:
-    """``value`` if it is a dense floating-point tensor (on ``like``'s device when given), else UserCodeError.
+    """``value`` if it is a dense tensor of real values (floating point; integer or bool where a Model returns indices
+    or masks), on ``like``'s device when given, else UserCodeError.
     ``device`` is where ``value`` was made, when it has been moved since (another process). Against a reference
     (``like``), another shape or dtype — an integer one too — is a wrong result, not a failure of the code
     (``wrong_output``)."""
@@ -256,8 +257,8 @@ def check_output(
         problem = f"returned a {type(value).__name__}, not a tensor"
     elif value.layout != torch.strided:
         problem = f"returned a {value.layout} tensor, not a dense one"
-    elif not value.is_floating_point() and like is None:  # against a reference, a wrong dtype (``wrong_output``)
-        problem = f"returned a tensor of dtype {value.dtype}, not a floating-point one"
+    elif value.is_complex() and like is None:  # against a reference, a wrong dtype (``wrong_output``)
+        problem = f"returned a tensor of dtype {value.dtype}, not a real one (floating point, integer or bool)"
     elif like is not None and torch.device(device) != like.device:
         problem = f"returned a tensor on {device}, but the reference's is on {like.device}"
     if problem is None:
