@@ -78,6 +78,7 @@ from .judge import (
     judge_explained,
     judge_unexplained,
     simplest,
+    unlike_any_order,
     unlike_autocast,
 )
 from .locate import locate
@@ -266,11 +267,21 @@ class _Analysis:
             fit = compare.fit(values, value, scale, limit, fp32=(self.sigma, self.floor))
             if h.autocast:
                 fit = dataclasses.replace(fit, unlike=unlike_autocast(fit, table[side, Rewrite()]))
+            if h.order == ANY_ORDER:
+                fit = dataclasses.replace(fit, unlike=unlike_any_order(self._agreeing(values, table), values.numel()))
             table.record(side, h, fit)
             self.records.append({
                 "side": side, "hypothesis": h.key(), "causes": [k.value for k in h.kinds(side, self.ops)] or ["none"],
                 "residual_units": fit.units, "limit_units": fit.limit, "outside": fit.outside, "fits": fit.fits,
             })  # fmt: skip
+
+    def _agreeing(self, values: torch.Tensor, table: FitTable) -> dict[str, int]:
+        """For plain fp32 and each named order of the sums: at how many outputs ``values`` is within one σ of it (at
+        that resolution only the same order agrees; ``judge.unlike_any_order``)."""
+        named = [g for g in table.tried() if g.plain or g.order not in (None, ANY_ORDER)]
+        return {
+            g.key(): values.numel() - int(compare.outside(values, self.value(g), self.sigma, 1.0).sum()) for g in named
+        }
 
     def unrecreated_reference(self, table: FitTable) -> str:
         """Why the reference is out of scope: no rewrite re-creates it (the closest named)."""

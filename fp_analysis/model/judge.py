@@ -29,6 +29,7 @@ __all__ = [
     "parameter_analysis",
     "parameters_first",
     "simplest",
+    "unlike_any_order",
     "unlike_autocast",
 ]
 
@@ -101,6 +102,24 @@ def unlike_autocast(fit: Fit, plain: Fit) -> str | None:
     return (
         f"it departs from the autocast re-creation at fp32's resolution at {fit.disagree} outputs, from plain fp32 "
         f"at {plain.disagree}: its results are not autocast's"
+    )
+
+
+def unlike_any_order(agreeing: dict[str, int], outputs: int) -> str | None:
+    """Why the any-order allowance of sums (``reduction_orders.ANY_ORDER``) is not the side's arithmetic, None where it
+    may be; ``agreeing``: for plain fp32 and each named order (by key), at how many of the ``outputs`` the side is
+    within one σ of it. A kernel whose sums run in the order threads arrive agrees that closely with no re-created
+    order at most outputs; one that agrees with a named order at half its outputs or more computes that order, and
+    where it departs from it is where it errs (a term dropped from one sum), however small next to what an arbitrary
+    order could do."""
+    if not agreeing:
+        return None
+    key, count = max(agreeing.items(), key=lambda item: item[1])
+    if count * 2 < outputs:
+        return None
+    return (
+        f"{key} re-creates it to within one σ at {count} of {outputs} outputs: its sums are in that order, and the "
+        "outputs that depart from it are not arithmetic"
     )
 
 

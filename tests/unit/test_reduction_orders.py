@@ -1,0 +1,92 @@
+"""The sums' named orders (``fp_analysis.model.reduction_orders``): bit for bit the terms-level orders of the core
+(``numerics.orders`` with unit weights), and what they do to a Model the engine explains."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from fp_analysis.model.engine import Effort, analyse_model
+from fp_analysis.model.interpose import Arithmetic, Noise, evaluate
+from fp_analysis.model.reduction_orders import ordered_cumsum, ordered_sum, sequential_error_scale
+from fp_analysis.numerics.orders import AccumulationSpec, accumulate
+
+
+def _rows(seed: int, shape=(7, 301)) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=generator) * torch.rand(shape, generator=generator) * 1e3
+
+
+@pytest.mark.parametrize(("order", "spec"), [("sequential", AccumulationSpec("sequential")),
+                                             ("pairwise", AccumulationSpec("tree", block=1))])  # fmt: skip
+def test_orders_are_the_cores_orders_bit_for_bit(order, spec):
+    x = _rows(0)
+    ours = ordered_sum(x, [1], False, order).numpy()
+    core = accumulate(np.ones_like(x.numpy()), x.numpy(), spec)  # fma(1, x, acc) rounds once, as x + acc does
+    assert np.array_equal(ours.view(np.uint32), core.view(np.uint32))
+
+
+def test_a_thread_block_reduction_is_strided_sums_then_a_halving_tree():
+    x = _rows(1, (3, 1000))
+    threads = 256
+    expected = []
+    for row in x:
+        partial = [np.float32(0)] * threads
+        for k, value in enumerate(row.numpy()):
+            partial[k % threads] = np.float32(partial[k % threads] + value)
+        size = threads
+        while size > 1:
+            size //= 2
+            partial = [np.float32(partial[i] + partial[i + size]) for i in range(size)]
+        expected.append(partial[0])
+    ours = ordered_sum(x, [1], False, "threads256").numpy()
+    assert np.array_equal(ours.view(np.uint32), np.array(expected, np.float32).view(np.uint32))
+
+
+def test_a_sequential_cumsum_is_each_prefix_plus_the_next_term():
+    x = _rows(2, (4, 50))
+    ours = ordered_cumsum(x, 1)
+    for k in range(1, 50):
+        assert torch.equal(ours[:, k], ours[:, k - 1] + x[:, k])
+
+
+def test_the_any_order_allowance_is_the_partial_sums_root_sum_of_squares():
+    x = torch.rand(2, 5, dtype=torch.float64)
+    partial = x.cumsum(1)
+    assert torch.allclose(sequential_error_scale("sum", x, [1], False), (partial**2).sum(1).sqrt())
+    assert torch.allclose(sequential_error_scale("mean", x, [1], True), (partial**2).sum(1, keepdim=True).sqrt() / 5)
+    assert torch.allclose(sequential_error_scale("cumsum", x, [1], False), (partial**2).cumsum(1).sqrt())
+
+
+class _Sum(nn.Module):
+    def forward(self, x):
+        return x.sum(dim=1)
+
+
+def test_a_sum_carries_u_times_the_sum_of_magnitudes_in_the_floor():
+    x = torch.randn(4, 1000, dtype=torch.float64)
+    centre = evaluate(_Sum(), [x], Arithmetic()).output
+    noise = Noise(torch.Generator().manual_seed(0), {}, sign=1)
+    moved = evaluate(_Sum(), [x], Arithmetic(noise=noise)).output
+    expected = math.ldexp(1.0, -24) * x.abs().sum(1)  # one rounding error of the sum's size, not of |result|
+    assert torch.allclose(moved - centre, expected, rtol=1e-6)
+
+
+def test_a_sequential_sum_of_a_long_row_is_named_by_its_order():
+    torch.manual_seed(0)
+    x = torch.rand(8, 65536)
+    reference = _Sum()(x)
+    plain = analyse_model(_Sum(), [x], reference, ordered_sum(x.double(), [1], False, "pairwise").float(),
+                          effort=Effort(runs=4))  # fmt: skip
+    assert plain.verdict == "accumulation_order"
+    sequential = ordered_sum(x, [1], False, "sequential")
+    analysis = analyse_model(_Sum(), [x], reference, sequential, effort=Effort(runs=4))
+    assert analysis.verdict == "accumulation_order", analysis.causes[0].evidence
+    assert analysis.recreations["candidate"] == "order_sequential"
+    lost = sequential.clone()
+    lost[3] -= x[3, 100]  # one term never added: a bug, not an order
+    assert analyse_model(_Sum(), [x], reference, lost, effort=Effort(runs=4)).verdict == "bug"
