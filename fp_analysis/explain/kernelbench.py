@@ -282,7 +282,8 @@ def run_check(
             # an index output (argmax) is compared as KernelBench's allclose compares it: as numbers
             as_real = (lambda t: t) if ref_out.is_floating_point() else (lambda t: t.double())
             stats = error_stats(as_real(cand_out), as_real(ref_out), atol=atol, rtol=rtol)
-            passed = bool(torch.allclose(cand_out, ref_out, atol=atol, rtol=rtol))
+            # KernelBench's argument order: allclose(reference, candidate), rtol scaling |candidate|
+            passed = bool(torch.allclose(ref_out, cand_out, atol=atol, rtol=rtol))
             written = {k: v for k, v in (("reference", ref_written), ("candidate", cand_written)) if v}
             if keep_all is None:  # every trial's tensors kept for the analysis where they fit (see _KEEP_TRIALS_BYTES)
                 size = ref_out.nbytes + cand_out.nbytes + sum(t.nbytes for t in inputs if isinstance(t, torch.Tensor))

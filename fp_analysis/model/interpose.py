@@ -196,7 +196,7 @@ def evaluate(
     interposer = _Interposer(arithmetic, model, record_scales, keep_outputs)
     with (
         torch.no_grad(),
-        _recurrences_op_by_op(model),
+        _fused_modules_op_by_op(model),
         _module_names(model, interposer.modules),
         _parameters_in(model, arithmetic.dtype),
         interposer,
@@ -217,21 +217,25 @@ def interposed(arithmetic: Arithmetic):
 
 
 @contextlib.contextmanager
-def _recurrences_op_by_op(model: torch.nn.Module):
-    """For a Model with an RNN, LSTM or GRU, oneDNN's and cuDNN's fused recurrences off while the block runs: fp32
-    would take them (one op, ``mkldnn_rnn_layer``, ``_cudnn_rnn``) where fp64 takes PyTorch's own op-by-op recurrence,
-    and only that one shows each gate's products and activations to the floor and the rewrites. The fused kernels
-    compute the same recurrence (their own sums' order), so the reference's output is judged against it."""
-    if not any(isinstance(m, torch.nn.RNNBase) for m in model.modules()):
-        yield
-        return
+def _fused_modules_op_by_op(model: torch.nn.Module):
+    """PyTorch's fused fast paths off while the block runs, where the Model has them: oneDNN's and cuDNN's fused RNN,
+    LSTM and GRU recurrences (``mkldnn_rnn_layer``, ``_cudnn_rnn``), and the inference fast path of MultiheadAttention
+    and the Transformer layers (``_native_multi_head_attention``, ``_transformer_encoder_layer_fwd``).
+    fp32 would take them as one op where fp64 takes PyTorch's own op-by-op path, and only that one shows each
+    product, sum and activation to the floor and the rewrites. The fused kernels compute the same function (their
+    own sums' order), so the reference's output is judged against it."""
+    recurrent = any(isinstance(m, torch.nn.RNNBase) for m in model.modules())
+    fastpath = torch.backends.mha.get_fastpath_enabled()
     onednn = torch._C._get_mkldnn_enabled()  # mkldnn.flags() would also set oneDNN's TF32, and warn on a CPU
-    torch._C._set_mkldnn_enabled(False)
+    torch.backends.mha.set_fastpath_enabled(False)
+    if recurrent:
+        torch._C._set_mkldnn_enabled(False)
     try:
-        with torch.backends.cudnn.flags(enabled=False):
+        with torch.backends.cudnn.flags(enabled=False) if recurrent else contextlib.nullcontext():
             yield
     finally:
         torch._C._set_mkldnn_enabled(onednn)
+        torch.backends.mha.set_fastpath_enabled(fastpath)
 
 
 @contextlib.contextmanager
@@ -443,6 +447,8 @@ class _Interposer(TorchDispatchMode):
             error = noise.amplitude * ulps * (_U32 * size + _ETA32) * signs
         if unit and kind is not OpKind.EXACT:
             error = error + noise.amplitude * unit * out.abs() * signs
+        # an infinite result (a mask's −inf before softmax) rounds to itself: ±inf moved by ∓inf would be NaN
+        error = torch.where(torch.isfinite(error) & torch.isfinite(out), error, torch.zeros_like(error))
         return out.add_(error) if in_place else out + error  # an in-place op's caller reads its first operand
 
 
