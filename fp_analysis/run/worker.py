@@ -37,6 +37,7 @@ JOBS = {
     "fuzz": ("fp_analysis.fuzz.search", "fuzz_job"),
     "replay": ("fp_analysis.fuzz.search", "replay_job"),
     "prepare": ("fp_analysis.run.candidate", "prepare_job"),
+    "tolerance": ("fp_analysis.study.problem_tolerance", "tolerance_job"),
 }
 
 CHANNEL_ENV = "FPA_WORKER_FD"  # the pipe the worker reports its events on
