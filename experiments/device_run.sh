@@ -2,7 +2,7 @@
 # One call on the GPU machine: validate every kernel variant, then bench the ops; results under $OUT.
 #   bash experiments/device_run.sh <kernels-tree> [gputests] [slowtests] [memcheck] [validate] [bench OP...] [sass] [probe] [quick OP TEXT]
 #                                  [isolation COMMIT] [general COMMIT] [tf32probe COMMIT] [fuzz COMMIT] [triage COMMIT]
-#                                  [speed COMMIT BASELINE_DIR] [startup] [fastmath COMMIT]
+#                                  [speed COMMIT BASELINE_DIR] [startup] [fastmath COMMIT] [tolerance COMMIT]
 # The tree id comes from this machine (`git rev-parse HEAD:kernels`): the device copy has no git HEAD.
 set -euo pipefail
 tree=$1; shift
@@ -32,6 +32,10 @@ while [ $# -gt 0 ]; do
                python3 experiments/device_isolation.py "$out/results" "$2" || echo "isolation: exit $?"; shift 2 ;;
     general) # fpa explain --device cuda on whole Models beyond the seed ops, CUDA solutions, and seed 000
              python3 experiments/device_explain_general.py "$out/results" "$2" || echo "general: exit $?"; shift 2 ;;
+    tolerance) # fpa tolerance --problem --device cuda on KernelBench's shapes (kernelbench_shapes; TOLERANCE_ONLY: regexes
+               # picking rows by "file family", TOLERANCE_DEADLINE_S: no row past that many seconds)
+               python3 experiments/device_tolerance.py "$out/results" "$2" ${TOLERANCE_ONLY:-} || echo "tolerance: exit $?"
+               shift 2 ;;
     triage) # fpa triage --device cuda on 21 load_inline pairs: verdicts, pairs/hour, build vs explain, GPU idle
             python3 experiments/device_triage.py "$out/results" "$2" ${TRIAGE_BUILDERS:-} 2>&1 | tail -70 || echo "triage: exit $?"; shift 2 ;;
     speed) # the tool's own speed (issue 18): full-size seed 000 explain --device cuda, this tree beside a baseline

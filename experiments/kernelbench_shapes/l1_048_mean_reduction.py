@@ -1,0 +1,26 @@
+"""KernelBench level1/48_Mean_reduction_over_a_dimension.py's shape: mean over dim 1 of (128, 4096, 4095) rand."""
+
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.mean(x, dim=self.dim)
+
+
+batch_size = 128
+dim1 = 4096
+dim2 = 4095
+
+
+def get_inputs():
+    return [torch.rand(batch_size, dim1, dim2)]
+
+
+def get_init_inputs():
+    return [1]

@@ -1,0 +1,27 @@
+"""KernelBench level1/52_Argmin_over_a_dimension.py's shape: argmin over dim 1 of a (128, 4096, 4095) rand tensor."""
+
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.argmin(x, dim=self.dim)
+
+
+batch_size = 128
+dim1 = 4096
+dim2 = 4095
+dim = 1
+
+
+def get_inputs():
+    return [torch.rand(batch_size, dim1, dim2)]
+
+
+def get_init_inputs():
+    return [dim]
