@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: validate every kernel variant, then bench the ops; results under $OUT.
 #   bash experiments/device_run.sh <kernels-tree> [gputests] [slowtests] [memcheck] [validate] [bench OP...] [sass] [probe] [quick OP TEXT]
-#                                  [isolation COMMIT] [general COMMIT] [tf32probe COMMIT] [fuzz COMMIT] [triage COMMIT]
+#                                  [isolation COMMIT] [general COMMIT] [beyond COMMIT] [tf32probe COMMIT] [fuzz COMMIT]
+#                                  [triage COMMIT]
 #                                  [speed COMMIT BASELINE_DIR] [startup] [fastmath COMMIT] [tolerance COMMIT]
 # The tree id comes from this machine (`git rev-parse HEAD:kernels`): the device copy has no git HEAD.
 set -euo pipefail
@@ -32,6 +33,9 @@ while [ $# -gt 0 ]; do
                python3 experiments/device_isolation.py "$out/results" "$2" || echo "isolation: exit $?"; shift 2 ;;
     general) # fpa explain --device cuda on whole Models beyond the seed ops, CUDA solutions, and seed 000
              python3 experiments/device_explain_general.py "$out/results" "$2" || echo "general: exit $?"; shift 2 ;;
+    beyond) # fpa explain --device cuda on Models without convolutions (sums, a scan, norms, softmax, losses, argmax, matmuls),
+            # CUDA solutions, each timed against KernelBench's check; BEYOND_ONLY="TEXT ..." runs the pairs whose stem holds one
+            python3 experiments/device_beyond.py "$out/results" "$2" ${BEYOND_ONLY:-} || echo "beyond: exit $?"; shift 2 ;;
     tolerance) # fpa tolerance --problem --device cuda on KernelBench's shapes (kernelbench_shapes; TOLERANCE_ONLY: regexes
                # picking rows by "file family", TOLERANCE_DEADLINE_S: no row past that many seconds)
                python3 experiments/device_tolerance.py "$out/results" "$2" ${TOLERANCE_ONLY:-} || echo "tolerance: exit $?"

@@ -77,10 +77,18 @@ class Autocast:
         """ATen op ``name`` on ``args``/``kwargs`` as autocast runs it (module docstring); ``compute(args, kwargs)``
         evaluates the op itself."""
         if self.whole or name in LOWER_OPS:
+            given = args
             args = tuple(self._rounded(a) for a in args)
             if self.whole:
                 kwargs = {k: self._rounded(v) for k, v in kwargs.items()}
-            return self._hold(compute(args, kwargs))
+            out = self._hold(compute(args, kwargs))
+            if name.endswith("_") and given and isinstance(given[0], torch.Tensor) and isinstance(out, torch.Tensor):
+                # in place: the op wrote the rounded copy, and the caller reads its first operand (a GRU's add_); an
+                # op in place on the metadata (unsqueeze_) changes the shape and computes nothing: run on the operand
+                if out.shape != given[0].shape:
+                    return compute(given, kwargs)
+                return self._hold(given[0].copy_(out), in_place=True)
+            return out
         out = compute(args, kwargs)
         if name in FP32_OPS or kwargs.get("dtype") in (torch.float32, torch.float64):
             return out

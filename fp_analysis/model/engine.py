@@ -79,7 +79,7 @@ from .judge import (
     judge_unexplained,
     simplest,
     unlike_any_order,
-    unlike_autocast,
+    unlike_reduced,
 )
 from .locate import locate
 from .reduction_orders import ANY_ORDER
@@ -92,6 +92,7 @@ __all__ = ["Effort", "analyse_model"]
 
 # A formula this many times the fp32 floor from the truth loses bits to cancellation, not rounding (2^4: four bits).
 _CATASTROPHIC = 16.0
+_LOSES = "the re-creation itself is NaN or ±inf"
 _KEEP_BYTES = 2 * 10**9  # rewrites' values and σ held at most (see _Analysis.rewritten)
 
 
@@ -263,10 +264,18 @@ class _Analysis:
         else:
             value, scale = self.rewritten(h)
             limit = self.floor + (self.tensor_core if h.precision else 0.0)
+        lost = 0 if h.plain else int((~torch.isfinite(value) & torch.isfinite(self.y64)).sum())
         for side, values in self.sides.items():
             fit = compare.fit(values, value, scale, limit, fp32=(self.sigma, self.floor))
-            if h.autocast:
-                fit = dataclasses.replace(fit, unlike=unlike_autocast(fit, table[side, Rewrite()]))
+            if lost:  # an arithmetic that loses the numbers (softmax without its shift overflowing) explains nothing
+                fit = dataclasses.replace(
+                    fit,
+                    unlike=(
+                        f"{_LOSES} at {lost} outputs where the Model in fp64 has numbers: no tolerance admits that"
+                    ),
+                )
+            if h.precision is not None:
+                fit = dataclasses.replace(fit, unlike=unlike_reduced(fit, table[side, Rewrite()]))
             if h.order == ANY_ORDER:
                 fit = dataclasses.replace(fit, unlike=unlike_any_order(self._agreeing(values, table), values.numel()))
             table.record(side, h, fit)
@@ -435,10 +444,21 @@ class _Analysis:
                 f"the candidate departs from every re-creation of its arithmetic (closest: {label}, {by}, beyond the "
                 f"floor of {fit.limit:.1f} units of σ); {location['summary']}"
             )
+        evidence += self._losing(table)
         cause = Cause(kind.value, evidence, departure, "candidate", fit.units)
         tolerance = self._tolerance(simplest(table, "reference"), None, table)
         return Analysis(explained=False, verdict=kind.value, causes=[cause], recommended_tolerance=tolerance,
                         location=location, **self._common())  # fmt: skip
+
+    def _losing(self, table: FitTable) -> str:
+        """Words for a candidate that a re-creation holds but for the numbers it loses (softmax without its shift
+        overflowing to NaN): that arithmetic is the candidate's, and it is wrong there."""
+        for h in table.tried():
+            fit = table["candidate", h]
+            if fit.outside == 0 and fit.unlike and fit.unlike.startswith(_LOSES):
+                change = h.changes(self.ops)[0].what
+                return f"; re-creating {change} gives these values, NaN and ±inf too: {fit.unlike}"
+        return ""
 
 
 def _check_path(ops32: Sequence[OpRecord], ops64: Sequence[OpRecord]) -> None:

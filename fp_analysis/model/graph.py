@@ -20,6 +20,7 @@ __all__ = [
     "ADDED_FIRST",
     "DATA_MOVES",
     "DECOMPOSED",
+    "HOLDS_PRODUCTS",
     "LINEAR_OPS",
     "REDUCTIONS",
     "OpKind",
@@ -85,7 +86,13 @@ DECOMPOSED = frozenset({
     "_native_batch_norm_legit", "_native_batch_norm_legit_no_training", "_native_batch_norm_legit_functional",
     "logsumexp", "mse_loss", "smooth_l1_loss", "huber_loss", "nll_loss_forward", "nll_loss2d_forward",
     "binary_cross_entropy", "soft_margin_loss", "linalg_vector_norm", "norm", "_fused_rms_norm", "var_mean", "var",
-    "std", "std_mean", "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_attention_math",
+    "std", "std_mean", "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_attention_math", "matmul",
+    "_safe_softmax",
+})  # fmt: skip
+# Decomposed ops whose decomposition holds matrix products (attention's Q·Kᵀ and P·V): a graph with one has linear
+# ops for the precision rewrites even where none is at its top level.
+HOLDS_PRODUCTS = frozenset({
+    "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_attention_math", "matmul",
 })  # fmt: skip
 
 # Transcendental ops: what --use_fast_math replaces by hardware approximations (and approximate division

@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 
 import torch
 from torch._decomp import decomposition_table
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..numerics.formats import FORMATS
@@ -53,7 +54,7 @@ from .graph import (
     kind_of,
     terms_of,
 )
-from .reduction_orders import ordered_cumsum, ordered_sum, sequential_error_scale
+from .reduction_orders import ordered_cumsum, ordered_sum, sequential_error_scale, sequential_product
 
 __all__ = [
     "Arithmetic",
@@ -75,6 +76,8 @@ _KIND_NAMES = {"conv": "convolution", "matmul": "matrix product"}  # a reference
 
 # Sums an order rewrite computes in its order (``Arithmetic.reduction_order``).
 _ORDERED = frozenset({"sum", "mean", "cumsum"})
+# Matrix products a sequential order rewrite computes one fmaf at a time (convolutions keep their own kernels).
+_PRODUCTS = frozenset(op for op, kind in LINEAR_OPS.items() if kind == "matrix product")
 # Activations of the form x·g(x): computed in fp32 with g near 0 (GELU's 1 + erf(x/√2) for x ≪ 0) they err by
 # about u·|x|, not u·|result|.
 _X_TIMES_G = {"gelu", "silu", "mish"}
@@ -231,7 +234,11 @@ def _fused_modules_op_by_op(model: torch.nn.Module):
     if recurrent:
         torch._C._set_mkldnn_enabled(False)
     try:
-        with torch.backends.cudnn.flags(enabled=False) if recurrent else contextlib.nullcontext():
+        # attention by its math path in every precision: a GPU's flash and memory-efficient kernels take no fp64
+        with (
+            torch.backends.cudnn.flags(enabled=False) if recurrent else contextlib.nullcontext(),
+            sdpa_kernel(SDPBackend.MATH),
+        ):
             yield
     finally:
         torch._C._set_mkldnn_enabled(onednn)
@@ -328,6 +335,8 @@ class _Interposer(TorchDispatchMode):
                 out = args[0].copy_(out)
         elif a.reduction_order and name in _ORDERED and not name.endswith("_"):
             out = _ordered(func, name, args, kwargs, a.reduction_order)
+        elif a.reduction_order == "sequential" and func in _PRODUCTS:
+            out = _ordered_product(func, args, kwargs)
         elif (a.dtype == torch.float64 or a.noise) and name in DECOMPOSED:
             decomposed = True
             self.depth += 1
@@ -473,6 +482,22 @@ def _upcast_kwargs(kwargs: dict) -> dict:
 def _magnitudes(kwargs: dict) -> dict:
     """addmm/baddbmm's alpha and beta as magnitudes too: Σ|w·x| must not cancel."""
     return {k: abs(v) if isinstance(v, (int, float)) else v for k, v in kwargs.items()}
+
+
+def _ordered_product(func, args, kwargs) -> torch.Tensor:
+    """A matrix product (mm, bmm, mv, dot, or addmm/baddbmm/addmv: beta·C + alpha·A·B) with each dot product summed
+    sequentially in fp32 (``reduction_orders.sequential_product``), in the dtype it was asked in."""
+    added = func in ADDED_FIRST
+    a, b = (args[1], args[2]) if added else (args[0], args[1])
+    vector = b.dim() == 1
+    left = a.unsqueeze(0) if a.dim() == 1 else a
+    out = sequential_product(left, b.unsqueeze(-1) if vector else b)
+    out = out.squeeze(-1) if vector else out
+    out = out.squeeze(0) if a.dim() == 1 else out
+    if added:
+        beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+        out = (alpha * out + beta * args[0].float()).float()
+    return out.to(a.dtype)
 
 
 def _summed(name: str, args, kwargs) -> tuple[list[int] | None, bool]:

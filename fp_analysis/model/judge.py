@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from .reduction_orders import ANY_ORDER
-from .rewrites import PRECISIONS, Rewrite
+from .rewrites import Rewrite
 from .verdict import Analysis, Cause, CauseKind, verdict_name
 
 __all__ = [
@@ -30,7 +30,7 @@ __all__ = [
     "parameters_first",
     "simplest",
     "unlike_any_order",
-    "unlike_autocast",
+    "unlike_reduced",
 ]
 
 # The tolerance is measured on one trial's inputs; on KernelBench's other trials (same distribution) the
@@ -51,7 +51,7 @@ class Fit:
     concentrated: str | None = None  # where the departure is concentrated, in words
     departing: int = 0  # outputs of that slice that depart
     disagree: int = 0  # outputs beyond the plain fp32 floor of the re-creation (its resolution, not its allowance)
-    unlike: str | None = None  # why a re-creation within its floor is not the side's arithmetic (``unlike_autocast``)
+    unlike: str | None = None  # why a re-creation within its floor is not the side's arithmetic (``unlike_reduced``)
 
     @property
     def fits(self) -> bool:
@@ -90,18 +90,20 @@ class FitTable:
         return any(not self.recreating(side) for side in SIDES)
 
 
-def unlike_autocast(fit: Fit, plain: Fit) -> str | None:
-    """Why an autocast re-creation (``fit``) is not the side's arithmetic, None where it may be; ``plain``: the side's
-    fit to plain fp32. Its floor holds every op's rounding to the format going either way, wide enough to hold an
-    fp32 side whole (and a small bug in it); an autocast kernel's results are the format's values, equal to the
-    re-creation's but where a rounding went the other way. So at fp32's resolution the side must agree with it at
-    more outputs than with plain fp32 (where a ReLU or a clamp makes both exact, both agree): strictly more, or a
-    scalar (a loss) off by less than the format's rounding would fit it as well as it fits nothing."""
+def unlike_reduced(fit: Fit, plain: Fit) -> str | None:
+    """Why a reduced-precision re-creation (``fit``: TF32/bf16/fp16 operands, autocast, a whole Model in half) is not
+    the side's arithmetic, None where it may be; ``plain``: the side's fit to plain fp32. Its floor is wide — every
+    op's rounding to the format going either way under autocast, the tensor cores' truncating accumulation (K/8
+    units) with rounded operands — wide enough to hold an fp32 side whole and a small bug in it; a kernel of that
+    arithmetic departs from plain fp32 beyond fp32's resolution and agrees with the re-creation. So at fp32's
+    resolution the side must agree with it at more outputs than with plain fp32 (where a ReLU or a clamp makes both
+    exact, both agree): strictly more, or a scalar (a loss) off by less than the format's rounding would fit it as
+    well as it fits nothing, and an fp32 kernel with one output 1 % off would fit a large-K TF32 floor."""
     if fit.disagree < plain.disagree:
         return None
     return (
-        f"it departs from the autocast re-creation at fp32's resolution at {fit.disagree} outputs, from plain fp32 "
-        f"at {plain.disagree}: its results are not autocast's"
+        f"it departs from the reduced-precision re-creation at fp32's resolution at {fit.disagree} outputs, from "
+        f"plain fp32 at {plain.disagree}: its results are not that precision's"
     )
 
 
@@ -125,17 +127,19 @@ def unlike_any_order(agreeing: dict[str, int], outputs: int) -> str | None:
 
 def simplest(table: FitTable, side: str) -> Rewrite:
     """The rewrite to name for ``side`` among those that re-create it: plain first; then the fewest changes; then an
-    exact re-creation before fast-math's looser allowance; then TF32 before bf16 before fp16 (operands inside fp16's
+    exact re-creation before fast-math's looser allowance; then TF32 before bf16 and fp16 (operands inside fp16's
     range round alike in TF32 and fp16, and a TF32 tensor core is the usual reason); ties to even before ties away;
-    then the closest."""
+    then the closest: first at fp32's resolution (the outputs beyond the plain floor of each: a real Model.half() fits
+    half_bf16's wider floor too, but agrees with half_fp16), then in units of each one's σ."""
     return min(
         table.recreating(side),
         key=lambda h: (
             not h.plain,
             h.change_count,
             h.fast_math,
-            PRECISIONS.index(h.precision) if h.precision else -1,
+            h.precision not in (None, "tf32"),
             h.ties != "rne",
+            table[side, h].disagree,
             table[side, h].units,
         ),
     )
@@ -143,7 +147,7 @@ def simplest(table: FitTable, side: str) -> Rewrite:
 
 def closest_to_candidate(table: FitTable) -> Rewrite:
     """The re-creation a candidate that none re-creates is judged against: not one whose arithmetic is not the
-    candidate's (``unlike_autocast``: its wide floor leaves few outputs beyond it, but agrees with a kernel of another
+    candidate's (``unlike_reduced``: its wide floor leaves few outputs beyond it, but agrees with a kernel of another
     arithmetic nowhere); one within the limit everywhere but for a concentrated slice first (its arithmetic re-creates
     the rest; a bug hiding in a wider floor is where it is, not where another floor is passed); then the fewest
     outputs left out (beyond the limit, or departing in a concentrated slice), the any-order allowance of sums

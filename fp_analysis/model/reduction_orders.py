@@ -25,6 +25,11 @@ Higham & Mary 2019, SIAM J. Sci. Comput. 41(5), "A new approach to probabilistic
 terms of one sign any order's partial sums grow as these do, so one allowance holds them all
 (``sequential_error_scale``).
 
+A matrix product's dot products are sums too: ``sequential_product`` re-creates the naive kernel, one fp32 accumulator
+per output and a fused multiply-add per term in k order (the product exact in fp64 and the sum rounded once to fp32:
+what ``fmaf`` computes, but for the rare double rounding of a tie), as ``numerics.orders.Order.SEQUENTIAL`` does on
+the terms.
+
 A scan (cumsum) is re-created sequentially only: a scan's parallel forms (Kogge-Stone, Blelloch, CUB's decoupled
 look-back) are each their own order, not modelled; they stay within the floor or are named by what they leave.
 """
@@ -36,7 +41,15 @@ from collections.abc import Sequence
 
 import torch
 
-__all__ = ["ANY_ORDER", "ORDERS", "ORDER_WORDS", "ordered_cumsum", "ordered_sum", "sequential_error_scale"]
+__all__ = [
+    "ANY_ORDER",
+    "ORDERS",
+    "ORDER_WORDS",
+    "ordered_cumsum",
+    "ordered_sum",
+    "sequential_error_scale",
+    "sequential_product",
+]
 
 ORDER_WORDS = {
     "sequential": "sequentially, first term to last (one accumulator: a per-thread loop)",
@@ -140,3 +153,13 @@ def sequential_error_scale(name: str, x: torch.Tensor, dims: Sequence[int] | Non
         for d in list(range(x.dim())) if not dims else sorted(d % x.dim() for d in dims):
             out = out.unsqueeze(d)
     return out
+
+
+def sequential_product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a @ b ((..., M, K) @ (..., K, N)) as a naive fp32 kernel computes it: each output one accumulator, terms added
+    in k order by a fused multiply-add (module docstring); fp32 out."""
+    a64, b64 = a.float().double(), b.float().double()
+    acc = torch.zeros((*a.shape[:-1], b.shape[-1]), dtype=torch.float64, device=a.device)
+    for k in range(a.shape[-1]):
+        acc = (acc + a64[..., :, k : k + 1] * b64[..., k : k + 1, :]).float().double()
+    return acc.float()

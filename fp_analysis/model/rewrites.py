@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from .forms import FORMS, FORMULA_FORMS
-from .graph import DECOMPOSED, OpKind, OpRecord, describe_op
+from .graph import DECOMPOSED, HOLDS_PRODUCTS, OpKind, OpRecord, describe_op
 from .interpose import Arithmetic
 from .reduction_orders import ANY_ORDER, ORDER_WORDS, ORDERS
 from .verdict import CauseKind
@@ -125,7 +125,7 @@ class Rewrite:
             cause = CauseKind.FORMULA if form in FORMULA_FORMS else None
             out.append(Change(None, f"{where} computed as {what}", where, gelu=ops[index].name == "gelu", cause=cause))
         if self.order is not None:
-            summing = [describe_op(ops, o.index) for o in ops if o.kind is OpKind.REDUCTION or o.name in DECOMPOSED]
+            summing = [describe_op(ops, o.index) for o in ops if _sums(o, self.order)]
             where = summing[0] if len(summing) == 1 else f"the {len(summing)} ops that sum (norms, softmax, losses too)"
             what = f"the sums of {where} added {ORDER_WORDS[self.order]}, in fp32"
             out.append(Change(None, what, where, cause=CauseKind.ACCUMULATION_ORDER))
@@ -174,6 +174,13 @@ def _linear_kind(op: OpRecord) -> str:
     return "convolution" if op.name == "convolution" else "matrix product"
 
 
+def _sums(op: OpRecord, order: str | None) -> bool:
+    """Whether an order rewrite re-orders ``op``'s sums: a reduction or scan, an op decomposed into sums (a norm,
+    softmax, a loss), and under the sequential order (None: any order) a matrix product's dot products."""
+    product = op.kind is OpKind.LINEAR and op.name != "convolution" and order in (None, "sequential")
+    return op.kind is OpKind.REDUCTION or op.name in DECOMPOSED or product
+
+
 def rewrites_of(ops: Sequence[OpRecord]) -> list[Rewrite]:
     """The rewrites tried on the graph ``ops`` (module docstring), plain first; each TF32 one followed by its
     ties-away twin (tried only where a side is left that no other rewrite re-creates)."""
@@ -184,10 +191,17 @@ def rewrites_of(ops: Sequence[OpRecord]) -> list[Rewrite]:
         scopes += [{"only_kind": "convolution"}, {"only_kind": "matrix product"}]
     if len(linear) > 1:
         scopes += [{"linear_ops": (o.index,)} for o in linear[:_SINGLE_OP_REWRITES]]
-    precisions = [Rewrite(precision=p, **scope) for scope in scopes for p in PRECISIONS] if linear else []
+    # a Linear's products and attention's batched ones apart: a kernel may run its Linears on TF32 tensor cores and
+    # its attention in fp32 (or the reverse)
+    batched = tuple(o.index for o in linear if o.name in ("bmm", "baddbmm"))
+    plain = tuple(o.index for o in linear if o.name in ("mm", "addmm", "mv", "addmv", "dot", "vdot"))
+    if batched and plain:
+        scopes += [{"linear_ops": plain}, {"linear_ops": batched}]
+    products = linear or any(o.name in HOLDS_PRODUCTS for o in ops)
+    precisions = [Rewrite(precision=p, **scope) for scope in scopes for p in PRECISIONS] if products else []
     forms = [Rewrite(form=(o.index, form)) for o in ops if o.name in FORMS for form in FORMS[o.name]]
-    combined = [Rewrite(precision=p, form=h.form) for h in forms for p in PRECISIONS] if linear else []
-    sums = any(o.kind is OpKind.REDUCTION or o.name in DECOMPOSED for o in ops)
+    combined = [Rewrite(precision=p, form=h.form) for h in forms for p in PRECISIONS] if products else []
+    sums = any(_sums(o, None) for o in ops)
     orders = [Rewrite(order=order) for order in (*ORDERS, ANY_ORDER)] if sums else []
     fast = [Rewrite(fast_math=True)] if any(o.kind is OpKind.TRANSCENDENTAL for o in ops) else []
     autocast = [Rewrite(precision=p, autocast=True, whole=w) for w in (False, True) for p in ("bf16", "fp16")]

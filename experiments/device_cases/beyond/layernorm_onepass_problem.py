@@ -1,0 +1,22 @@
+"""LayerNorm over the last three dims of (16, 64, 32, 32) in KernelBench's format, on inputs whose mean (100) dwarfs
+their spread (1)."""
+
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self, normalized_shape):
+        super().__init__()
+        self.ln = nn.LayerNorm(normalized_shape)
+
+    def forward(self, x):
+        return self.ln(x)
+
+
+def get_inputs():
+    return [torch.randn(16, 64, 32, 32) + 100]
+
+
+def get_init_inputs():
+    return [(64, 32, 32)]
