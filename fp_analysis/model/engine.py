@@ -137,13 +137,19 @@ def analyse_model(
     if not reference.is_floating_point():  # an index output (argmax): compared exactly, ties explained
         with guard("Model.forward (the values its argmax or argmin chooses among, for the analysis)"):
             return analyse_selection(model, inputs, reference, candidate, seed=seed)
-    analysis = _Analysis(model, inputs, {"reference": reference, "candidate": candidate}, seed, effort, say, guard)
-    table = analysis.measure_fits()
-    if not table.recreating("reference"):
-        raise OutOfScopeError(analysis.unrecreated_reference(table))
-    if table.recreating("candidate"):
-        return analysis.explained(table)
-    return analysis.unexplained(table)
+    try:
+        analysis = _Analysis(model, inputs, {"reference": reference, "candidate": candidate}, seed, effort, say, guard)
+        table = analysis.measure_fits()
+        if not table.recreating("reference"):
+            raise OutOfScopeError(analysis.unrecreated_reference(table))
+        if table.recreating("candidate"):
+            return analysis.explained(table)
+        return analysis.unexplained(table)
+    except torch.OutOfMemoryError as error:  # the analysis's own copies: never the user's failure, nor ours
+        raise OutOfScopeError(
+            f"the analysis needs more {reference.device.type} memory than is free ({str(error)[:160]}): run it with a "
+            "smaller batch, or on a device with more memory"
+        ) from None
 
 
 class _Analysis:

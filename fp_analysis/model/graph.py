@@ -87,7 +87,7 @@ DECOMPOSED = frozenset({
     "logsumexp", "mse_loss", "smooth_l1_loss", "huber_loss", "nll_loss_forward", "nll_loss2d_forward",
     "binary_cross_entropy", "soft_margin_loss", "linalg_vector_norm", "norm", "_fused_rms_norm", "var_mean", "var",
     "std", "std_mean", "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_attention_math", "matmul",
-    "_safe_softmax",
+    "_safe_softmax", "cudnn_batch_norm", "_batch_norm_with_update", "_batch_norm_no_update",
 })  # fmt: skip
 # Decomposed ops whose decomposition holds matrix products (attention's Q·Kᵀ and P·V): a graph with one has linear
 # ops for the precision rewrites even where none is at its top level.

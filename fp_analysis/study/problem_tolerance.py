@@ -533,15 +533,21 @@ def tolerance_job(problem, *, options: dict, timeout: float, folder, problem_sou
         inputs = trial_inputs(file, device, "trial 1")
         with tf32(conv=False, matmul=False):
             reference_forward(file, model, inputs, detail="trial 1")
-    result = tolerance_of(
-        model,
-        inputs,
-        atol=asked.atol,
-        rtol=asked.rtol,
-        seed=asked.seed,
-        watch=file.watched,
-        progress=lambda text: report_event("progress", text=f"tolerance: {text}"),
-    )
+    try:
+        result = tolerance_of(
+            model,
+            inputs,
+            atol=asked.atol,
+            rtol=asked.rtol,
+            seed=asked.seed,
+            watch=file.watched,
+            progress=lambda text: report_event("progress", text=f"tolerance: {text}"),
+        )
+    except torch.OutOfMemoryError as error:  # the analysis's own copies, not the user's code: out of scope, said so
+        raise OutOfScopeError(
+            f"the analysis of this problem needs more {device.type} memory than is free ({str(error)[:160]}): "
+            "run it with a smaller batch, or on a device with more memory"
+        ) from None
     context = {"problem": str(problem), "device": str(device), "seed": asked.seed, "trial_seed": trial_seed}
     return {**result.to_dict(), "context": context}
 
