@@ -63,14 +63,12 @@ from collections.abc import Callable, Sequence
 import torch
 
 from ..errors import OutOfScopeError
-from ..numerics.backends import tf32
 from ..numerics.memory import format_bytes
 from ..numerics.metrics import error_stats
 from . import compare
 from .concentration import Concentration, concentration
 from .floor import FLOOR_MULTIPLIER, floor_of
-from .graph import DATA_MOVES, OpKind, OpRecord, describe_op
-from .interpose import Arithmetic, evaluate
+from .graph import OpKind, describe_op
 from .judge import (
     SIDES,
     FitTable,
@@ -84,6 +82,7 @@ from .judge import (
 from .locate import locate
 from .reduction_orders import ANY_ORDER
 from .rewrites import Rewrite, evaluations_needed, rewrites_of
+from .scope import check_path, checked_fp32, guarded
 from .selection import analyse_selection
 from .twins import twin_evidence, twin_words
 from .verdict import Analysis, Cause, CauseKind
@@ -162,7 +161,7 @@ class _Analysis:
         self.say, self.guard = say, guard
         say("the Model in fp32")
         started = time.monotonic()
-        as_fp32 = self.run("in fp32", _checked_fp32, model, inputs)
+        as_fp32 = self.run("in fp32", checked_fp32, model, inputs)
         outputs = as_fp32.output.numel()
         say(
             f"up to {evaluations_needed(as_fp32.ops, effort.runs)} evaluations of the Model in fp64 to come (the "
@@ -172,7 +171,7 @@ class _Analysis:
         )
         self.truth, self.sigma = self.run("in fp64", floor_of, model, inputs, runs=effort.runs, seed=seed)
         self.ops = self.truth.ops
-        _check_path(as_fp32.ops, self.ops)
+        check_path(as_fp32.ops, self.ops)
         self.y64 = self.truth.output
         _check_shapes(self.y64, sides["reference"], sides["candidate"])
         base_units = compare.fit(as_fp32.output.to(self.y64.dtype), self.y64, self.sigma, math.inf).units
@@ -187,15 +186,7 @@ class _Analysis:
 
     def run(self, what: str, fn, *args, **kwargs):
         """``fn(*args, **kwargs)``, one evaluation of the Model, guarded; any failure but our own is out of scope."""
-        with self.guard(f"Model.forward ({what}, for the analysis)"):
-            try:
-                return fn(*args, **kwargs)
-            except OutOfScopeError:
-                raise
-            except Exception as error:
-                raise OutOfScopeError(
-                    f"the Model cannot be evaluated {what}: {type(error).__name__}: {str(error)[:300]}"
-                ) from None
+        return guarded(self.guard, "the analysis")(what, fn, *args, **kwargs)
 
     def rewritten(self, h: Rewrite) -> tuple[torch.Tensor, torch.Tensor]:
         """(value, σ) of a precision or form rewrite: σ around it too, since rounding the operands can carry
@@ -465,38 +456,6 @@ class _Analysis:
                 change = h.changes(self.ops)[0].what
                 return f"; re-creating {change} gives these values, NaN and ±inf too: {fit.unlike}"
         return ""
-
-
-def _check_path(ops32: Sequence[OpRecord], ops64: Sequence[OpRecord]) -> None:
-    """Out of scope where the forward takes another path in fp64 than in fp32 (the ops that compute, in order,
-    whatever copies their memory layout needs): control flow that depends on the values."""
-    path32 = [o.name for o in ops32 if o.name not in DATA_MOVES]
-    path64 = [o.name for o in ops64 if o.name not in DATA_MOVES]
-    if path32 != path64:
-        first = next(i for i, (a, b) in enumerate(zip([*path32, "(end)"], [*path64, "(end)"], strict=False)) if a != b)
-        at32, at64 = [*path32, "(end)"][first], [*path64, "(end)"][first]
-        raise OutOfScopeError(
-            f"the Model's forward takes another path in fp64 than in fp32 (computing op {first}: {at32} in fp32, "
-            f"{at64} in fp64): control flow that depends on the values cannot be re-created"
-        )
-
-
-def _checked_fp32(model, inputs) -> object:
-    """The Model in plain fp32 through the interposer (its ops recorded), checked to be within scope."""
-    try:
-        with tf32(conv=False, matmul=False):  # plain fp32 is the baseline: on a GPU, cuDNN's and cuBLAS's TF32 off
-            as_fp32 = evaluate(model, inputs, Arithmetic(dtype=torch.float32))
-    except TypeError as error:
-        raise OutOfScopeError(str(error)) from None
-    random = [o for o in as_fp32.ops if o.kind is OpKind.RANDOM]
-    if random:
-        raise OutOfScopeError(
-            f"the Model draws random numbers in forward ({describe_op(as_fp32.ops, random[0].index)}: "
-            f"{random[0].name}): there is no one output to explain; put dropout in eval mode or set p = 0"
-        )
-    if not as_fp32.output.is_floating_point():
-        raise OutOfScopeError(f"the Model returns {as_fp32.output.dtype}, not floating-point values")
-    return as_fp32
 
 
 def _check_shapes(truth: torch.Tensor, reference: torch.Tensor, candidate: torch.Tensor) -> None:

@@ -215,16 +215,17 @@ def tolerance_of(
     from ..model.compare import TOLERANCE_MARGIN, fit
     from ..model.floor import FLOOR_MULTIPLIER, floor_of
     from ..model.graph import OpKind
+    from ..model.scope import check_path, checked_fp32, guarded
 
     say = progress or (lambda text: None)
-    guarded = _guard(watch)
+    run = guarded(watch, "the tolerance")
     say("the Model in fp32")
-    fp32 = guarded("in fp32", _fp32, model, inputs)
+    fp32 = run("in fp32", checked_fp32, model, inputs)
     reference = fp32.output
     analysed_inputs, analysed, notes = _batch_subset(model, inputs, reference, watch)
     say(f"the Model in fp64 and its floor ({runs + 2} Monte-Carlo runs)")
-    truth, sigma = guarded("in fp64", floor_of, model, analysed_inputs, runs=runs, seed=seed)
-    _check_path(fp32.ops, truth.ops)
+    truth, sigma = run("in fp64", floor_of, model, analysed_inputs, runs=runs, seed=seed)
+    check_path(fp32.ops, truth.ops)
     ref64 = (reference if analysed is None else reference[:1]).to(torch.float64)
     base = fit(ref64, truth.output, sigma, math.inf).units
     units = FLOOR_MULTIPLIER * max(1.0, base if math.isfinite(base) else 1.0)
@@ -234,65 +235,12 @@ def tolerance_of(
     needed = []
     for precision in CandidatePrecision:
         say(f"a {precision.value} candidate's reach")
-        needed.append(_needed(precision, model, analysed_inputs, floor, (atol, rtol), guarded, power))
+        needed.append(_needed(precision, model, analysed_inputs, floor, (atol, rtol), run, power))
     notes += _notes(reference, truth.ops, needed)
     record = {"baseline_units": base, "floor_units": units, "tensor_core_units": tensor_core, "runs": runs + 2,
               "margin": TOLERANCE_MARGIN}  # fmt: skip
     return ProblemTolerance(atol, rtol, tuple(reference.shape), analysed, record, _magnitudes(reference),
                             tuple(needed), tuple(power), tuple(notes))  # fmt: skip
-
-
-def _guard(watch):
-    """``run(what, fn, *args, **kwargs)``: one evaluation of the Model, inside ``watch``; a failure is out of scope."""
-
-    def run(what: str, fn, *args, **kwargs):
-        with (watch or (lambda where: contextlib.nullcontext()))(f"Model.forward ({what}, for the tolerance)"):
-            try:
-                return fn(*args, **kwargs)
-            except OutOfScopeError:
-                raise
-            except Exception as error:
-                raise OutOfScopeError(
-                    f"the Model cannot be evaluated {what}: {type(error).__name__}: {str(error)[:300]}"
-                ) from None
-
-    return run
-
-
-def _fp32(model, inputs):
-    """The Model in plain fp32 through the interposer, TF32 off (the reference), checked to be within scope."""
-    import torch
-
-    from ..model.graph import OpKind, describe_op
-    from ..model.interpose import Arithmetic, evaluate
-    from ..numerics.backends import tf32
-
-    with tf32(conv=False, matmul=False):
-        evaluation = evaluate(model, inputs, Arithmetic(dtype=torch.float32))
-    random = [o for o in evaluation.ops if o.kind is OpKind.RANDOM]
-    if random:
-        raise OutOfScopeError(
-            f"the Model draws random numbers in forward ({describe_op(evaluation.ops, random[0].index)}): there is "
-            "no one reference to measure a tolerance against; put dropout in eval mode or set p = 0"
-        )
-    if not evaluation.output.is_floating_point() or evaluation.output.numel() == 0:
-        raise OutOfScopeError(f"the Model returns {evaluation.output.dtype} {tuple(evaluation.output.shape)}, not "
-                              "floating-point values to compare")  # fmt: skip
-    return evaluation
-
-
-def _check_path(ops32, ops64) -> None:
-    """Out of scope where the forward takes another path in fp64 than in fp32 (control flow on the values): the
-    truth would be another computation's."""
-    from ..model.graph import DATA_MOVES
-
-    path32 = [o.name for o in ops32 if o.name not in DATA_MOVES]
-    path64 = [o.name for o in ops64 if o.name not in DATA_MOVES]
-    if path32 != path64:
-        raise OutOfScopeError(
-            "the Model's forward takes another path in fp64 than in fp32 (control flow that depends on the values): "
-            "there is no one truth to measure a tolerance from"
-        )
 
 
 def _batch_subset(model, inputs: Sequence, reference, watch) -> tuple[list, dict | None, list[str]]:

@@ -1,0 +1,72 @@
+"""What the engine can model, checked: the Model's evaluations guarded (a failure is out of scope, exit 2), its
+forward free of random draws and on the same path in fp64 as in fp32. ``fpa explain``'s analysis and ``fpa
+tolerance --problem`` both start here, so a Model is in scope for one exactly when it is for the other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+
+import torch
+
+from ..errors import OutOfScopeError
+from ..numerics.backends import tf32
+from .graph import DATA_MOVES, OpKind, OpRecord, describe_op
+from .interpose import Arithmetic, Evaluation, evaluate
+
+__all__ = ["check_path", "checked_fp32", "guarded"]
+
+
+def guarded(watch: Callable[[str], contextlib.AbstractContextManager] | None, purpose: str) -> Callable:
+    """``run(what, fn, *args, **kwargs)``: ``fn(*args, **kwargs)``, one evaluation of the Model, inside ``watch(where)``
+    (the worker reports it, so the timeout applies); any failure but our own is out of scope, naming what failed.
+    ``purpose``: what the evaluation is for ("the analysis", "the tolerance")."""
+
+    def run(what: str, fn, *args, **kwargs):
+        with (watch or (lambda where: contextlib.nullcontext()))(f"Model.forward ({what}, for {purpose})"):
+            try:
+                return fn(*args, **kwargs)
+            except OutOfScopeError:
+                raise
+            except Exception as error:
+                raise OutOfScopeError(
+                    f"the Model cannot be evaluated {what}: {type(error).__name__}: {str(error)[:300]}"
+                ) from None
+
+    return run
+
+
+def checked_fp32(model: torch.nn.Module, inputs: Sequence) -> Evaluation:
+    """The Model in plain fp32 through the interposer (its ops recorded; on a GPU cuDNN's and cuBLAS's TF32 off: plain
+    fp32 is the baseline), checked to draw no random numbers and to return floating-point values."""
+    try:
+        with tf32(conv=False, matmul=False):
+            as_fp32 = evaluate(model, inputs, Arithmetic(dtype=torch.float32))
+    except TypeError as error:
+        raise OutOfScopeError(str(error)) from None
+    random = [o for o in as_fp32.ops if o.kind is OpKind.RANDOM]
+    if random:
+        raise OutOfScopeError(
+            f"the Model draws random numbers in forward ({describe_op(as_fp32.ops, random[0].index)}: "
+            f"{random[0].name}): there is no one output; put dropout in eval mode or set p = 0"
+        )
+    if not as_fp32.output.is_floating_point() or as_fp32.output.numel() == 0:
+        raise OutOfScopeError(
+            f"the Model returns {as_fp32.output.dtype} {tuple(as_fp32.output.shape)}, not floating-point values"
+        )
+    return as_fp32
+
+
+def check_path(ops32: Sequence[OpRecord], ops64: Sequence[OpRecord]) -> None:
+    """Out of scope where the forward takes another path in fp64 than in fp32 (the ops that compute, in order,
+    whatever copies their memory layout needs): control flow that depends on the values."""
+    path32 = [o.name for o in ops32 if o.name not in DATA_MOVES]
+    path64 = [o.name for o in ops64 if o.name not in DATA_MOVES]
+    if path32 != path64:
+        first = next(i for i, (a, b) in enumerate(zip([*path32, "(end)"], [*path64, "(end)"], strict=False)) if a != b)
+        at32, at64 = [*path32, "(end)"][first], [*path64, "(end)"][first]
+        raise OutOfScopeError(
+            f"the Model's forward takes another path in fp64 than in fp32 (computing op {first}: {at32} in fp32, "
+            f"{at64} in fp64): control flow that depends on the values cannot be re-created"
+        )
