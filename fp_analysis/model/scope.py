@@ -51,10 +51,11 @@ def checked_fp32(model: torch.nn.Module, inputs: Sequence) -> Evaluation:
             f"the Model draws random numbers in forward ({describe_op(as_fp32.ops, random[0].index)}: "
             f"{random[0].name}): there is no one output; put dropout in eval mode or set p = 0"
         )
-    if not as_fp32.output.is_floating_point() or as_fp32.output.numel() == 0:
-        raise OutOfScopeError(
-            f"the Model returns {as_fp32.output.dtype} {tuple(as_fp32.output.shape)}, not floating-point values"
-        )
+    output = as_fp32.output
+    if not output.is_floating_point():
+        raise OutOfScopeError(f"the Model returns {output.dtype} {tuple(output.shape)}, not floating-point values")
+    if output.numel() == 0:
+        raise OutOfScopeError(f"the Model's output {tuple(output.shape)} is empty: there is nothing to compare")
     return as_fp32
 
 
