@@ -638,6 +638,16 @@ def _half_bug(what: str, details: str) -> tuple:
     return _defect(f"engine defect: a real {what} on this CPU is called a bug: {details}")
 
 
+# CI's two cores run one whole-Model half case per precision and family kind (a norm, a recurrence, attention); the
+# rest, each a second or more, run with the slow tests (experiments/device_run.sh slowtests, or FPA_RUN_SLOW=1)
+_HALF_IN_CI = {("softmax", torch.float16), ("layernorm", torch.bfloat16), ("gru_hidden", torch.bfloat16),
+               ("transformer_block", torch.bfloat16), ("gelu", torch.float16)}  # fmt: skip
+
+
+def _slow_on_ci(name: str, dtype) -> tuple:
+    return () if (name, dtype) in _HALF_IN_CI else (pytest.mark.slow,)
+
+
 HALF_CASES = [
     ("softmax", torch.float16, ()),
     ("log_softmax", torch.float16, ()),
@@ -784,7 +794,7 @@ PLANTED = [
     _p("tf32_linears", "transformer_block", _transformer_tf32_linears, True, contains="candidate_tf32"),
     _p("tf32_products", "scaled_dot_product_attention", _sdpa_tf32, True, contains="candidate_tf32"),
     *[_p(f"whole_{HALF[dtype].removeprefix('candidate_')}", name, _whole_model_in(dtype), True, contains=HALF[dtype],
-         marks=marks) for name, dtype, marks in HALF_CASES],
+         marks=(*marks, *_slow_on_ci(name, dtype))) for name, dtype, marks in HALF_CASES],
 ]  # fmt: skip
 
 
