@@ -3,12 +3,13 @@
 The reference Model is the graph it runs (``fp_analysis.model.interpose``). ``analyse_model``:
 
 1. **Evaluates it** as PyTorch does in fp32 (the baseline arithmetic) and in fp64 (the truth, recording each
-   linear op's Σ|w·x|), and refuses what it cannot model (``OutOfScopeError``, exit 2): no linear op, random
-   draws in forward, a path in fp64 other than in fp32 (control flow that depends on the data), an op that
-   fails in fp64.
+   linear op's Σ|w·x|; composite ops through their decompositions), and refuses what it cannot model
+   (``OutOfScopeError``, exit 2, ``scope``): random draws in forward, a path in fp64 other than in fp32 (control flow
+   that depends on the data), an op that fails in fp64. An integer output (argmax) is ``selection``'s.
 2. **Measures the floor** (``floor``). σ is the spread of ``runs`` Monte-Carlo evaluations in fp64 in which every op's
    result carries a rounding error of fp32 size in a random direction (``interpose.Noise``): ±u·Σ|w·x| at a
-   linear op (the scale of an fp32 dot product's error, Higham 2002 §3.1), ±u·(|f(x)| + |x|) at an activation
+   linear op (the scale of an fp32 dot product's error, Higham 2002 §3.1), ±u·Σ|x| at a sum (§4.2), ±u·(|f(x)| + |x|)
+   at an activation
    (an fp32 implementation of f(x) = x·g(x) errs by about u·|x| where g is computed with cancellation, as
    GELU's 1 + erf(x/√2) is for x ≪ 0), ±u·|result| elsewhere, nothing where an op rounds nothing.
    Every error is applied at ``FLOOR_MULTIPLIER`` times its size and the spread divided back: a secant over
@@ -33,14 +34,16 @@ The reference Model is the graph it runs (``fp_analysis.model.interpose``). ``an
    linear ops' operands in TF32/bf16/fp16 (all of them, the convolutions or the matrix products apart, each
    op alone), rounded to nearest with ties to even, and for TF32 also with ties away from zero where a side
    is left over (PTX's cvt.rna: cuDNN's implicit-GEMM TF32 convolutions round so, the CUTLASS GEMM of a 1×1
-   conv to even; experiments/results/tf32_probe_h200.json); another form of one activation (``interpose.FORMS``);
-   fast-math transcendentals, re-created through ``__expf``'s rounded argument, each op allowed its measured
-   residual only (``fast_math``); precisions with forms; and where a side is left over, the whole Model under
-   ``torch.autocast`` in bf16 or fp16 (``autocast``: results in the format too) or wholly in it (``Model.half()``).
-   A side is re-created by a rewrite when it stays within the floor of it at every output, its departure is
-   concentrated in no slice of the output (``concentration``: one channel, batch item, feature, band or the edges —
-   rounding errs alike everywhere, a bug does not, however small), and, for autocast, it agrees with the
-   re-creation at more outputs than with plain fp32; a precision rewrite may also leave the tensor cores'
+   conv to even; experiments/results/tf32_probe_h200.json); another form of one activation or formula of one op
+   (``forms``: a formula's cause is ``formula``); fast-math transcendentals, re-created through ``__expf``'s rounded
+   argument, each op allowed its measured residual only (``fast_math``); precisions with forms; and where a side is
+   left over, the whole Model under ``torch.autocast`` in bf16 or fp16 (``autocast``: results in the format too) or
+   wholly in it (``Model.half()``), and its sums in a named order or within what any order can do
+   (``reduction_orders``). A side is re-created by a rewrite when it stays within the floor of it at every output,
+   its departure is concentrated in no slice of the output (``concentration``: one channel, batch item, feature,
+   band or the edges — rounding errs alike everywhere, a bug does not, however small), the rewrite is finite where
+   the truth is, and, for a reduced precision, it agrees with the re-creation at more outputs than with plain fp32
+   (``judge.unlike_reduced``); a precision rewrite may also leave the tensor cores'
    truncating fp32 accumulation, about half an ulp per mma step of 8 products (Fasi, Higham, Mikaitis & Pranesh
    2021, PeerJ Comput. Sci. 7:e330): K/8 more units.
 4. **Decides** (the rules: ``judge``). Both sides re-created: their causes, each naming the op it acts on;
