@@ -18,10 +18,10 @@ op by op through scaled_dot_product_attention.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import os
 import pathlib
 import textwrap
+
+from . import model_suite
 
 
 @dataclasses.dataclass(frozen=True)
@@ -246,23 +246,6 @@ BY_NAME = {f.name: f for f in FAMILIES}
 assert len(BY_NAME) == len(FAMILIES), "family names repeat"
 
 
-def write(family: Family, folder: pathlib.Path) -> pathlib.Path:
-    """The family's file in ``folder``, written whole at once (test processes side by side read and write the same
-    files; one must never import another's half-written file)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{family.name}.py"
-    source = family.source()
-    if not path.exists() or path.read_text() != source:
-        partial = path.with_name(f".{path.name}.{os.getpid()}")
-        partial.write_text(source)
-        os.replace(partial, path)
-    return path
-
-
 def load(family: Family, folder: pathlib.Path):
-    """The family's module, imported from its file."""
-    path = write(family, folder)
-    spec = importlib.util.spec_from_file_location(f"family_{family.name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The family's module, imported from its file (tests/model_suite.py writes and imports it)."""
+    return model_suite.load(family, folder, prefix="family")

@@ -248,9 +248,11 @@ PROBLEMS = [
 ]  # fmt: skip
 
 
-def write(problem: Problem, folder: pathlib.Path) -> pathlib.Path:
-    """The problem's file in ``folder``, written whole at once: test processes running side by side read and write
-    the same files, and one must never import another's half-written file."""
+def write(problem, folder: pathlib.Path) -> pathlib.Path:
+    """The problem's file in ``folder`` (any problem with a ``name`` and a ``source()``: tests/family_suite.py's too),
+    written whole at once: test processes running side by side read and write the same files, and one must never
+    import another's half-written file."""
+    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{problem.name}.py"
     source = problem.source()
     if not path.exists() or path.read_text() != source:
@@ -260,10 +262,10 @@ def write(problem: Problem, folder: pathlib.Path) -> pathlib.Path:
     return path
 
 
-def load(problem: Problem, folder: pathlib.Path):
-    """The problem's module, imported from its file."""
+def load(problem, folder: pathlib.Path, prefix: str = "suite"):
+    """The problem's module, imported from its file (``prefix``_name in ``sys.modules``' namespace)."""
     path = write(problem, folder)
-    spec = importlib.util.spec_from_file_location(f"suite_{problem.name}", path)
+    spec = importlib.util.spec_from_file_location(f"{prefix}_{problem.name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
