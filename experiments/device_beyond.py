@@ -23,9 +23,11 @@ import gc
 import hashlib
 import importlib.util
 import json
+import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -183,6 +185,9 @@ def _explain(name: str, expected: str, check, problem: pathlib.Path, solution: p
 def main(out: str, commit: str, only: list[str]) -> int:
     sys.path.insert(0, str(CASES))
     start = time.monotonic()
+    # one extension folder for this build and every explain's worker (fpa honours a folder the caller chose), so
+    # the workers load the build instead of each solution's first explain paying the nvcc build again
+    os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(pathlib.Path(tempfile.gettempdir()) / "fpa_beyond_extensions"))
     import _beyond_kernels  # built here once, so each solution's import loads it from torch's extension cache
 
     _beyond_kernels.kernels()

@@ -21,6 +21,7 @@ from ..model.engine import Effort, analyse_model
 from ..model.interpose import evaluate, precision_mode
 from ..model.judge import nondeterministic, parameter_analysis, parameters_first
 from ..model.rewrites import Rewrite
+from ..model.scope import KeptItems
 from ..model.verdict import Analysis, Cause, CauseKind, Explanation
 from ..numerics.backends import tf32, tf32_settings
 from ..options import ExplainOptions, autocast_format, linear_formats, resolve_device
@@ -97,11 +98,17 @@ def explain_job(
     if dev.type == "cuda":
         context["reference_tf32_forced"] = _forced_tf32(reference_file, reference, worst.inputs, worst.candidate)
     with reference_file.watched("Model.forward (checking which batch items can be analysed alone)"):
-        inputs, ref_out, cand_out, items = _batch_subset(reference, worst, mode, atol, rtol)
+        analysed_model, inputs, ref_out, cand_out, items = _batch_subset(reference, worst, mode, atol, rtol)
     if items is not None:
-        context["analysed_batch_items"] = {"items": items, "of": int(worst.reference.shape[0])}
+        whole = {"whole_model": True} if isinstance(analysed_model, KeptItems) else {}
+        context["analysed_batch_items"] = {"items": items, "of": int(worst.reference.shape[0]), **whole}
+        if whole:
+            notes.append(
+                f"the Model does not treat batch items apart (one run alone does not give the reference's slice): "
+                f"it was evaluated whole each time and batch item {items[0]} of its output analysed"
+            )
     analysis = analyse_model(
-        reference,
+        analysed_model,
         inputs,
         ref_out,
         cand_out,
@@ -117,10 +124,11 @@ def explain_job(
             context.pop("analysed_batch_items", None)
     unaffected = analysis.explained  # re-created with the reference's own parameters
     if any(m.status in ("differs", "rounded") for m in matches):
-        analysed = (inputs, ref_out, cand_out)
+        analysed = (inputs, ref_out, cand_out, items if isinstance(analysed_model, KeptItems) else None)
         analysis, unaffected = _with_candidate_values(reference_file, reference, matches, analysis, analysed, asked)
     if not compare.same_values(worst.candidate, again):
-        analysis = _nondeterministic(reference_file, reference, analysis, worst, again, (inputs, ref_out, items), asked)
+        analysed = (analysed_model, inputs, ref_out, items)
+        analysis = _nondeterministic(reference_file, analysis, worst, again, analysed, asked)
         context["candidate_runs"] = 2
     differences = describe(matches)
     if differences:
@@ -132,17 +140,20 @@ def explain_job(
 def _with_candidate_values(problem: UserFile, model, matches, first: Analysis, analysed: tuple, asked: ExplainOptions):
     """(the analysis that gives the verdict, whether the parameters did not matter): ``first`` (the analysis of
     ``analysed``, the trial's (inputs, reference, candidate), against the reference Model as built) held against the
-    analysis against the reference Model evaluated with the candidate's parameter values (``parameters.with_values``).
+    analysis against the reference Model evaluated with the candidate's parameter values (``parameters.with_values``;
+    ``analysed``'s fourth, the items kept where the analysis kept them from the whole Model's output, else None).
     Where ``first`` is not explained, the verdict names the parameters and what arithmetic is left
     (``fp_analysis.model.judge.parameter_analysis``); where it is, it stands unless the candidate's values re-create
     the candidate with less (``parameters_first``)."""
     if first.explained and first.recreations.get("candidate") == Rewrite().key():
         return first, True  # plain arithmetic re-creates it with the reference's own values: nothing simpler
-    inputs, ref_out, cand_out = analysed
+    inputs, ref_out, cand_out, kept = analysed
     report_event("progress", text="analysis: the reference Model again, with the candidate's parameter values")
     substituted = with_values(model, matches)
     with emulated_reference(asked.reference_mode or "fp32"):
         reference_again, _ = reference_forward(problem, substituted, inputs, detail="with the candidate's parameters")
+    if kept is not None:
+        substituted, reference_again = KeptItems(substituted, kept[0]), reference_again[kept[0] : kept[0] + 1]
     try:
         second = analyse_model(substituted, inputs, reference_again, cand_out, seed=asked.seed, watch=problem.watched)
     except OutOfScopeError:  # the reference with those values is not re-created: nothing more to say
@@ -175,10 +186,10 @@ def _run_again(candidate: CandidateProcess, worst) -> torch.Tensor:
     return out.to(worst.candidate.device)
 
 
-def _nondeterministic(problem: UserFile, model, first: Analysis, worst, again, analysed: tuple, asked) -> Analysis:
+def _nondeterministic(problem: UserFile, first: Analysis, worst, again, analysed: tuple, asked) -> Analysis:
     """The verdict where the second run differs from the first (``judge.nondeterministic``): the second run analysed
-    as the first was (the same batch item where the analysis took one)."""
-    inputs, ref_out, items = analysed
+    as the first was (``analysed``: the Model, inputs, reference and batch items it was analysed on)."""
+    model, inputs, ref_out, items = analysed
     second_out = again if items is None else again[items[0] : items[0] + 1]
     report_event("progress", text="analysis: the candidate's second run, which differs from its first")
     second = analyse_model(model, inputs, ref_out, second_out, seed=asked.seed, watch=problem.watched)
@@ -205,8 +216,9 @@ _SUBSET_ABOVE = 1 << 22
 
 
 def _batch_subset(model, trial, mode: str, atol: float, rtol: float):
-    """(inputs, reference, candidate, items): the worst batch item alone where the output is large and the Model
-    treats batch items independently, else everything (items None).
+    """(Model, inputs, reference, candidate, items): where the output is large, the worst batch item — run alone
+    where the Model treats batch items independently, else kept from the whole Model's evaluations (the Model
+    wrapped in ``scope.KeptItems``, the inputs whole: a norm over the whole tensor); else everything (items None).
 
     The worst item is the one where the candidate departs furthest from the reference (a NaN or infinity on one side
     only counts as furthest), then the one with the most outputs failing the check: an item with a bug smaller than
@@ -218,7 +230,7 @@ def _batch_subset(model, trial, mode: str, atol: float, rtol: float):
     reference, candidate = trial.reference, trial.candidate
     n = reference.shape[0] if reference.dim() else 1
     if reference.numel() <= _SUBSET_ABOVE or n == 1:
-        return trial.inputs, reference, candidate, None
+        return model, trial.inputs, reference, candidate, None
 
     def badness(i: int) -> tuple[float, int]:  # one item at a time: a whole float64 copy would be 1 GB at seed 000
         c, r = candidate[i], reference[i]
@@ -241,8 +253,8 @@ def _batch_subset(model, trial, mode: str, atol: float, rtol: float):
         except Exception:  # the Model does not take one item: the batch is not items it treats apart
             continue
         if alone.shape == expected.shape and float((alone - expected).abs().max()) <= 1e-3 * scale:
-            return inputs, expected, candidate[item : item + 1], [item]
-    return trial.inputs, reference, candidate, None
+            return model, inputs, expected, candidate[item : item + 1], [item]
+    return KeptItems(model, item), trial.inputs, expected, candidate[item : item + 1], [item]
 
 
 # Outputs up to which a trial is judged whole against the rewrites that explained the worst (beyond: its worst batch
@@ -265,10 +277,10 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analy
         if trial.candidate is None:  # not kept: too large to keep them all
             continue
         if trial.reference.numel() <= _JUDGE_WHOLE:
-            inputs, ref_out, cand_out = trial.inputs, trial.reference, trial.candidate
+            judged_model, inputs, ref_out, cand_out = model, trial.inputs, trial.reference, trial.candidate
         else:
             with problem.watched("Model.forward (checking which batch items can be analysed alone)"):
-                inputs, ref_out, cand_out, _ = _batch_subset(model, trial, mode, asked.atol, asked.rtol)
+                judged_model, inputs, ref_out, cand_out, _ = _batch_subset(model, trial, mode, asked.atol, asked.rtol)
         judged.append(trial.trial)
         if (
             trial is worst
@@ -281,12 +293,14 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analy
         report_event("progress", text=f"analysis: judging trial {trial.trial + 1} against the worst's re-creations")
         try:
             recheck = Effort.recheck(analysis.recreations.values())
-            check = analyse_model(model, inputs, ref_out, cand_out, seed=seed, effort=recheck, watch=problem.watched)
+            check = analyse_model(
+                judged_model, inputs, ref_out, cand_out, seed=seed, effort=recheck, watch=problem.watched
+            )
         except OutOfScopeError:  # the worst's rewrites do not re-create this trial's reference: analysed in full
             check = None
         if check is None or not check.explained:
             report_event("progress", text=f"analysis: trial {trial.trial + 1} in full")
-            full = analyse_model(model, inputs, ref_out, cand_out, seed=seed, watch=problem.watched)
+            full = analyse_model(judged_model, inputs, ref_out, cand_out, seed=seed, watch=problem.watched)
             if not full.explained:
                 return full, {"trials": judged, "of": len(results), "not_explained": trial.trial}
     return analysis, {"trials": judged, "of": len(results)}

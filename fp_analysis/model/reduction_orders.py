@@ -77,9 +77,10 @@ def _rows(x: torch.Tensor, dims: Sequence[int] | None, dtype=torch.float32) -> t
 
 
 def _sequential(rows: torch.Tensor) -> torch.Tensor:
+    # one operation per term, over views made at once: the loop's cost is the dispatch of each addition
     acc = torch.zeros(rows.shape[:-1], dtype=torch.float32, device=rows.device)
-    for k in range(rows.shape[-1]):
-        acc = acc + rows[..., k]
+    for term in rows.unbind(-1):
+        acc.add_(term)
     return acc
 
 
@@ -129,12 +130,14 @@ def ordered_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
     """The running sum of ``x`` along ``dim`` in fp32, each prefix the previous one plus the next term (a sequential
     scan); fp32 out."""
     moved = x.float().movedim(dim, -1)
-    out = torch.empty_like(moved)
+    if moved.shape[-1] == 0:
+        return moved.movedim(-1, dim).clone()
+    prefixes = []
     acc = torch.zeros(moved.shape[:-1], dtype=torch.float32, device=x.device)
-    for k in range(moved.shape[-1]):
-        acc = acc + moved[..., k]
-        out[..., k] = acc
-    return out.movedim(-1, dim)
+    for term in moved.unbind(-1):
+        acc = acc + term
+        prefixes.append(acc)
+    return torch.stack(prefixes, dim=-1).movedim(-1, dim)
 
 
 def sequential_error_scale(name: str, x: torch.Tensor, dims: Sequence[int] | None, keepdim: bool) -> torch.Tensor:
@@ -158,8 +161,16 @@ def sequential_error_scale(name: str, x: torch.Tensor, dims: Sequence[int] | Non
 def sequential_product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a @ b ((..., M, K) @ (..., K, N)) as a naive fp32 kernel computes it: each output one accumulator, terms added
     in k order by a fused multiply-add (module docstring); fp32 out."""
-    a64, b64 = a.float().double(), b.float().double()
-    acc = torch.zeros((*a.shape[:-1], b.shape[-1]), dtype=torch.float64, device=a.device)
-    for k in range(a.shape[-1]):
-        acc = (acc + a64[..., :, k : k + 1] * b64[..., k : k + 1, :]).float().double()
-    return acc.float()
+    columns = a.float().double().unsqueeze(-1).unbind(-2)  # K views of (..., M, 1)
+    rows = b.float().double().unsqueeze(-2).unbind(-3)  # K views of (..., 1, N)
+    shape = (*torch.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
+    acc = torch.zeros(shape, dtype=torch.float64, device=a.device)
+    acc32 = torch.zeros(shape, dtype=torch.float32, device=a.device)
+    for column, row in zip(columns, rows, strict=True):
+        # the product of two fp32 values is exact in fp64, so the fp64 addition rounds once, then once more to fp32
+        # (fmaf's one rounding, but for the rare tie that rounding twice breaks otherwise); three operations per
+        # term, in place: the loop's cost is their dispatch
+        acc.addcmul_(column, row)
+        acc32.copy_(acc)
+        acc.copy_(acc32)
+    return acc32

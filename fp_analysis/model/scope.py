@@ -15,7 +15,31 @@ from ..numerics.backends import tf32
 from .graph import DATA_MOVES, OpKind, OpRecord, describe_op
 from .interpose import Arithmetic, Evaluation, evaluate
 
-__all__ = ["check_path", "checked_fp32", "guarded"]
+__all__ = ["KeptItems", "check_path", "checked_fp32", "guarded"]
+
+
+class KeptItems(torch.nn.Module):
+    """The Model evaluated whole, the batch items ``start`` … ``start + count − 1`` of its output kept: what the
+    analysis holds where the output is too large to analyse whole and the Model does not treat batch items apart (a
+    norm over the whole tensor, BatchNorm in training mode), so one item cannot be run alone. Every op still runs on
+    the whole batch — the semantics are the Model's own — and only the output kept is compared; the memory an
+    evaluation needs is the whole Model's, what is kept across evaluations is the items'.
+
+    Its modules are the Model's under the Model's own names (``named_modules``), so the words name the user's
+    modules ("the LayerNorm `ln`", not `model.ln`) and its parameters are the Model's."""
+
+    def __init__(self, model: torch.nn.Module, start: int, count: int = 1):
+        super().__init__()
+        self.model, self.start, self.count = model, start, count
+
+    def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
+        return self.model.named_modules(memo, prefix, remove_duplicate)
+
+    def forward(self, *inputs):
+        output = self.model(*inputs)
+        if not isinstance(output, torch.Tensor) or output.dim() == 0:
+            raise TypeError("the Model's output has no batch dimension to keep items of")
+        return output[self.start : self.start + self.count]
 
 
 def guarded(watch: Callable[[str], contextlib.AbstractContextManager] | None, purpose: str) -> Callable:
@@ -53,7 +77,11 @@ def checked_fp32(model: torch.nn.Module, inputs: Sequence) -> Evaluation:
         )
     output = as_fp32.output
     if not output.is_floating_point():
-        raise OutOfScopeError(f"the Model returns {output.dtype} {tuple(output.shape)}, not floating-point values")
+        raise OutOfScopeError(
+            f"the Model returns {output.dtype} {tuple(output.shape)}, not floating-point values: integer outputs "
+            "(argmax/argmin indices) are compared exactly, so no tolerance applies (atol 0); fpa explain judges a "
+            "candidate's other pick among values that tie within the floor"
+        )
     if output.numel() == 0:
         raise OutOfScopeError(f"the Model's output {tuple(output.shape)} is empty: there is nothing to compare")
     return as_fp32

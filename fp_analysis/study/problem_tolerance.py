@@ -25,10 +25,11 @@ The check's power: whether returning zeros, the first input (where its shape and
 reference's mean everywhere passes the check as it stands. One that passes means the check cannot tell a placeholder
 from a kernel.
 
-An output of more than ``_SUBSET_ABOVE`` elements is analysed on its first batch item alone, where the Model treats
-batch items apart (checked: the item run alone gives the reference's slice); the power check is always on the whole
-output. This module imports no torch at its top: ``tolerance_file`` runs in the command's process, which only
-supervises the worker the problem runs in.
+An output of more than ``_SUBSET_ABOVE`` elements is analysed on its first batch item: run alone where the Model treats
+batch items apart (checked: the item run alone gives the reference's slice), else kept from evaluations of the whole
+Model (``model.scope.KeptItems``: a norm over the whole tensor); the power check is always on the whole output.
+This module imports no torch at its top: ``tolerance_file`` runs in the command's process, which only supervises the
+worker the problem runs in.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import OutOfScopeError, ParameterError
 from ..options import DEFAULT_TIMEOUT_S, check_device, check_file, check_seconds, check_seed, check_tolerance
@@ -162,7 +163,7 @@ class ProblemTolerance:
     atol: float  # the check whose power is judged
     rtol: float
     shape: tuple[int, ...]
-    analysed: dict | None  # {"batch_item", "of", "outputs"} where the tolerances come from one batch item
+    analysed: dict | None  # {"batch_item", "of", "outputs"[, "whole_model"]} where they come from one batch item
     floor: dict  # baseline_units, floor_units, tensor_core_units, runs, margin
     reference: dict  # max_abs, mean_abs, nonfinite of the whole reference
     needed: tuple[Needed, ...]
@@ -222,10 +223,11 @@ def tolerance_of(
     say("the Model in fp32")
     fp32 = run("in fp32", checked_fp32, model, inputs)
     reference = fp32.output
-    analysed_inputs, analysed, notes = _batch_subset(model, inputs, reference, watch)
+    analysed_inputs, model, analysed, notes = _batch_subset(model, inputs, reference, watch)
     say(f"the Model in fp64 and its floor ({runs + 2} Monte-Carlo runs)")
     truth, sigma = run("in fp64", floor_of, model, analysed_inputs, runs=runs, seed=seed)
-    check_path(fp32.ops, truth.ops)
+    kept_slice = 1 if analysed and analysed.get("whole_model") else 0  # KeptItems' own last op, not the Model's
+    check_path(fp32.ops, truth.ops[: len(truth.ops) - kept_slice])
     ref64 = (reference if analysed is None else reference[:1]).to(torch.float64)
     base = fit(ref64, truth.output, sigma, math.inf).units
     units = FLOOR_MULTIPLIER * max(1.0, base if math.isfinite(base) else 1.0)
@@ -243,20 +245,22 @@ def tolerance_of(
                             tuple(needed), tuple(power), tuple(notes))  # fmt: skip
 
 
-def _batch_subset(model, inputs: Sequence, reference, watch) -> tuple[list, dict | None, list[str]]:
-    """(the inputs analysed, {"batch_item", "of", "outputs"} or None, notes): the first batch item alone where the
-    output has more than ``_SUBSET_ABOVE`` elements and the item run alone gives the reference's slice (every input
-    whose first dimension is the batch's sliced, else the first alone: in A @ B with both N × N only A's rows are
-    items); else everything, its memory checked."""
+def _batch_subset(model, inputs: Sequence, reference, watch) -> tuple[list, Any, dict | None, list[str]]:
+    """(the inputs analysed, the Model analysed, {"batch_item", "of", "outputs", "whole_model"} or None, notes): where
+    the output has more than ``_SUBSET_ABOVE`` elements, its first batch item — run alone where that gives the
+    reference's slice (every input whose first dimension is the batch's sliced, else the first alone: in A @ B with
+    both N × N only A's rows are items), else kept from the whole Model's evaluations (``scope.KeptItems``: a norm
+    over the whole tensor), their memory checked; else everything."""
     import torch
 
     from ..model.interpose import Arithmetic, evaluate
+    from ..model.scope import KeptItems
     from ..numerics.backends import tf32
     from ..numerics.memory import require
 
     n = reference.shape[0] if reference.dim() else 1
     if reference.numel() <= _SUBSET_ABOVE or n == 1:
-        return list(inputs), None, []
+        return list(inputs), model, None, []
     expected = reference[:1]
     scale = float(expected.abs().nan_to_num(0.0, 0.0, 0.0).max())
     batched = [i for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.dim() and t.shape[0] == n]
@@ -276,15 +280,19 @@ def _batch_subset(model, inputs: Sequence, reference, watch) -> tuple[list, dict
                 f"alone ({expected.numel()} outputs; the Model treats batch items apart: item 0 run alone gives the "
                 "reference's slice); the power check is on the whole output"
             )
-            return alone_inputs, {"batch_item": 0, "of": n, "outputs": expected.numel()}, [note]
-    # the floor holds the truth, σ and a run in fp64, each re-creation two more: about ten copies at once
+            return alone_inputs, model, {"batch_item": 0, "of": n, "outputs": expected.numel()}, [note]
+    # each evaluation of the whole Model in fp64 holds the inputs' copies, the output and an op's result with its noise
+    largest = max([reference.numel()] + [t.numel() for t in inputs if isinstance(t, torch.Tensor)])
     what = f"a problem whose output has {reference.numel()} elements and whose batch items are not independent"
-    require({"fp64 copies of the output": 10 * 8 * reference.numel()}, what, reference.device.type)
+    require({"fp64 copies of the Model's largest tensor, in each evaluation": 4 * 8 * largest}, what,
+            reference.device.type)  # fmt: skip
     note = (
         f"the output has {reference.numel()} elements and the Model does not treat batch items apart (item 0 run "
-        "alone does not give the reference's slice): measured whole"
+        f"alone does not give the reference's slice): the whole Model is evaluated each time and batch item 0 of {n} "
+        f"of its output is measured ({expected.numel()} outputs); the power check is on the whole output"
     )
-    return list(inputs), None, [note]
+    kept = {"batch_item": 0, "of": n, "outputs": expected.numel(), "whole_model": True}
+    return list(inputs), KeptItems(model, 0), kept, [note]
 
 
 def _difference(a, b):
@@ -379,44 +387,65 @@ def _finite(value) -> float | None:
 
 def _power(inputs: Sequence, reference, atol: float, rtol: float) -> list[Placeholder]:
     """Zeros, the first input and the reference's mean everywhere, each held against the check as KernelBench
-    makes it: ``torch.allclose(reference, placeholder, atol, rtol)``, |reference − p| ≤ atol + rtol·|p|."""
+    makes it: ``torch.allclose(reference, placeholder, atol, rtol)``, |reference − p| ≤ atol + rtol·|p|. Measured
+    ``_CHUNK`` outputs at a time: a whole fp64 copy of a 2 G-element output is 16 GB."""
     import torch
 
     first = inputs[0] if inputs else None
-    candidates = {"zeros": torch.zeros_like(reference), "first input": first,
-                  "mean": torch.full_like(reference, float(reference.double().mean()))}  # fmt: skip
+    mean = float(_chunked_sum(reference.reshape(-1)) / max(1, reference.numel()))
+    candidates = {"zeros": lambda chunk: torch.zeros_like(chunk), "first input": first,
+                  "mean": lambda chunk: torch.full_like(chunk, mean)}  # fmt: skip
     out = []
     for name, value in candidates.items():
         why_not = None
-        if not isinstance(value, torch.Tensor):
+        if value is None or (not callable(value) and not isinstance(value, torch.Tensor)):
             why_not = "n/a: the first input is not a tensor" if inputs else "n/a: get_inputs() is empty"
-        elif tuple(value.shape) != tuple(reference.shape):
+        elif not callable(value) and tuple(value.shape) != tuple(reference.shape):
             why_not = f"n/a: shape differs (input {tuple(value.shape)}, output {tuple(reference.shape)})"
-        elif value.dtype != reference.dtype:
+        elif not callable(value) and value.dtype != reference.dtype:
             why_not = f"n/a: dtype differs (input {value.dtype}, output {reference.dtype}: allclose would raise)"
         if why_not:
             out.append(Placeholder(name, None, why_not))
             continue
-        value = value.to(reference.device)
-        difference = _difference(reference, value)
-        close = torch.isclose(reference, value, atol=atol, rtol=rtol)
-        accepting = (difference - rtol * value.double().abs()).clamp_min(0.0).max()
-        out.append(Placeholder(
-            name, bool(torch.allclose(reference, value, atol=atol, rtol=rtol)), None, _finite(difference.max()),
-            float((~close).double().mean()), _finite(accepting),
-        ))  # fmt: skip
+        flat = None if callable(value) else value.to(reference.device).reshape(-1)
+        largest, accepting, failing = 0.0, 0.0, 0
+        for start, chunk in _chunks(reference.reshape(-1)):
+            other = value(chunk) if flat is None else flat[start : start + chunk.numel()]
+            difference = _difference(chunk, other)
+            failing += int((~torch.isclose(chunk, other, atol=atol, rtol=rtol)).sum())
+            largest = max(largest, float(difference.max()))
+            accepting = max(accepting, float((difference - rtol * other.double().abs()).clamp_min(0.0).max()))
+        out.append(Placeholder(name, failing == 0, None, _finite(largest), failing / reference.numel(),
+                               _finite(accepting)))  # fmt: skip
     return out
+
+
+# Outputs measured at a time where a whole fp64 copy would be too large (2^24: 128 MB in fp64).
+_CHUNK = 1 << 24
+
+
+def _chunks(flat):
+    """(start, flat[start : start + _CHUNK]) over a flat tensor."""
+    for start in range(0, max(1, flat.numel()), _CHUNK):
+        yield start, flat[start : start + _CHUNK]
+
+
+def _chunked_sum(flat) -> float:
+
+    return sum(float(chunk.double().sum()) for _, chunk in _chunks(flat)) if flat.numel() else 0.0
 
 
 def _magnitudes(reference) -> dict:
     import torch
 
-    finite = reference[torch.isfinite(reference)].double().abs()
-    return {
-        "max_abs": float(finite.max()) if finite.numel() else None,
-        "mean_abs": float(finite.mean()) if finite.numel() else None,
-        "nonfinite": int(reference.numel() - finite.numel()),
-    }
+    largest, total, finite = None, 0.0, 0
+    for _, chunk in _chunks(reference.reshape(-1)):
+        values = chunk[torch.isfinite(chunk)].double().abs()
+        if values.numel():
+            largest = max(largest or 0.0, float(values.max()))
+            total, finite = total + float(values.sum()), finite + values.numel()
+    return {"max_abs": largest, "mean_abs": total / finite if finite else None,
+            "nonfinite": int(reference.numel() - finite)}  # fmt: skip
 
 
 def _notes(reference, ops, needed: list[Needed]) -> list[str]:

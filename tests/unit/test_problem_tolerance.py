@@ -153,13 +153,37 @@ def test_a_large_output_is_measured_on_one_batch_item_where_items_are_independen
     result = tolerance_of(linear, [_randn(12, 16)])
     assert result.analysed == {"batch_item": 0, "of": 12, "outputs": 8}
     assert result.shape == (12, 8) and any("batch item 0 of 12" in note for note in result.notes)
+
+
+def test_a_large_output_of_a_model_that_mixes_its_batch_is_measured_on_an_item_of_the_whole_models_output(monkeypatch):
+    """Batch items not apart (a norm over the whole tensor): the Model runs whole, item 0 of its output is measured —
+    the same tolerances as measuring it whole, but for the outputs left out of the maximum."""
+    x = torch.rand(6, 32, 16, generator=torch.Generator().manual_seed(8))
+    whole = tolerance_of(FrobeniusNorm(), [x])
+    monkeypatch.setattr(problem_tolerance, "_SUBSET_ABOVE", 64)
+    kept = tolerance_of(FrobeniusNorm(), [x])
+    assert kept.analysed == {"batch_item": 0, "of": 6, "outputs": 512, "whole_model": True}
+    assert any("the whole Model is evaluated each time" in note for note in kept.notes)
+    for precision in PRECISIONS:
+        assert 0 < kept.row(precision).atol <= whole.row(precision).atol * 1.01
+        assert kept.row(precision).atol >= whole.row(precision).atol / 3
     mixed = tolerance_of(Centred(), [_randn(12, 16)])
-    assert mixed.analysed is None and any("does not treat batch items apart" in note for note in mixed.notes)
+    assert mixed.analysed == {"batch_item": 0, "of": 12, "outputs": 8, "whole_model": True}
 
 
 def test_a_model_that_draws_random_numbers_is_out_of_scope():
     with pytest.raises(OutOfScopeError, match="draws random numbers"):
         tolerance_of(nn.Dropout(0.5), [_randn(4, 8)])
+
+
+class Argmax(nn.Module):
+    def forward(self, x):
+        return torch.argmax(x, dim=1)
+
+
+def test_an_index_output_has_no_tolerance_and_says_it_is_compared_exactly():
+    with pytest.raises(OutOfScopeError, match=r"compared exactly, so no tolerance applies \(atol 0\)"):
+        tolerance_of(Argmax(), [_randn(4, 8)])
 
 
 def test_options_are_checked_when_made():

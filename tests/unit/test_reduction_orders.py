@@ -12,7 +12,12 @@ from torch import nn
 
 from fp_analysis.model.engine import Effort, analyse_model
 from fp_analysis.model.interpose import Arithmetic, Noise, evaluate
-from fp_analysis.model.reduction_orders import ordered_cumsum, ordered_sum, sequential_error_scale
+from fp_analysis.model.reduction_orders import (
+    ordered_cumsum,
+    ordered_sum,
+    sequential_error_scale,
+    sequential_product,
+)
 from fp_analysis.numerics.orders import AccumulationSpec, accumulate
 
 
@@ -45,6 +50,17 @@ def test_a_thread_block_reduction_is_strided_sums_then_a_halving_tree():
         expected.append(partial[0])
     ours = ordered_sum(x, [1], False, "threads256").numpy()
     assert np.array_equal(ours.view(np.uint32), np.array(expected, np.float32).view(np.uint32))
+
+
+def test_a_naive_matrix_product_is_the_cores_fused_sequential_chain_bit_for_bit():
+    generator = torch.Generator().manual_seed(3)
+    a = torch.randn(2, 5, 257, generator=generator) * 10 ** torch.randint(-3, 4, (2, 5, 257), generator=generator)
+    b = torch.randn(257, 6, generator=generator)  # broadcast over a's batch, as torch.matmul does
+    ours = sequential_product(a, b).numpy()
+    w = a.numpy()[:, :, None, :].repeat(6, axis=2).reshape(-1, 257)
+    x = np.broadcast_to(b.numpy().T[None, None], (2, 5, 6, 257)).reshape(-1, 257)
+    core = accumulate(w, x, AccumulationSpec("sequential", contraction="fma")).reshape(2, 5, 6)
+    assert np.array_equal(ours.view(np.uint32), core.view(np.uint32))
 
 
 def test_a_sequential_cumsum_is_each_prefix_plus_the_next_term():
