@@ -147,6 +147,14 @@ _KERNELS = (
         "mathprobe", "mathprobe.cu", DEFAULT_ARCH, (),
         "CUDA's erff, tanhf, expf, 1/x and the two GELU formulas elementwise, with or without fast-math",
     ),
+    Kernel(
+        "sequential_dot", "sequential.cu", DEFAULT_ARCH, (),
+        "a naive batched matrix product: a thread per output, a fmaf per term in k order (fpa_kernels.sequential)",
+    ),
+    Kernel(
+        "sequential_rows", "sequential.cu", DEFAULT_ARCH, (),
+        "a thread per row adding its terms first to last: a sum or its running sums (fpa_kernels.sequential)",
+    ),
 )  # fmt: skip
 KERNELS: dict[str, Kernel] = {k.name: k for k in _KERNELS}
 

@@ -30,6 +30,10 @@ per output and a fused multiply-add per term in k order (the product exact in fp
 what ``fmaf`` computes, but for the rare double rounding of a tie), as ``numerics.orders.Order.SEQUENTIAL`` does on
 the terms.
 
+On a GPU the sequential orders run as one kernel each (``fpa_kernels.sequential``: the same bits, and the dot
+products' a true ``fmaf`` chain), where the torch loops would launch an operation per term; the loops stay for the
+CPU and wherever nvcc is missing.
+
 A scan (cumsum) is re-created sequentially only: a scan's parallel forms (Kogge-Stone, Blelloch, CUB's decoupled
 look-back) are each their own order, not modelled; they stay within the floor or are named by what they leave.
 """
@@ -76,7 +80,23 @@ def _rows(x: torch.Tensor, dims: Sequence[int] | None, dtype=torch.float32) -> t
     return moved.reshape(*rest, -1), rest
 
 
+def _kernels(tensor: torch.Tensor):
+    """``fpa_kernels.sequential`` where it runs on ``tensor`` (a CUDA tensor, nvcc at hand), else None: its kernels
+    add in the orders below, bit for bit, in one launch where the torch loops launch an operation per term."""
+    if not tensor.is_cuda:
+        return None
+    from fpa_kernels import sequential
+
+    return sequential if sequential.available(tensor) else None
+
+
 def _sequential(rows: torch.Tensor) -> torch.Tensor:
+    kernels = _kernels(rows)
+    if kernels is not None:
+        try:
+            return kernels.sequential_rows(rows.reshape(-1, rows.shape[-1]), scan=False).reshape(rows.shape[:-1])
+        except Exception:  # not built or not loaded here (the reason is nvcc's or the driver's): the loop below
+            pass
     # one operation per term, over views made at once: the loop's cost is the dispatch of each addition
     acc = torch.zeros(rows.shape[:-1], dtype=torch.float32, device=rows.device)
     for term in rows.unbind(-1):
@@ -132,6 +152,13 @@ def ordered_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
     moved = x.float().movedim(dim, -1)
     if moved.shape[-1] == 0:
         return moved.movedim(-1, dim).clone()
+    kernels = _kernels(moved)
+    if kernels is not None:
+        try:
+            flat = kernels.sequential_rows(moved.reshape(-1, moved.shape[-1]), scan=True)
+            return flat.reshape(moved.shape).movedim(-1, dim)
+        except Exception:  # as in _sequential
+            pass
     prefixes = []
     acc = torch.zeros(moved.shape[:-1], dtype=torch.float32, device=x.device)
     for term in moved.unbind(-1):
@@ -161,9 +188,18 @@ def sequential_error_scale(name: str, x: torch.Tensor, dims: Sequence[int] | Non
 def sequential_product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a @ b ((..., M, K) @ (..., K, N)) as a naive fp32 kernel computes it: each output one accumulator, terms added
     in k order by a fused multiply-add (module docstring); fp32 out."""
+    batch = _broadcast(a.shape[:-2], b.shape[:-2])
+    shape = (*batch, a.shape[-2], b.shape[-1])
+    kernels = _kernels(a)
+    if kernels is not None:
+        try:
+            left = a.float().expand(*batch, *a.shape[-2:]).reshape(-1, *a.shape[-2:])
+            right = b.float().expand(*batch, *b.shape[-2:]).reshape(-1, *b.shape[-2:])
+            return kernels.sequential_dot(left, right).reshape(shape)
+        except Exception:  # as in _sequential
+            pass
     columns = a.float().double().unsqueeze(-1).unbind(-2)  # K views of (..., M, 1)
     rows = b.float().double().unsqueeze(-2).unbind(-3)  # K views of (..., 1, N)
-    shape = (*torch.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
     acc = torch.zeros(shape, dtype=torch.float64, device=a.device)
     acc32 = torch.zeros(shape, dtype=torch.float32, device=a.device)
     for column, row in zip(columns, rows, strict=True):
@@ -174,3 +210,11 @@ def sequential_product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         acc32.copy_(acc)
         acc.copy_(acc32)
     return acc32
+
+
+def _broadcast(left: Sequence[int], right: Sequence[int]) -> tuple[int, ...]:
+    """The broadcast of two batch shapes (NumPy's rule; the operands already met in the op being re-created).
+    ``torch.broadcast_shapes`` would import torch's symbolic-shapes machinery on first use: seconds a process."""
+    width = max(len(left), len(right))
+    left, right = (1,) * (width - len(left)) + tuple(left), (1,) * (width - len(right)) + tuple(right)
+    return tuple(r if s == 1 else s for s, r in zip(left, right, strict=True))
