@@ -94,7 +94,9 @@ def _sequential(rows: torch.Tensor) -> torch.Tensor:
     kernels = _kernels(rows)
     if kernels is not None:
         try:
-            return kernels.sequential_rows(rows.reshape(-1, rows.shape[-1]), scan=False).reshape(rows.shape[:-1])
+            return kernels.sequential_rows(
+                rows.reshape(math.prod(rows.shape[:-1]), rows.shape[-1]), scan=False
+            ).reshape(rows.shape[:-1])
         except Exception:  # not built or not loaded here (the reason is nvcc's or the driver's): the loop below
             pass
     # one operation per term, over views made at once: the loop's cost is the dispatch of each addition
@@ -155,7 +157,7 @@ def ordered_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
     kernels = _kernels(moved)
     if kernels is not None:
         try:
-            flat = kernels.sequential_rows(moved.reshape(-1, moved.shape[-1]), scan=True)
+            flat = kernels.sequential_rows(moved.reshape(math.prod(moved.shape[:-1]), moved.shape[-1]), scan=True)
             return flat.reshape(moved.shape).movedim(-1, dim)
         except Exception:  # as in _sequential
             pass
@@ -193,8 +195,8 @@ def sequential_product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     kernels = _kernels(a)
     if kernels is not None:
         try:
-            left = a.float().expand(*batch, *a.shape[-2:]).reshape(-1, *a.shape[-2:])
-            right = b.float().expand(*batch, *b.shape[-2:]).reshape(-1, *b.shape[-2:])
+            left = a.float().expand(*batch, *a.shape[-2:]).reshape(math.prod(batch), *a.shape[-2:])
+            right = b.float().expand(*batch, *b.shape[-2:]).reshape(math.prod(batch), *b.shape[-2:])
             return kernels.sequential_dot(left, right).reshape(shape)
         except Exception:  # as in _sequential
             pass

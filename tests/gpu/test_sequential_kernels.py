@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -30,7 +32,9 @@ def test_a_sum_and_a_cumsum_by_kernel_are_the_loops_bit_for_bit(shape, monkeypat
     kernel_sum = reduction_orders.ordered_sum(x, [-1], False, "sequential")
     kernel_threads = reduction_orders.ordered_sum(x, None, False, "threads256")
     kernel_scan = reduction_orders.ordered_cumsum(x, 0)
-    direct = sequential.sequential_rows(x.reshape(-1, shape[-1]), scan=False)  # raises where the kernel fails
+    direct = sequential.sequential_rows(
+        x.reshape(math.prod(shape[:-1]), shape[-1]), scan=False
+    )  # raises where the kernel fails
     _loops(monkeypatch)
     assert torch.equal(_bits(kernel_sum), _bits(reduction_orders.ordered_sum(x, [-1], False, "sequential")))
     assert torch.equal(_bits(direct.reshape(shape[:-1])), _bits(kernel_sum))
