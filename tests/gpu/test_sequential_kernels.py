@@ -51,10 +51,14 @@ def test_a_matrix_product_by_kernel_is_the_fmaf_chain_of_the_core(shapes):
     out = reduction_orders.sequential_product(a.cuda(), b.cuda()).cpu()
     expected_shape = torch.matmul(a, b).shape
     assert out.shape == expected_shape
-    k = shapes[0][-1]
-    left = torch.broadcast_to(a[..., :, None, :], (*expected_shape, k)).reshape(-1, k).numpy()
-    right = torch.broadcast_to(b.transpose(-1, -2)[..., None, :, :], (*expected_shape, k)).reshape(-1, k).numpy()
-    chain = accumulate(left, right, AccumulationSpec("sequential", contraction="fma")).reshape(expected_shape)
+    k, count = shapes[0][-1], math.prod(expected_shape)
+    if k == 0:  # an empty sum is +0 (the core refuses K = 0)
+        chain = np.zeros(expected_shape, np.float32)
+    else:
+        left = torch.broadcast_to(a[..., :, None, :], (*expected_shape, k)).reshape(count, k).numpy()
+        right = torch.broadcast_to(b.transpose(-1, -2)[..., None, :, :], (*expected_shape, k)).reshape(count, k)
+        chain = accumulate(left, right.numpy(), AccumulationSpec("sequential", contraction="fma"))
+        chain = chain.reshape(expected_shape)
     assert np.array_equal(out.numpy().view(np.uint32), chain.view(np.uint32)), "not the core's fused chain"
     if a.dim() == b.dim() == 2:  # the kernel called directly: a failure raises instead of falling back to the loop
         direct = sequential.sequential_dot(a[None].cuda(), b[None].cuda())[0].cpu()
