@@ -22,6 +22,7 @@ __all__ = [
     "Side",
     "UserCodeError",
     "enum_member",
+    "install_hint",
 ]
 
 
@@ -149,3 +150,16 @@ def enum_member(enum: type[Enum], value, name: str):
     except ValueError:
         allowed = ", ".join(repr(m.value) for m in enum)
         raise ParameterError(f"Got {name}={value!r}, but the only valid values are {allowed}.") from None
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs the optional dependencies ``extra`` names (pyproject's optional-dependencies), in
+    the form this install takes: ``pip install -e '/path/to/checkout[extra]'`` for fp_analysis run from a checkout (a
+    pyproject.toml beside the package: the name alone would fetch another copy), else ``pip install
+    'fp_analysis[extra]'``."""
+    import pathlib
+
+    checkout = pathlib.Path(__file__).resolve().parents[1]
+    if (checkout / "pyproject.toml").is_file():
+        return f"pip install -e '{checkout}[{extra}]'"
+    return f"pip install 'fp_analysis[{extra}]'"

@@ -47,3 +47,24 @@ def pytest_collection_modifyitems(config, items):
     # The longest tests first: xdist hands tests out in this order, and a 30 s test started last keeps one core
     # busy after the other has finished (CI has two).
     items.sort(key=lambda item: "long" not in item.keywords)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The skipped tests as counts by reason, a line each (pyproject's ``-r`` lists failures, errors and known defects (xfail) only, where
+    ``-ra`` would print a line per skipped test): the reasons shared by a few tests or more by name, the rest as one
+    count (``-rs`` lists them all)."""
+    reasons: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        reasons[reason] = reasons.get(reason, 0) + 1
+    if not reasons:
+        return
+    common = sorted(((n, r) for r, n in reasons.items() if n >= 5), reverse=True)
+    rest = sum(reasons.values()) - sum(n for n, _ in common)
+    terminalreporter.write_sep("-", "skipped, by reason")
+    for count, reason in common:
+        terminalreporter.write_line(f"{count:5d}  {reason}")
+    if rest:
+        distinct = len(reasons) - len(common)
+        terminalreporter.write_line(f"{rest:5d}  for {distinct} other reasons, each given by fewer than 5 tests (-rs)")

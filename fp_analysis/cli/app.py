@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import inspect
 import os
 import sys
 import traceback
@@ -37,8 +38,19 @@ _EXIT_CODES = (
     "written to a file it names); 130 stopped by Ctrl-C, SIGTERM or SIGHUP (the job's processes ended too)."
 )
 
-# What an interrupt leaves: nothing unfinished was judged; a triage keeps the pairs it had stored.
-_INTERRUPTED = "interrupted; what had not finished was not judged (a triage keeps the pairs it stored)"
+# What ``fpa --help`` says first: what the tool is for, for its user.
+_ABOUT = (
+    "Why a GPU kernel and its reference disagree, and by how much they may: the error of each side against fp64, "
+    "the arithmetic that explains it (accumulation order, TF32, bf16, an approximation...) or the bug that does "
+    "not, and the tolerance a check needs. Start with 'fpa explain --problem REF.py --solution NEW.py'."
+)
+
+
+def _interrupted(argv: list[str]) -> str:
+    """What an interrupt leaves: nothing unfinished was judged; a triage keeps the pairs it had stored."""
+    kept = " (the pairs already stored are kept: run the same triage again to go on)" if argv[:1] == ["triage"] else ""
+    return f"interrupted; what had not finished was not judged{kept}"
+
 
 # The exceptions of the click typer runs on (typer >= 0.20 carries its own copy of click), found from typer's own.
 _ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -60,12 +72,14 @@ class _Group(TyperGroup):
         try:
             code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
             if code == ExitCode.INTERRUPTED:  # typer turns Ctrl-C (and our SIGTERM) into this code
-                code = _error_exit(ExitCode.INTERRUPTED, _INTERRUPTED, as_json)
+                code = _error_exit(ExitCode.INTERRUPTED, _interrupted(argv), as_json)
         except _ClickException as error:  # the command line itself: unknown option, bad value...
-            error.show()
-            code = _error_exit(ExitCode.USAGE, error.format_message(), as_json, quiet=True)
+            code = _error_exit(ExitCode.USAGE, error.format_message(), as_json)
+            context = getattr(error, "ctx", None)
+            if context is not None:  # said as every other error is, then where the command's options are listed
+                err.print(f"  see '{context.command_path} --help'", highlight=False, soft_wrap=True)
         except (typer.Abort, KeyboardInterrupt):
-            code = _error_exit(ExitCode.INTERRUPTED, _INTERRUPTED, as_json)
+            code = _error_exit(ExitCode.INTERRUPTED, _interrupted(argv), as_json)
         except UserCodeError as error:
             _print_user_code_error(error, as_json)
             code = ExitCode.USER_CODE
@@ -82,7 +96,7 @@ app = typer.Typer(
     cls=_Group,
     add_completion=False,
     no_args_is_help=True,
-    help=__doc__.splitlines()[0],
+    help=_ABOUT,
     epilog=_EXIT_CODES,
     pretty_exceptions_enable=False,
 )
@@ -97,19 +111,21 @@ for _command in (
     fuzz.fuzz,
     bench.bench,
 ):
-    app.command()(_command)
+    # each paragraph of the docstring one line, which the help then wraps to the terminal (a docstring's own line
+    # breaks would show as they are, mid-sentence)
+    _paragraphs = inspect.cleandoc(_command.__doc__ or "").split("\n\n")
+    app.command(help="\n\n".join(" ".join(paragraph.split()) for paragraph in _paragraphs))(_command)
 
 
-def _error_exit(code: ExitCode, message: str, as_json: bool, traceback_text: str = "", quiet: bool = False) -> int:
+def _error_exit(code: ExitCode, message: str, as_json: bool, traceback_text: str = "") -> int:
     """Print one error line (and the JSON record with --json); keep a traceback in a file for internal errors."""
     record = {"exit_code": int(code), "kind": code.name.lower(), "message": message}
     if code is ExitCode.INTERNAL:
         where = _keep_traceback(traceback_text or message)
         record["traceback_file"] = where
         message = f"{message} (internal error of fpa; full traceback in {where})"
-    if not quiet:
-        label = "internal error" if code is ExitCode.INTERNAL else "error"
-        err.print(f"[bold red]{label}:[/] {shown(message)}", highlight=False, soft_wrap=True)
+    label = "internal error" if code is ExitCode.INTERNAL else "error"
+    err.print(f"[bold red]{label}:[/] {shown(message)}", highlight=False, soft_wrap=True)
     if as_json:
         with contextlib.suppress(OSError):  # stdout itself may be what failed (a full disk, a closed pipe)
             print(records.dumps({"error": record}), flush=True)

@@ -12,12 +12,15 @@ from ..errors import ParameterError
 from ..options import PRESET_NAMES
 
 Op = Annotated[str, typer.Argument(help=f"one of {', '.join(PRESET_NAMES)}")]
-Device = Annotated[str, typer.Option(help="auto (GPU if torch sees one), cpu or cuda")]
+Device = Annotated[str, typer.Option(help="cpu or cuda; auto: cuda where torch sees a GPU, else cpu")]
 AsJson = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
 NoStore = Annotated[bool, typer.Option("--no-store", help="do not append this run to the results store")]
 Timeout = Annotated[
     float,
-    typer.Option(help="seconds each call into the user's code (import, constructor, forward) may take; then exit 3"),
+    typer.Option(
+        help="seconds each call into the user's code (import, constructor, forward) may take; a call past it is the "
+        "code's failure (timed out)"
+    ),
 ]
 ReferenceMode = Annotated[
     str | None,
@@ -27,6 +30,10 @@ ReferenceMode = Annotated[
         "as conv=tf32,matmul=tf32 (what torch's matmul.allow_tf32 adds)"
     ),
 ]
+# KernelBench's check, as explain and triage run it
+CheckSeed = Annotated[int, typer.Option("--seed", help="seed of the Model's parameters and the trials' inputs")]
+CheckAtol = Annotated[float, typer.Option("--atol", help="the check's allclose atol")]
+CheckRtol = Annotated[float, typer.Option("--rtol", help="the check's allclose rtol")]
 Samples = Annotated[int, typer.Option(help="sampled outputs (CPU twins and bounds); at least 1")]
 
 

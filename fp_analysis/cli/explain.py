@@ -10,7 +10,7 @@ from .. import records
 from ..errors import ExitCode
 from ..options import DEFAULT_TIMEOUT_S, ExplainOptions
 from ..run.interrupts import work_done
-from .arguments import AsJson, Device, NoStore, ReferenceMode, Timeout
+from .arguments import AsJson, CheckAtol, CheckRtol, CheckSeed, Device, NoStore, ReferenceMode, Timeout
 from .console import out, shown
 from .storing import prepare_store, store_run
 from .worker import WorkerStatus, print_worker
@@ -22,9 +22,9 @@ def explain(
     device: Device = "auto",
     reference_mode: ReferenceMode = None,
     trials: Annotated[int, typer.Option(help="KernelBench trials, each with fresh inputs; 1 to 10000")] = 5,
-    seed: int = 42,
-    atol: float = 1e-4,
-    rtol: float = 1e-4,
+    seed: CheckSeed = 42,
+    atol: CheckAtol = 1e-4,
+    rtol: CheckRtol = 1e-4,
     samples: Annotated[int, typer.Option(help="sampled outputs for the hypotheses; at least 1")] = 4000,
     timeout: Timeout = DEFAULT_TIMEOUT_S,
     as_json: AsJson = False,

@@ -29,8 +29,9 @@ def fuzz(
     timeout: Timeout = DEFAULT_TIMEOUT_S,
     as_json: AsJson = False,
 ) -> None:
-    """Search configs and data for a failure, shrink it to a minimal example. Exit 1 when one is found, 3 when
-    the candidate's code itself fails (raises, exits, crashes, hangs) on an example."""
+    """Search a Model's constructor arguments, shapes and data (or a kernel variant's configs) for a difference
+    arithmetic does not explain, and shrink it to a minimal example. Exit 1 when one is found, 3 when the
+    candidate's code itself fails (raises, exits, crashes, hangs) on an example."""
     from ..explain.jobs import fuzz_files, replay_files
 
     if (problem is None) != (solution is None):

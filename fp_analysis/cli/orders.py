@@ -10,6 +10,7 @@ from .. import records
 from ..options import PRESET_NAMES, check_op
 from ..run.interrupts import work_done
 from .arguments import AsJson, Samples, check_samples
+from .console import err
 
 
 def orders(
@@ -24,9 +25,12 @@ def orders(
 
     check_op(preset)
     check_samples(samples)
-    spec, terms = preset_terms(preset, samples, seed, batch)
-    rows = order_table(spec, terms)
-    spot = mpmath_spot_check(terms)
+    with err.status(f"{preset}: gathering {samples} outputs' terms…") as status:  # stderr: --json stays clean
+        spec, terms = preset_terms(preset, samples, seed, batch)
+        status.update(f"{preset}: every order × operand rounding on {terms.M} outputs of {terms.K} terms…")
+        rows = order_table(spec, terms)
+        status.update(f"{preset}: fp64 against 50-digit mpmath on 20 outputs…")
+        spot = mpmath_spot_check(terms)
     work_done()  # the work is done: a signal now does not cut its output short
     if as_json:
         table = {"preset": preset, "samples": terms.M, "K": terms.K, "seed": seed, "fp64_vs_mpmath_max": spot}

@@ -68,8 +68,9 @@ def tolerance(
     ] = None,
     as_json: AsJson = False,
 ) -> None:
-    """atol/rtol for an fp32 kernel against a seed op's reference in MODE (OP), or for every precision of candidate
-    against a KernelBench problem's reference, with the power of its check (--problem)."""
+    """The atol/rtol a check needs: for every precision of candidate against a KernelBench problem (--problem),
+    with whether zeros, the input or a constant would pass the check; or for an fp32 kernel against a seed op's
+    reference in MODE (OP)."""
     given = {"mode": mode, "samples": samples, "atol": atol, "rtol": rtol, "device": device, "timeout": timeout}
     if (op is None) == (problem is None):
         given_words = "both were given" if op is not None else "neither was given"

@@ -26,12 +26,13 @@ class WorkerStatus:
         self.enabled = enabled and err.is_terminal
         self.status = None
         self.text = "starting the worker"
+        self.step = ""
         self._stop = threading.Event()
         self._started = time.monotonic()
 
     def __enter__(self):
         if self.enabled:
-            self.status = err.status(f"{self.text}…")
+            self.status = err.status(self._line())
             self.status.__enter__()
         elif not err.is_terminal:
             threading.Thread(target=self._heartbeat, name="fpa-heartbeat", daemon=True).start()
@@ -39,7 +40,8 @@ class WorkerStatus:
 
     def _heartbeat(self) -> None:
         while not self._stop.wait(self.HEARTBEAT_S):
-            print(f"fpa: {time.monotonic() - self._started:.0f} s: {self.text}", file=sys.stderr, flush=True)
+            step = f"{self.step}: " if self.step else ""
+            print(f"fpa: {time.monotonic() - self._started:.0f} s: {step}{self.text}", file=sys.stderr, flush=True)
 
     def update(self, event: dict) -> None:
         if event.get("event") == "enter":
@@ -47,12 +49,21 @@ class WorkerStatus:
             self.text = f"running the {event['side']}'s {event['where']}{detail}"
         elif event.get("event") == "leave":
             self.text = "analysing"
+        elif event.get("event") == "progress" and "step" in event:  # how far a job of many steps is (fuzz)
+            self.step = str(event["step"])
         elif event.get("event") == "progress":
             self.text = str(event.get("text", ""))
         else:
             return
         if self.status is not None:
-            self.status.update(shown(f"{self.text}…"))
+            self.status.update(shown(self._line()))
+
+    def _line(self) -> str:
+        """The status in one line of the terminal: the step, then what is running now, cut to fit (a wrapped
+        status line is redrawn as several, each repaint leaving lines behind)."""
+        text = f"{self.step}: {self.text}" if self.step else self.text
+        room = max(20, err.width - 4)  # the spinner and its space
+        return f"{text[: room - 1]}…" if len(text) >= room else f"{text}…"
 
     def __exit__(self, *exc):
         self._stop.set()

@@ -49,6 +49,7 @@ from ..numerics.formats import FORMATS
 from ..options import resolve_device
 from ..run.candidate import CandidateProcess
 from ..run.usercode import check_output, seed_all, wrong_output
+from ..run.worker import report_event
 from ..strategies import DATA_KINDS, LAYOUTS, make_tensor
 from .hypothesis_setup import example_database, files_in_cache, search_settings
 from .model_space import MAX_MACS, ModelSpace, Refused, TooLarge, describe_convs, first_conv_macs
@@ -314,7 +315,7 @@ def _search(pair: _Pair, search: Search) -> dict:
     """Return the search's result: the failures found (the problem's own configuration first, then Hypothesis's
     minimal failing example), what was drawn and how the examples went (``fuzz_files``' docstring lists the keys).
     FpaError where too few examples could be run to be a verdict."""
-    tally = _Tally()
+    tally = _Tally(asked=search.max_examples)
     own_failure = _try_own_example(pair, search.seed, tally)
     prop = _property(pair, search.seed, max(1, search.max_examples - tally.counts["examples"]), tally)
     failures = _failures_of(prop, pair, tally.last)
@@ -342,6 +343,7 @@ class _Tally:
     verdicts: dict[str, int] = field(default_factory=dict)
     reasons: dict[str, int] = field(default_factory=dict)
     last: list = field(default_factory=list)
+    asked: int = 0  # the examples asked for, for the progress the worker reports
 
     def judged(self, explanation: dict) -> None:
         """Count an example run and its verdict, or a shrink step once an example has failed."""
@@ -350,11 +352,23 @@ class _Tally:
         else:
             self.counts["examples"] += 1
             self.verdicts[explanation["verdict"]] = self.verdicts.get(explanation["verdict"], 0) + 1
+        self.report()
 
     def refused(self, refusal: Refused) -> None:
         """Count a configuration the problem's Model refused, and why."""
         self.counts["refused"] += 1
         self.reasons[str(refusal)] = self.reasons.get(str(refusal), 0) + 1
+        self.report()
+
+    def report(self) -> None:
+        """How far the search is, as the step the worker's progress shows before what it is doing now."""
+        counts = self.counts
+        if self.last:
+            step = f"shrinking the failure: step {counts['shrink_steps']}"
+        else:
+            skipped = counts["refused"] + counts["too_large"]
+            step = f"example {counts['examples']} of {self.asked}" + (f", {skipped} refused" if skipped else "")
+        report_event("progress", step=step)
 
     def refusals(self) -> list[dict]:
         """Return the three most frequent reasons of refusal, with their counts."""

@@ -26,7 +26,7 @@ import pathlib
 import tempfile
 from typing import TYPE_CHECKING
 
-from ..errors import ParameterError
+from ..errors import ParameterError, install_hint
 
 if TYPE_CHECKING:
     from ..options import ExplainOptions
@@ -42,8 +42,8 @@ def cluster(address: str):
         import ray
     except ImportError:
         raise ParameterError(
-            'Got --ray, but Ray is not installed: pip install "fp_analysis[cluster]" (or leave --ray out: the local '
-            "pool needs no Ray)."
+            f"Got --ray, but Ray is not installed: {install_hint('cluster')} (or leave --ray out: the local pool "
+            "needs no Ray)."
         ) from None
     if not isinstance(address, str) or not address.strip():
         raise ParameterError("Got an empty --ray: give auto, local, ray://HOST:PORT or HOST:PORT.")

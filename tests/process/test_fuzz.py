@@ -166,3 +166,13 @@ def test_cli_fuzz_json_and_exit_codes():
     )
     assert runner.invoke(app, ["fuzz", "--problem", str(CASES / "conv2d_problem.py")]).exit_code == 2
     assert runner.invoke(app, ["fuzz", "conv5d"]).exit_code == 2
+
+
+def test_the_search_reports_how_far_it_is_example_by_example():
+    events = []
+    result = fuzz_files(CASES / "conv2d_problem.py", CASES / "fewer_parameters.py", max_examples=12, device="cpu",
+                        seed=0, on_event=events.append)  # fmt: skip
+    steps = [e["step"] for e in events if e.get("event") == "progress" and "step" in e]
+    counted = [int(step.split()[1]) for step in steps if step.startswith("example ")]
+    assert all(step.startswith("example ") and " of 12" in step for step in steps), steps
+    assert counted == sorted(counted) and counted[-1] == result["examples"], (counted, result["examples"])
