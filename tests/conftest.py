@@ -50,9 +50,9 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_terminal_summary(terminalreporter):
-    """The skipped tests as counts by reason, a line each (pyproject's ``-r`` lists failures, errors and known defects (xfail) only, where
-    ``-ra`` would print a line per skipped test): the reasons shared by a few tests or more by name, the rest as one
-    count (``-rs`` lists them all)."""
+    """The skipped tests as counts by reason, a line each (pyproject's ``-r`` lists failures, errors and known
+    defects (xfail) only, where ``-ra`` would print a line per skipped test): the reasons shared by a few tests or
+    more by name, the rest as one count (``-rs`` lists them all)."""
     reasons: dict[str, int] = {}
     for report in terminalreporter.stats.get("skipped", []):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
