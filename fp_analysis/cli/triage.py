@@ -12,8 +12,9 @@ from rich.table import Table
 from .. import records
 from ..options import DEFAULT_TIMEOUT_S, ExplainOptions
 from ..run.interrupts import work_done
-from .arguments import AsJson, Device, NoStore, ReferenceMode, Timeout
+from .arguments import AsJson, CheckAtol, CheckRtol, CheckSeed, Device, NoStore, ReferenceMode, Timeout
 from .console import err, out, shown
+from .progress import PeriodicLine
 
 
 def triage(
@@ -28,9 +29,9 @@ def triage(
     ] = None,
     reference_mode: ReferenceMode = None,
     trials: Annotated[int, typer.Option(help="KernelBench trials per pair; 1 to 10000")] = 5,
-    seed: int = 42,
-    atol: float = 1e-4,
-    rtol: float = 1e-4,
+    seed: CheckSeed = 42,
+    atol: CheckAtol = 1e-4,
+    rtol: CheckRtol = 1e-4,
     timeout: Timeout = DEFAULT_TIMEOUT_S,
     rerun: Annotated[bool, typer.Option("--rerun", help="explain every pair again, even those already stored")] = False,
     report: Annotated[
@@ -43,8 +44,9 @@ def triage(
     as_json: AsJson = False,
     no_store: NoStore = False,
 ) -> None:
-    """Explain many pairs at once: each in its own worker, a crash or hang only its own row; finished pairs are
-    stored at once and not run again (same files, options, device, version) unless --rerun."""
+    """Explain every pair of a KernelBench runs folder or a manifest: the check, the verdict, the false passes.
+    Each pair runs apart (a crash or hang is only its own row); finished pairs are stored at once and not run
+    again (same files, options, device, version) unless --rerun."""
     from ..triage.discovery import discover
     from ..triage.pairs import triage as triage_pairs
     from ..triage.pool import Pool
@@ -55,12 +57,16 @@ def triage(
 
         check_report_path(report)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    # until the first pair ends, what the wait is for: Ray's start alone can take 20 s
+    starting = f"starting Ray ({escape(ray)})" if ray else "starting the workers"
+    periodic = PeriodicLine(enabled=not as_json and not err.is_terminal)  # a log or a pipe: a line now and then
     with Progress(*columns, console=err, disable=as_json, transient=True) as progress:
-        task = progress.add_task(f"triage: {len(pairs)} pairs", total=len(pairs))
+        task = progress.add_task(f"triage: {len(pairs)} pairs; {starting}…", total=len(pairs))
 
         def show(state: dict) -> None:
             counts = ", ".join(f"{v} {n}" for v, n in sorted(state["verdicts"].items(), key=lambda kv: -kv[1]))
             progress.update(task, completed=state["done"], description=f"triage: {escape(counts)}")
+            periodic.say(f"fpa triage: {state['done']} of {state['total']} pairs done ({counts})")
 
         result = triage_pairs(
             pairs,
@@ -125,8 +131,9 @@ def _print_triage(result: dict, path: str, atol: float, rtol: float) -> None:
         out.print(f"expected labels: {matched} of {labelled_count} matched", highlight=False)
     if summary["false_passes"]:
         out.print(f"[bold]false passes at atol={atol}, rtol={rtol}:[/] " + shown(", ".join(summary["false_passes"])))
-    for problem, need in summary["needed_atol_by_problem"].items():
-        out.print(f"{shown(problem)}: its explained pairs need atol ≈ {need:.3g}")
+    for problem, need in summary["needed_atol_by_problem"].items():  # per precision: bf16's never raises fp32's
+        atols = ", ".join(f"{atol:.3g} in {precision}" for precision, atol in need.items())
+        out.print(f"{shown(problem)}: its explained pairs need atol ≈ {atols}", highlight=False)
     timing = result["timing"]
     if timing["pairs"]:
         built = f", {timing['build_s']:.0f} s building {timing['built_ahead']} ahead" if timing["built_ahead"] else ""

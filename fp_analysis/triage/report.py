@@ -1,4 +1,5 @@
-"""``fpa triage --report FILE.html``: one self-contained HTML page of a triage, its figures drawn with seaborn.
+"""``fpa triage --report FILE.html``: one self-contained HTML page of a triage, its figures drawn with matplotlib
+in seaborn's style.
 
 The page needs nothing beside it (the figures are PNGs inside it, the style is inline), so it can be mailed,
 attached to a CI run or opened from an artifact store. It holds what a person grading many kernels asks first:
@@ -6,26 +7,71 @@ attached to a CI run or opened from an artifact store. It holds what a person gr
 * the counts by verdict, per problem (which problems fail, and why: arithmetic or bugs);
 * each candidate's error against the Model in fp64, per problem, coloured by verdict (where the bugs sit above
   the arithmetic);
-* the tolerance each problem's explained pairs need against the one the check used (the problems whose check
-  is too tight, and by how much);
+* the tolerance each problem's explained pairs need, per precision of their arithmetic (fp32, TF32, fp16, bf16:
+  a bf16 candidate's need is its own, never the fp32 kernels'), against the one the check used;
 * the false passes (the check passed, the verdict says the candidate is wrong), the table of pairs, with each
   failed pair's error, and the time the run took.
 
-Every string from the user's files (ids, paths, error messages) is escaped. Needs seaborn, matplotlib and pandas
-(the ``notebooks`` extra): without them ``write_report`` raises a ``ParameterError`` naming the install.
+Every figure and the page's legend give a verdict the same colour (``VERDICT_COLOURS``, ``verdict_colour``), list
+the verdicts in one order (``verdict_order``) and the problems in one order (``summary.problem_order``), top to
+bottom; counts of pairs are whole numbers on their axes.
+
+Every string from the user's files (ids, paths, error messages) is escaped. Needs seaborn and matplotlib (the
+``notebooks`` extra): without them ``write_report`` raises a ``ParameterError`` naming the install.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 import io
 import math
 import pathlib
+import zlib
+from collections import Counter
+from collections.abc import Iterable
 
-from ..errors import ParameterError
+from ..errors import ParameterError, install_hint
+from ..model.verdict import CauseKind, Outcome
+from .summary import PRECISIONS, arithmetic_precision, problem_order
 
-__all__ = ["check_report_path", "write_report"]
+__all__ = ["VERDICT_COLOURS", "check_report_path", "report_figures", "verdict_colour", "verdict_order", "write_report"]
+
+# The one colour of each verdict (and of each cause a verdict of several names), in every figure and legend, from
+# the mildest to the worst: arithmetic in greys, blues (fp32 orders, formulas, approximations; slate: the candidate
+# not deterministic) and greens (TF32, fp16, bf16: the reference's light, the candidate's dark); the candidate
+# wrong, or no verdict, in oranges and reds. A verdict of several causes takes its worst cause's colour, tinted
+# (``verdict_colour``).
+VERDICT_COLOURS: dict[str, str] = {
+    Outcome.IDENTICAL.value: "#cccccc",
+    CauseKind.SHARED_TF32.value: "#b0b0b0",
+    CauseKind.SHARED_FP16.value: "#969696",
+    CauseKind.SHARED_BF16.value: "#7a7a7a",
+    CauseKind.ACCUMULATION_ORDER.value: "#9ecae1",
+    CauseKind.FORMULA.value: "#6baed6",
+    CauseKind.GELU_APPROXIMATION.value: "#3182bd",
+    CauseKind.APPROXIMATION.value: "#08519c",
+    CauseKind.REFERENCE_TF32.value: "#c7e9c0",
+    CauseKind.REFERENCE_FP16.value: "#a1d99b",
+    CauseKind.REFERENCE_BF16.value: "#74c476",
+    CauseKind.CANDIDATE_TF32.value: "#41ab5d",
+    CauseKind.CANDIDATE_FP16.value: "#238b45",
+    CauseKind.CANDIDATE_BF16.value: "#00582a",
+    CauseKind.NONDETERMINISTIC.value: "#4a5a78",
+    CauseKind.PARAMETER_MISMATCH.value: "#fdae6b",
+    CauseKind.NONFINITE.value: "#f16913",
+    CauseKind.BUG.value: "#d7191c",
+    Outcome.REFERENCE_NONFINITE.value: "#fdd0a2",
+    Outcome.OUT_OF_SCOPE.value: "#fc9272",
+    Outcome.USAGE_ERROR.value: "#d94801",
+    Outcome.USER_CODE_FAILED.value: "#a50f15",
+    Outcome.INTERNAL_ERROR.value: "#67000d",
+}
+_RANK = {name: rank for rank, name in enumerate(VERDICT_COLOURS)}
+_UNKNOWN = ("#8c6bb1", "#6a51a3", "#9e9ac8", "#54278f")  # purples: a verdict none of whose names is in the table
+_PRECISION_TITLES = {"fp32": "fp32 arithmetic", "tf32": "TF32 linear ops", "fp16": "fp16 linear ops",
+                     "bf16": "bf16 linear ops"}  # fmt: skip
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1200px; }
@@ -34,30 +80,63 @@ table { border-collapse: collapse; font-size: 0.85em; }
 td, th { border: 1px solid #ccc; padding: 3px 7px; text-align: right; }
 td.l, th.l { text-align: left; }
 .bad { color: #b00020; font-weight: bold; } .muted { color: #666; }
+.swatch { display: inline-block; width: 0.9em; height: 0.9em; margin: 0 0.3em 0 0.9em; vertical-align: middle; }
 img { max-width: 100%; margin: 0.5em 0; }
 """
 
 
+def verdict_colour(verdict) -> str:
+    """The colour of ``verdict`` in every figure: ``VERDICT_COLOURS``'s; a verdict of several causes
+    ("nondeterministic + accumulation_order") takes its worst known cause's, tinted by its name (the same every
+    run); a verdict none of whose names is known, a purple chosen by its name."""
+    name = str(verdict)
+    if name in VERDICT_COLOURS:
+        return VERDICT_COLOURS[name]
+    digest = zlib.crc32(name.encode("utf-8", "replace"))
+    worst = _worst_part(name)
+    if worst is None:
+        return _UNKNOWN[digest % len(_UNKNOWN)]
+    red, green, blue = (int(VERDICT_COLOURS[worst][i : i + 2], 16) for i in (1, 3, 5))
+    share = 0.25 + 0.1 * (digest % 4)  # towards white
+    return "#" + "".join(f"{round(c + (255 - c) * share):02x}" for c in (red, green, blue))
+
+
+def verdict_order(verdicts: Iterable) -> list[str]:
+    """The verdicts, each once, in the order every figure and legend lists them: by their worst cause, mildest
+    first (``VERDICT_COLOURS``' order), a verdict of several causes after its worst cause alone, unknown ones last."""
+
+    def key(name: str) -> tuple:
+        worst = _worst_part(name)
+        return worst is None, _RANK.get(worst, 0), name not in VERDICT_COLOURS, name
+
+    return sorted({str(v) for v in verdicts}, key=key)
+
+
+def _worst_part(verdict: str) -> str | None:
+    known = [part for part in verdict.split(" + ") if part in _RANK]
+    return max(known, key=_RANK.__getitem__, default=None)
+
+
 def write_report(result: dict, path: str | pathlib.Path, *, title: str) -> pathlib.Path:
     """Write ``result`` (what ``fp_analysis.triage.pairs.triage`` returned) as one HTML page at ``path``; its path."""
-    plt, pd, sns = _plotting()
+    plt, _ = _plotting()
     path = check_report_path(path)
-    rows = pd.DataFrame(result["pairs"])
-    rows["problem_name"] = [_problem_name(p) for p in rows["problem"]]
+    layout = _Layout.of(result["pairs"])
     summary = result["summary"]
-    figures = [
-        _verdict_counts(rows, plt, sns),
-        _errors_vs_fp64(rows, plt, sns),
-        _needed_tolerance(summary, rows, plt),
-    ]
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
         _overview(result),
-        *(f"<h2>{html.escape(caption)}</h2>{_png(figure, plt)}" for caption, figure in figures if figure is not None),
+        _colour_legend(layout),
+        *(
+            f"<h2>{html.escape(caption)}</h2>{_png(figure, plt)}"
+            for caption, figure in _figures(layout, summary)
+            if figure is not None
+        ),
+        _tolerance_table(layout, summary),
         _false_passes(summary),
-        _pairs_table(result["pairs"]),
+        _pairs_table(layout),
         "</body></html>",
     ]
     try:
@@ -65,6 +144,12 @@ def write_report(result: dict, path: str | pathlib.Path, *, title: str) -> pathl
     except OSError as error:
         raise ParameterError(f"Cannot write --report {str(path)!r}: {error.strerror or error}.") from None
     return path
+
+
+def report_figures(result: dict) -> list[tuple[str, object]]:
+    """The report's figures, (caption, matplotlib figure or None where there is nothing to draw), before they are
+    encoded: the verdicts per problem, each candidate's error against fp64, the tolerance needed per precision."""
+    return _figures(_Layout.of(result["pairs"]), result["summary"])
 
 
 def check_report_path(path: str | pathlib.Path) -> pathlib.Path:
@@ -93,27 +178,70 @@ def check_report_path(path: str | pathlib.Path) -> pathlib.Path:
 
 
 def _plotting():
-    """pyplot (drawing off screen), pandas and seaborn; a ParameterError naming the install without them."""
+    """pyplot (drawing off screen) and seaborn; a ParameterError naming the install without them."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        import pandas as pd
         import seaborn as sns
     except ImportError as error:
         raise ParameterError(
-            f"--report draws its figures with seaborn, matplotlib and pandas ({error.name} is missing): "
-            "pip install 'fp_analysis[notebooks]'"
+            f"--report draws its figures with seaborn and matplotlib ({error.name} is missing): "
+            f"{install_hint('notebooks')}"
         ) from None
-    return plt, pd, sns
+    return plt, sns
 
 
-def _problem_name(problem: str) -> str:
-    """A problem's short name: its folder (problem files are all called problem.py in KernelBench runs)."""
-    p = pathlib.PurePath(problem)
-    name = p.parent.name if p.name == "problem.py" and p.parent.name else p.stem
-    return name.replace("$", r"\$")  # matplotlib reads text between dollars as mathematics
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """What every figure and table of a page shares: the pairs (in problem order), the problems in their one order
+    with their labels, the verdicts in their one order with their colours."""
+
+    rows: list[dict]
+    problems: list[str]
+    labels: dict[str, str]
+    verdicts: list[str]
+    colours: dict[str, str]
+    rows_of: dict[str, int]  # problem → its row in the figures, from the top
+
+    @classmethod
+    def of(cls, pairs: list[dict]) -> _Layout:
+        problems = problem_order(str(row["problem"]) for row in pairs)
+        place = {problem: i for i, problem in enumerate(problems)}
+        rows = sorted(pairs, key=lambda row: place[str(row["problem"])])  # stable: a problem's pairs as they came
+        verdicts = verdict_order(row["verdict"] for row in rows)
+        colours = {v: verdict_colour(v) for v in verdicts}
+        return cls(rows, problems, _problem_labels(problems), verdicts, colours, place)
+
+    def place(self, row: dict) -> int:
+        return self.rows_of[str(row["problem"])]
+
+
+def _problem_labels(problems: list[str]) -> dict[str, str]:
+    """Each problem's short name: its folder (problem files are all called problem.py in KernelBench runs) or its
+    file's stem, with as many folders above it as tell it from the others; its path where none do."""
+    parts = {}
+    for problem in problems:
+        path = pathlib.PurePath(problem)
+        folder = [part for part in path.parent.parts if part != path.anchor]
+        named = folder if path.name == "problem.py" and folder else [*folder, path.stem]
+        parts[problem] = [part for part in named if part] or [problem]
+    depth = dict.fromkeys(problems, 1)
+    while True:
+        labels = {p: "/".join(parts[p][-depth[p] :]) for p in problems}
+        counts = Counter(labels.values())
+        clashing = [p for p in problems if counts[labels[p]] > 1 and depth[p] < len(parts[p])]
+        if not clashing:
+            return {p: labels[p] if counts[labels[p]] == 1 else p for p in problems}
+        for problem in clashing:
+            depth[problem] += 1
+
+
+def _figures(layout: _Layout, summary: dict) -> list[tuple[str, object]]:
+    plt, sns = _plotting()
+    with sns.axes_style("whitegrid"):
+        return [_verdict_counts(layout, plt), _errors_vs_fp64(layout, plt), _needed_tolerance(layout, summary, plt)]
 
 
 def _png(figure, plt) -> str:
@@ -123,44 +251,149 @@ def _png(figure, plt) -> str:
     return f"<img alt='figure' src='data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}'>"
 
 
-def _verdict_counts(rows, plt, sns):
-    import pandas as pd
+def _problem_axis(axes, layout: _Layout) -> None:
+    """The problems on the y axis, one row each, in their order from the top."""
+    axes.set_yticks(range(len(layout.problems)), [_mathtext_safe(layout.labels[p]) for p in layout.problems])
+    axes.set_ylim(len(layout.problems) - 0.5, -0.5)
+    axes.set_ylabel("problem")
 
-    table = pd.crosstab(rows["problem_name"], rows["verdict"])
-    figure, axes = plt.subplots(figsize=(9, 0.5 + 0.45 * max(3, len(table))))
-    table.plot.barh(stacked=True, ax=axes, color=sns.color_palette("tab10", len(table.columns)), width=0.7)
-    axes.invert_yaxis()  # problems top to bottom in name order
-    axes.set(ylabel="problem", xlabel="pairs", title="verdicts per problem")
+
+def _mathtext_safe(text: str) -> str:
+    return text.replace("$", r"\$")  # matplotlib reads text between dollars as mathematics
+
+
+def _figure_size(layout: _Layout, width: float = 9.0) -> tuple[float, float]:
+    return width, 0.5 + 0.45 * max(3, len(layout.problems))
+
+
+def _verdict_counts(layout: _Layout, plt):
+    from matplotlib.ticker import MaxNLocator
+
+    counts = Counter((str(row["problem"]), str(row["verdict"])) for row in layout.rows)
+    figure, axes = plt.subplots(figsize=_figure_size(layout))
+    left = [0] * len(layout.problems)
+    for verdict in layout.verdicts:
+        widths = [counts[problem, verdict] for problem in layout.problems]
+        axes.barh(range(len(layout.problems)), widths, left=left, height=0.7, color=layout.colours[verdict],
+                  label=verdict, edgecolor="white", linewidth=0.5)  # fmt: skip
+        left = [a + b for a, b in zip(left, widths, strict=True)]
+    _problem_axis(axes, layout)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # pairs are counted: no half pairs on the axis
+    axes.set(xlabel="pairs", title="verdicts per problem")
     axes.legend(title="verdict", bbox_to_anchor=(1.01, 1), loc="upper left", fontsize=8)
     return "Verdicts per problem", figure
 
 
-def _errors_vs_fp64(rows, plt, sns):
-    errors = rows[[isinstance(v, float) and math.isfinite(v) and v > 0 for v in rows["candidate_vs_fp64"]]]
-    if errors.empty:
-        return "Candidate error against fp64", None
-    figure, axes = plt.subplots(figsize=(9, 0.5 + 0.45 * max(3, errors["problem_name"].nunique())))
-    sns.stripplot(data=errors, y="problem_name", x="candidate_vs_fp64", hue="verdict", orient="h", size=7,
-                  jitter=0.15, ax=axes)  # fmt: skip
+def _jitter(i: int) -> float:
+    """A point's offset within its problem's row, the same every run (the golden ratio's sequence: spread evenly)."""
+    return ((i * 0.6180339887) % 1.0 - 0.5) * 0.4
+
+
+def _errors_vs_fp64(layout: _Layout, plt):
+    points = [(i, row) for i, row in enumerate(layout.rows) if _positive(row.get("candidate_vs_fp64"))]
+    if not points:
+        return "Candidate error against the Model in fp64", None
+    figure, axes = plt.subplots(figsize=_figure_size(layout))
+    _dots(axes, layout, points, "candidate_vs_fp64")
+    _problem_axis(axes, layout)
     axes.set_xscale("log")
-    axes.set(ylabel="problem", xlabel="max |candidate − Model in fp64|", title="each candidate's error against fp64")
+    axes.set(xlabel="max |candidate − Model in fp64|", title="each candidate's error against fp64")
     axes.legend(title="verdict", bbox_to_anchor=(1.01, 1), loc="upper left", fontsize=8)
     return "Candidate error against the Model in fp64", figure
 
 
-def _needed_tolerance(summary, rows, plt):
+def _dots(axes, layout: _Layout, points: list[tuple[int, dict]], field: str) -> dict:
+    """Each pair of ``points`` (its index among the layout's rows, its row) as a dot at its ``field``, in its
+    problem's row and its verdict's colour: one labelled artist per verdict; verdict → that artist."""
+    drawn = {}
+    for verdict in layout.verdicts:
+        mine = [(i, row) for i, row in points if str(row["verdict"]) == verdict]
+        if mine:
+            drawn[verdict] = axes.scatter(
+                [row[field] for _, row in mine], [layout.place(row) + _jitter(i) for i, row in mine], s=40,
+                color=layout.colours[verdict], label=verdict, edgecolor="white", linewidth=0.5, zorder=3,
+            )  # fmt: skip
+    return drawn
+
+
+def _positive(value) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+
+
+def _needed_tolerance(layout: _Layout, summary: dict, plt):
+    """One panel per precision of the pairs' arithmetic, on one atol axis: each problem's largest need (an outlined
+    bar), each explained pair's (a dot in its verdict's colour), and the check's atol (dashed)."""
+    from matplotlib.ticker import NullFormatter
+
+    caption = "Tolerance needed, per precision of the arithmetic, against the one used"
     needed = summary["needed_atol_by_problem"]
-    if not needed:
-        return "Tolerance needed", None
-    names = [_problem_name(p) for p in needed]
-    figure, axes = plt.subplots(figsize=(9, 0.5 + 0.45 * max(3, len(names))))
-    axes.barh(names, list(needed.values()), color="#4c72b0", label="atol the explained pairs need")
+    precisions = [p for p in PRECISIONS if any(p in per for per in needed.values())]
+    if not precisions:
+        return caption, None
+    width, height = _figure_size(layout, max(9.0, 3.4 * len(precisions)))
+    figure, panels = plt.subplots(1, len(precisions), sharex=True, sharey=True, squeeze=False, figsize=(width, height))
     used = summary["tolerance_used"]["atol"]
-    axes.axvline(used, color="#b00020", linestyle="--", label=f"atol the check used ({used:g})")
-    axes.set_xscale("log")
-    axes.set(xlabel="atol", ylabel="problem", title="the tolerance each problem needs against the one used")
-    axes.legend(fontsize=8)
-    return "Tolerance needed against the one used", figure
+    fixed, dots = {}, {}
+    for precision, axes in zip(precisions, panels[0], strict=True):
+        bars = [needed.get(problem, {}).get(precision, 0.0) for problem in layout.problems]
+        fixed["the largest need of its pairs"] = axes.barh(
+            range(len(layout.problems)), bars, height=0.6, facecolor="none", edgecolor="#333333", linewidth=1.2
+        )
+        explained = [
+            (i, row)
+            for i, row in enumerate(layout.rows)
+            if row.get("explained")
+            and _positive(row.get("needed_atol"))
+            and arithmetic_precision(row["verdict"]) == precision
+        ]
+        dots.update(_dots(axes, layout, explained, "needed_atol"))
+        if _positive(used):
+            fixed[f"atol the check used ({used:g})"] = axes.axvline(used, color="#000000", linestyle="--")
+        axes.set(xlabel="atol", title=_PRECISION_TITLES.get(precision, precision))
+    shown = [
+        atol
+        for atol in (used, *(row.get("needed_atol") for row in layout.rows if row.get("explained")))
+        if _positive(atol)
+    ]
+    if shown:  # one log axis for every panel, from the bars' floor (their zero) to a little beyond the largest
+        panels[0][0].set_xscale("log")
+        panels[0][0].set_xlim(min(shown) / 3, max(shown) * 3)
+        panels[0][0].xaxis.set_minor_formatter(NullFormatter())
+    _problem_axis(panels[0][0], layout)
+    handles = {**fixed, **{v: dots[v] for v in layout.verdicts if v in dots}}
+    panels[0][-1].legend(handles.values(), handles.keys(), bbox_to_anchor=(1.01, 1), loc="upper left", fontsize=8)
+    return caption, figure
+
+
+def _colour_legend(layout: _Layout) -> str:
+    items = "".join(
+        f"<span class='swatch' style='background:{layout.colours[v]}'></span>{html.escape(v)}" for v in layout.verdicts
+    )
+    return f"<p class='muted'>Verdict colours, in every figure:{items}</p>"
+
+
+def _tolerance_table(layout: _Layout, summary: dict) -> str:
+    needed = summary["needed_atol_by_problem"]
+    precisions = [p for p in PRECISIONS if any(p in per for per in needed.values())]
+    if not precisions:
+        return ""
+    used = summary["tolerance_used"]["atol"]
+    head = "".join(f"<th>{html.escape(_PRECISION_TITLES.get(p, p))}</th>" for p in precisions)
+    body = []
+    for problem in (p for p in layout.problems if p in needed):
+        cells = []
+        for precision in precisions:
+            atol = needed[problem].get(precision)
+            bad = " class='bad'" if atol is not None and atol > used else ""
+            cells.append(f"<td{bad}>{'-' if atol is None else f'{atol:.3g}'}</td>")
+        label = f"<td class='l' title='{html.escape(problem)}'>{html.escape(layout.labels[problem])}</td>"
+        body.append(f"<tr>{label}{''.join(cells)}</tr>")
+    return (
+        "<h2>Tolerance needed per precision</h2><p>The largest atol each problem's explained pairs need, apart for "
+        f"each precision of their arithmetic (the check used atol={used:g}; above it in bold): a reduced-precision "
+        "candidate's need is its own column, never the fp32 kernels'.</p>"
+        f"<table><tr><th class='l'>problem</th>{head}</tr>{''.join(body)}</table>"
+    )
 
 
 def _overview(result: dict) -> str:
@@ -195,7 +428,7 @@ def _false_passes(summary: dict) -> str:
     return f"<h2 class='bad'>{heading}</h2><ul>{items}</ul>"
 
 
-def _pairs_table(pairs: list[dict]) -> str:
+def _pairs_table(layout: _Layout) -> str:
     def num(value) -> str:
         return "-" if value is None else f"{value:.3g}"
 
@@ -205,18 +438,20 @@ def _pairs_table(pairs: list[dict]) -> str:
                   "error")
     )  # fmt: skip
     body = []
-    for row in pairs:
+    for row in layout.rows:  # in problem order, as every figure lists them
         check = "-" if row.get("check_passed") is None else ("pass" if row["check_passed"] else "fail")
         expected = row.get("expected")
         wrong = expected and row["verdict"] not in str(expected).split("|")
+        needed = row.get("needed_atol") if row.get("explained") else None
+        needed_cell = "-" if needed is None else f"{num(needed)} ({arithmetic_precision(row['verdict'])})"
         body.append(
             "<tr>"
             f"<td class='l'>{html.escape(str(row['pair_id']))}</td>"
-            f"<td class='l{' bad' if wrong else ''}'>{html.escape(str(row['verdict']))}</td>"
+            f"<td class='l{' bad' if wrong else ''}'><span class='swatch' style='margin-left:0;background:"
+            f"{layout.colours[str(row['verdict'])]}'></span>{html.escape(str(row['verdict']))}</td>"
             f"<td class='l'>{html.escape(str(expected or ''))}</td><td>{check}</td>"
             f"<td>{num(row.get('max_abs'))}</td><td>{num(row.get('candidate_vs_fp64'))}</td>"
-            f"<td>{num(row.get('needed_atol') if row.get('explained') else None)}</td>"
-            f"<td>{row.get('seconds') or 0:.1f}</td>"
+            f"<td>{needed_cell}</td><td>{row.get('seconds') or 0:.1f}</td>"
             f"<td class='l'>{html.escape(str(row.get('error') or ''))}</td></tr>"
         )
     return f"<h2>Pairs</h2><table><tr>{head}</tr>{''.join(body)}</table>"

@@ -1,18 +1,32 @@
 """What a triage's rows add up to: verdict counts (overall and per problem), the false passes of KernelBench's
-check, the tolerance each problem's pairs need, how many expected labels matched, and how the run spent its time.
+check, the tolerance each problem's pairs need (per precision: a bf16 candidate's need is not an fp32 kernel's),
+how many expected labels matched, and how the run spent its time.
+
+Problems are listed in one order everywhere (``problem_order``: by path, the numbers in it compared as numbers,
+so ``level1/2_relu`` comes before ``level1/10_conv``); the summary's per-problem tables are in that order.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..model.verdict import FALSE_PASS_VERDICTS
+from ..model.verdict import FALSE_PASS_VERDICTS, CauseKind
+from ..numerics.formats import FORMATS
 
 if TYPE_CHECKING:
     from .pool import Placement
 
-__all__ = ["matches_expected", "summarize", "timing"]
+__all__ = ["PRECISIONS", "arithmetic_precision", "matches_expected", "problem_order", "summarize", "timing"]
+
+# The format each precision cause names ("candidate_bf16": bf16), and the formats from the finest to the coarsest
+# (fp16 after TF32: the same 11 bits, a narrower range).
+_FORMAT_OF_CAUSE = {kind.value: fmt for kind in CauseKind for fmt in FORMATS if kind.value.endswith(f"_{fmt}")}
+_FINE_TO_COARSE = sorted(FORMATS, key=lambda fmt: (FORMATS[fmt].unit_roundoff, -FORMATS[fmt].emax))
+# The precisions a needed tolerance is given for, finest first: fp32 arithmetic, then each reduced format a cause names.
+PRECISIONS = tuple(fmt for fmt in _FINE_TO_COARSE if fmt == "fp32" or fmt in _FORMAT_OF_CAUSE.values())
 
 
 def matches_expected(row: dict) -> bool:
@@ -20,25 +34,53 @@ def matches_expected(row: dict) -> bool:
     return row["verdict"] in str(row["expected"]).split("|")
 
 
+def problem_order(problems: Iterable[str]) -> list[str]:
+    """The problems, each once, in the order every table and figure of a triage lists them: by path, the runs of
+    digits in it compared as numbers (KernelBench's ``2_ReLU`` before ``10_Conv``)."""
+
+    def key(problem: str) -> tuple:
+        parts = re.split(r"(\d+)", problem)  # text at even indexes, digits at odd ones: always comparable
+        return [int(p) if i % 2 else p.casefold() for i, p in enumerate(parts)], problem
+
+    return sorted(set(problems), key=key)
+
+
+def arithmetic_precision(verdict: str) -> str:
+    """The precision a pair's needed tolerance is for: the coarsest format its verdict's causes name (``tf32``,
+    ``fp16``, ``bf16``: either side's linear ops in it), ``fp32`` where none does (an order, a formula, an
+    approximation: fp32 arithmetic). ``reference_tf32 + candidate_bf16`` is bf16."""
+    formats = [_FORMAT_OF_CAUSE[part] for part in str(verdict).split(" + ") if part in _FORMAT_OF_CAUSE]
+    return max(formats, key=PRECISIONS.index, default="fp32")
+
+
 def summarize(rows: list[dict], atol: float, rtol: float) -> dict:
     """Verdict counts, verdicts per problem, the false passes (the check passed at atol/rtol, the verdict says the
-    candidate is wrong: ``FALSE_PASS_VERDICTS``), the atol each problem's explained pairs need, and how many
-    expected labels matched."""
+    candidate is wrong: ``FALSE_PASS_VERDICTS``), the atol each problem's explained pairs need and how many
+    expected labels matched.
+
+    ``needed_atol_by_problem``: problem → precision (``arithmetic_precision``: ``fp32``, ``tf32``, ``fp16``,
+    ``bf16``, finest first) → the largest atol its explained pairs of that precision need; a bf16 candidate's need
+    never raises the one given for fp32 arithmetic. Problems in ``problem_order``."""
     by_problem: dict[str, Counter] = {}
-    needed: dict[str, float] = {}
+    needed: dict[str, dict[str, float]] = {}
     for row in rows:
         by_problem.setdefault(row["problem"], Counter())[row["verdict"]] += 1
         if row.get("explained") and row.get("needed_atol") is not None:
-            needed[row["problem"]] = max(needed.get(row["problem"], 0.0), float(row["needed_atol"]))
+            per_precision = needed.setdefault(row["problem"], {})
+            precision = arithmetic_precision(row["verdict"])
+            per_precision[precision] = max(per_precision.get(precision, 0.0), float(row["needed_atol"]))
     labelled = [row for row in rows if row.get("expected")]
     return {
         "pairs": len(rows),
         "verdicts": dict(Counter(row["verdict"] for row in rows)),
-        "by_problem": {problem: dict(counts) for problem, counts in by_problem.items()},
+        "by_problem": {problem: dict(by_problem[problem]) for problem in problem_order(by_problem)},
         "false_passes": [
             row["pair_id"] for row in rows if row.get("check_passed") and row["verdict"] in FALSE_PASS_VERDICTS
         ],
-        "needed_atol_by_problem": needed,
+        "needed_atol_by_problem": {
+            problem: {fmt: needed[problem][fmt] for fmt in PRECISIONS if fmt in needed[problem]}
+            for problem in problem_order(needed)
+        },
         "tolerance_used": {"atol": atol, "rtol": rtol},
         "expected_matched": [sum(matches_expected(row) for row in labelled), len(labelled)],
     }
