@@ -24,7 +24,7 @@ def fuzz(
         typer.Option(help="examples to try, at least 1 (default 200; 2000 with HYPOTHESIS_PROFILE=thorough)"),
     ] = None,
     device: Device = "auto",
-    seed: int = 0,
+    seed: Annotated[int, typer.Option(help="the search's seed: the same seed draws the same examples")] = 0,
     replay: Annotated[str | None, typer.Option(help="replay one example (the JSON a failure prints)")] = None,
     timeout: Timeout = DEFAULT_TIMEOUT_S,
     as_json: AsJson = False,

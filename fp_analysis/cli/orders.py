@@ -16,7 +16,7 @@ from .console import err
 def orders(
     preset: Annotated[str, typer.Option(help=f"one of {', '.join(PRESET_NAMES)}")] = "dilated_conv2d",
     samples: Samples = 2000,
-    seed: int = 0,
+    seed: Annotated[int, typer.Option(help="seed of the inputs and of the sampled outputs")] = 0,
     batch: Annotated[int | None, typer.Option(help="override the preset's batch size")] = None,
     as_json: AsJson = False,
 ) -> None:

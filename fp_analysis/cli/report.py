@@ -33,7 +33,7 @@ from .storing import store_run
 def report(
     op: Op,
     samples: Samples = 2000,
-    seed: int = 0,
+    seed: Annotated[int, typer.Option(help="seed of the inputs and of the sampled outputs")] = 0,
     device: Device = "auto",
     batch: Annotated[int | None, typer.Option(help="override the preset's batch size")] = None,
     input_shape: Annotated[str | None, typer.Option(help="override the input shape, e.g. 2,32,64,64")] = None,

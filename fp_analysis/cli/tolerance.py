@@ -57,7 +57,7 @@ def tolerance(
         float | None, typer.Option(help="--problem only: the check's rtol (default KernelBench's 1e-2)")
     ] = None,
     device: Annotated[
-        str | None, typer.Option(help="--problem only: auto (GPU if torch sees one), cpu or cuda (default auto)")
+        str | None, typer.Option(help="--problem only: cpu or cuda; auto: cuda where torch sees a GPU (default auto)")
     ] = None,
     timeout: Annotated[
         float | None,

@@ -146,7 +146,9 @@ def test_wider_configurations_are_drawn_too():
     # Each is drawn, and shrinks to the simplest draw (above) with only what the property needs changed.
     simplest = {"in_channels": 1, "out_channels": 1, "kernel_size": 3, "stride": 1, "padding": 0, "bias": False}
     wide = find(space.arguments_strategy(), lambda v: v["out_channels"] > 8)
-    assert wide == {**simplest, "out_channels": 9}
+    # 9, the smallest past 8 of the sizes drawn; or the problem's own 64, a branch of its own that shrinking does not
+    # leave once in it (whether the search meets it first depends on what Hypothesis saw before: under xdist it may)
+    assert wide in ({**simplest, "out_channels": 9}, {**simplest, "out_channels": 64}), wide
     own = find(space.arguments_strategy(), lambda v: v["out_channels"] == 64)  # the problem's own count
     assert own == {**simplest, "out_channels": 64}
     strided = find(space.arguments_strategy(), lambda v: v["stride"] == 3 and v["padding"] == 2 and v["bias"])
