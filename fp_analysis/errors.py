@@ -153,13 +153,15 @@ def enum_member(enum: type[Enum], value, name: str):
 
 
 def install_hint(extra: str) -> str:
-    """The command that installs the optional dependencies ``extra`` names (pyproject's optional-dependencies), in
-    the form this install takes: ``pip install -e '/path/to/checkout[extra]'`` for fp_analysis run from a checkout (a
-    pyproject.toml beside the package: the name alone would fetch another copy), else ``pip install
-    'fp_analysis[extra]'``."""
+    """The command that installs the optional dependencies ``extra`` names (pyproject's optional-dependencies) into
+    the environment fp_analysis runs in (``python -m pip`` of this interpreter), in the form this install takes:
+    ``-e '/path/to/checkout[extra]'`` for fp_analysis run from a checkout (a pyproject.toml beside the package: the
+    name alone would fetch another copy), else ``'fp_analysis[extra]'``."""
     import pathlib
+    import sys
 
+    pip = f"{sys.executable} -m pip install"  # this interpreter's pip: a bare pip may be another environment's
     checkout = pathlib.Path(__file__).resolve().parents[1]
     if (checkout / "pyproject.toml").is_file():
-        return f"pip install -e '{checkout}[{extra}]'"
-    return f"pip install 'fp_analysis[{extra}]'"
+        return f"{pip} -e '{checkout}[{extra}]'"
+    return f"{pip} 'fp_analysis[{extra}]'"

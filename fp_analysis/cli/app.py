@@ -34,8 +34,9 @@ _EXIT_CODES = (
     "Exit status (every command): 0 explained by arithmetic, or equal, or done with nothing wrong found; "
     "1 a difference arithmetic does not explain (explain) or a failing example (fuzz); 2 usage error (bad "
     "options, missing files, a Model out of scope); 3 the user's code failed (it raised, exited, was killed, "
-    "timed out or returned the wrong type, dtype or shape); 4 internal error of fpa (one line; the traceback is "
-    "written to a file it names); 130 stopped by Ctrl-C, SIGTERM or SIGHUP (the job's processes ended too)."
+    "timed out or returned what is not a tensor; another shape or dtype is a wrong result: 1); 4 internal error "
+    "of fpa (one line; the traceback is written to a file it names); 130 stopped by Ctrl-C, SIGTERM or SIGHUP "
+    "(the job's processes ended too)."
 )
 
 # What ``fpa --help`` says first: what the tool is for, for its user.
@@ -48,7 +49,8 @@ _ABOUT = (
 
 def _interrupted(argv: list[str]) -> str:
     """What an interrupt leaves: nothing unfinished was judged; a triage keeps the pairs it had stored."""
-    kept = " (the pairs already stored are kept: run the same triage again to go on)" if argv[:1] == ["triage"] else ""
+    stored = argv[:1] == ["triage"] and "--no-store" not in argv
+    kept = " (the pairs already stored are kept: run the same triage again to go on)" if stored else ""
     return f"interrupted; what had not finished was not judged{kept}"
 
 
@@ -74,6 +76,8 @@ class _Group(TyperGroup):
             if code == ExitCode.INTERRUPTED:  # typer turns Ctrl-C (and our SIGTERM) into this code
                 code = _error_exit(ExitCode.INTERRUPTED, _interrupted(argv), as_json)
         except _ClickException as error:  # the command line itself: unknown option, bad value...
+            if not error.format_message().strip():  # no command given: the help, already printed, says it all
+                return int(ExitCode.USAGE)
             code = _error_exit(ExitCode.USAGE, error.format_message(), as_json)
             context = getattr(error, "ctx", None)
             if context is not None:  # said as every other error is, then where the command's options are listed

@@ -32,8 +32,12 @@ ReferenceMode = Annotated[
 ]
 # KernelBench's check, as explain and triage run it
 CheckSeed = Annotated[int, typer.Option("--seed", help="seed of the Model's parameters and the trials' inputs")]
-CheckAtol = Annotated[float, typer.Option("--atol", help="the check's allclose atol")]
-CheckRtol = Annotated[float, typer.Option("--rtol", help="the check's allclose rtol")]
+CheckAtol = Annotated[
+    float, typer.Option("--atol", help="the check's allclose atol (KernelBench's own eval uses 1e-2)")
+]
+CheckRtol = Annotated[
+    float, typer.Option("--rtol", help="the check's allclose rtol (KernelBench's own eval uses 1e-2)")
+]
 Samples = Annotated[int, typer.Option(help="sampled outputs (CPU twins and bounds); at least 1")]
 
 

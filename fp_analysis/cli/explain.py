@@ -141,7 +141,10 @@ def _print_explanation(result) -> None:
             highlight=False,
         )
     tol = result.recommended_tolerance
-    if tol.get("atol") is not None:
+    if tol.get("atol") is not None and not result.explained:
+        # what arithmetic alone would need is no tolerance to grade this candidate by: a bug smaller than it passes
+        out.print("  principled tolerance: none for a difference arithmetic does not explain", highlight=False)
+    elif tol.get("atol") is not None:
         out.print(
             f"  principled tolerance: atol = {tol['atol']:.3g}, rtol = {tol['rtol']} ({tol['basis']})",
             highlight=False,

@@ -118,7 +118,7 @@ def _count(value: float | None) -> str:
 _MAIN = (
     _Column("max\nabs", lambda r: fmt(r["max_abs"])),
     _Column("mean\nabs", lambda r: fmt(r["mean_abs"])),
-    _Column("bits", lambda r: fmt(r["bits_min"], ".1f")),
+    _Column("min bits", lambda r: fmt(r["bits_min"], ".1f")),
     _Column("det.\nbound", lambda r: fmt(r["deterministic_bound"])),
     _Column("prob.\nbound", lambda r: fmt(r["probabilistic_bound"])),
     _Column("err÷\nbound", lambda r: fmt(r["error_over_bound"], ".3f")),
