@@ -24,6 +24,7 @@ from rich.table import Table
 
 from .. import records
 from ..errors import ParameterError
+from ..options import check_device, check_op
 from ..run.interrupts import work_done
 from .arguments import AsJson, Device, NoStore, Op, Samples, check_samples, csv_target, parse_shape
 from .console import err, fmt, out
@@ -42,12 +43,14 @@ def report(
     no_store: NoStore = False,
 ) -> None:
     """Max/mean error of every kernel variant and of PyTorch's reference (fp32, TF32) against fp64."""
-    from ..study.report import report as run_report
-
+    check_op(op)  # the options first, before torch's import: a mistake is said at once
+    check_device(device)
     check_samples(samples)
     if as_json and csv_path == "-":
         raise ParameterError("Got --json and --csv -: both would print to stdout; give --csv a file path.")
     csv_file = csv_target(csv_path)
+    from ..study.report import report as run_report
+
     with Progress(console=err, transient=True, disable=as_json or csv_path == "-") as progress:
         task = progress.add_task("variants", total=None)
         result = run_report(
