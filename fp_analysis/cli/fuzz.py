@@ -76,7 +76,8 @@ def fuzz(
         )
         if failures:
             short = ""  # the search stops at the first failure
-        out.print(f"{result['examples']} examples tried{short}{shrink}; {len(failures)} failure(s).", highlight=False)
+        tried = f"{result['examples']} example{'s' if result['examples'] != 1 else ''} tried"
+        out.print(f"{tried}{short}{shrink}; {len(failures)} failure(s).", highlight=False)
         if result.get("verdicts"):
             seen = ", ".join(
                 f"{n} {verdict}" for verdict, n in sorted(result["verdicts"].items(), key=lambda kv: -kv[1])
