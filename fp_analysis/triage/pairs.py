@@ -16,6 +16,7 @@ the jobs' processes come from a fork server that never does).
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
 import pathlib
 import tempfile
@@ -49,13 +50,14 @@ def triage(
 ) -> dict:
     """Explain every pair under ``options`` (see the module docstring), on ``pool`` (None: ``Pool()``, the local
     pool at its default size); returns {"pairs": rows in ``pairs`` order, "summary": …, "ran": n, "reused": n,
-    "not_stored": [why], "unreadable": [store files skipped], "timing": …}. ``rerun``: explain the stored pairs
-    again too; ``store``: store the rows (in ``store_dir``, else the results store); ``on_progress`` gets
-    {"done", "total", "verdicts", "pair"} after each pair.
+    "not_stored": [why], "unreadable": [store files skipped], "timing": …, "settings": …}. ``rerun``: explain the
+    stored pairs again too; ``store``: store the rows (in ``store_dir``, else the results store); ``on_progress``
+    gets {"done", "total", "verdicts", "pair"} after each pair.
 
     ``options.device`` is resolved before any pair runs, on this machine or against the Ray cluster's resources.
     ``timing``: wall seconds, pairs per hour, seconds spent building ahead and explaining, and the share of the
-    slots' time no job held them (``slot_idle_share``).
+    slots' time no job held them (``slot_idle_share``). ``settings``: the options the pairs ran under (the device
+    resolved), fp_analysis's ``version`` and when the triage ``started`` (local time, ISO 8601, to the second).
     """
     if not pairs:
         raise ParameterError("Got no pairs to triage.")
@@ -80,6 +82,7 @@ def _triage(
     on_progress: Callable[[dict], None] | None,
 ) -> dict:
     """``triage`` once its device is resolved (in ``options``) and where its jobs run is known (``placement``)."""
+    began = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     given = snapshots(pairs)
     refuse_stale_edits({id(s): s for g in given.values() for s in (g.problem, g.solution)}.values())
     keys = {pair.id: pair_key(given[pair.id], options) for pair in pairs}
@@ -127,4 +130,5 @@ def _triage(
     ran_rows = [done[pair.id] for pair in todo]
     return {"pairs": ordered, "summary": summarize(ordered, options.atol, options.rtol), "ran": len(todo),
             "reused": reused, "not_stored": not_stored, "unreadable": unreadable,
-            "timing": timing(ran_rows, wall, placement, options.device)}  # fmt: skip
+            "timing": timing(ran_rows, wall, placement, options.device),
+            "settings": {**options.to_json(), "version": tool_version(), "started": began}}  # fmt: skip

@@ -2,7 +2,10 @@
 in seaborn's style.
 
 The page needs nothing beside it (the figures are PNGs inside it, the style is inline), so it can be mailed,
-attached to a CI run or opened from an artifact store. It holds what a person grading many kernels asks first:
+attached to a CI run or opened from an artifact store, and it explains itself (its words are ``report_text``'s): the
+settings the pairs ran under (device, reference mode, trials, seed, atol/rtol, timeout, fpa's version, the date),
+what each verdict family and each column means, a caption and an alt text under each figure, the manual's name. It
+holds what a person grading many kernels asks first:
 
 * the counts by verdict, per problem (which problems fail, and why: arithmetic or bugs);
 * each candidate's error against the Model in fp64, per problem, coloured by verdict (where the bugs sit above
@@ -10,11 +13,12 @@ attached to a CI run or opened from an artifact store. It holds what a person gr
 * the tolerance each problem's explained pairs need, per precision of their arithmetic (fp32, TF32, fp16, bf16:
   a bf16 candidate's need is its own, never the fp32 kernels'), against the one the check used;
 * the false passes (the check passed, the verdict says the candidate is wrong), the table of pairs, with each
-  failed pair's error, and the time the run took.
+  failed pair's error (a column empty for every pair left out), and the time the run took.
 
 Every figure and the page's legend give a verdict the same colour (``VERDICT_COLOURS``, ``verdict_colour``), list
 the verdicts in one order (``verdict_order``) and the problems in one order (``summary.problem_order``), top to
-bottom; counts of pairs are whole numbers on their axes.
+bottom; counts of pairs are whole numbers on their axes. A problem with no explained pair keeps its row in the
+tolerance figure, labelled "no explained pair", and is named under it.
 
 Every string from the user's files (ids, paths, error messages) is escaped. Needs seaborn and matplotlib (the
 ``notebooks`` extra): without them ``write_report`` raises a ``ParameterError`` naming the install.
@@ -34,9 +38,18 @@ from collections.abc import Iterable
 
 from ..errors import ParameterError, install_hint
 from ..model.verdict import CauseKind, Outcome
+from . import report_text as text
+from .report_text import PRECISION_TITLES
 from .summary import PRECISIONS, arithmetic_precision, problem_order
 
-__all__ = ["VERDICT_COLOURS", "check_report_path", "report_figures", "verdict_colour", "verdict_order", "write_report"]
+__all__ = [
+    "VERDICT_COLOURS",
+    "check_report_path",
+    "report_figures",
+    "verdict_colour",
+    "verdict_order",
+    "write_report",
+]
 
 # The one colour of each verdict (and of each cause a verdict of several names), in every figure and legend, from
 # the mildest to the worst: arithmetic in greys, blues (fp32 orders, formulas, approximations; slate: the candidate
@@ -70,8 +83,6 @@ VERDICT_COLOURS: dict[str, str] = {
 }
 _RANK = {name: rank for rank, name in enumerate(VERDICT_COLOURS)}
 _UNKNOWN = ("#8c6bb1", "#6a51a3", "#9e9ac8", "#54278f")  # purples: a verdict none of whose names is in the table
-_PRECISION_TITLES = {"fp32": "fp32 arithmetic", "tf32": "TF32 linear ops", "fp16": "fp16 linear ops",
-                     "bf16": "bf16 linear ops"}  # fmt: skip
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1200px; }
@@ -81,7 +92,11 @@ td, th { border: 1px solid #ccc; padding: 3px 7px; text-align: right; }
 td.l, th.l { text-align: left; }
 .bad { color: #b00020; font-weight: bold; } .muted { color: #666; }
 .swatch { display: inline-block; width: 0.9em; height: 0.9em; margin: 0 0.3em 0 0.9em; vertical-align: middle; }
+td .swatch, li .swatch { margin-left: 0.2em; }
 img { max-width: 100%; margin: 0.5em 0; }
+figure { margin: 0; } figcaption { font-size: 0.9em; color: #444; max-width: 60em; }
+.glossary { font-size: 0.85em; color: #444; max-width: 70em; } ul.glossary { padding-left: 1.2em; }
+table.settings th { background: #f4f4f4; font-weight: normal; }
 """
 
 
@@ -124,19 +139,19 @@ def write_report(result: dict, path: str | pathlib.Path, *, title: str) -> pathl
     layout = _Layout.of(result["pairs"])
     summary = result["summary"]
     parts = [
-        "<!doctype html><html><head><meta charset='utf-8'>",
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
-        _overview(result),
-        _colour_legend(layout),
+        text.header(result),
+        text.verdict_glossary(layout),
         *(
-            f"<h2>{html.escape(caption)}</h2>{_png(figure, plt)}"
-            for caption, figure in _figures(layout, summary)
-            if figure is not None
+            _figure_html(kind, heading, figure, layout, summary, plt)
+            for kind, (heading, figure) in zip(_KINDS, _figures(layout, summary), strict=True)
         ),
-        _tolerance_table(layout, summary),
-        _false_passes(summary),
-        _pairs_table(layout),
+        text.tolerance_table(layout, summary),
+        text.false_passes(summary),
+        text.pairs_table(layout, result),
+        text.manual_footer(),
         "</body></html>",
     ]
     try:
@@ -147,7 +162,7 @@ def write_report(result: dict, path: str | pathlib.Path, *, title: str) -> pathl
 
 
 def report_figures(result: dict) -> list[tuple[str, object]]:
-    """The report's figures, (caption, matplotlib figure or None where there is nothing to draw), before they are
+    """The report's figures, (heading, matplotlib figure or None where there is nothing to draw), before they are
     encoded: the verdicts per problem, each candidate's error against fp64, the tolerance needed per precision."""
     return _figures(_Layout.of(result["pairs"]), result["summary"])
 
@@ -238,17 +253,29 @@ def _problem_labels(problems: list[str]) -> dict[str, str]:
             depth[problem] += 1
 
 
+_KINDS = ("counts", "errors", "tolerance")  # the figures, in ``_figures``' order (``report_text.figure_text``)
+
+
 def _figures(layout: _Layout, summary: dict) -> list[tuple[str, object]]:
     plt, sns = _plotting()
     with sns.axes_style("whitegrid"):
         return [_verdict_counts(layout, plt), _errors_vs_fp64(layout, plt), _needed_tolerance(layout, summary, plt)]
 
 
-def _png(figure, plt) -> str:
+def _figure_html(kind: str, heading: str, figure, layout: _Layout, summary: dict, plt) -> str:
+    """A figure as its heading, its PNG (its alt text saying what it draws) and its caption; a line saying why it
+    is not drawn where there was nothing to draw."""
+    if figure is None:
+        why = {"errors": "no pair has an error against fp64 above 0 (none gave an output, or all are exact)",
+               "tolerance": "no pair is explained, so none needs a tolerance"}.get(kind, "nothing to draw")  # fmt: skip
+        return f"<h2>{html.escape(heading)}</h2><p class='muted'>Not drawn: {why}.</p>"
+    caption, alt = text.figure_text(kind, layout, summary)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
     plt.close(figure)
-    return f"<img alt='figure' src='data:image/png;base64,{base64.b64encode(buffer.getvalue()).decode()}'>"
+    image = base64.b64encode(buffer.getvalue()).decode()
+    return (f"<h2>{html.escape(heading)}</h2><figure><img alt='{html.escape(alt)}' src='data:image/png;base64,"
+            f"{image}'><figcaption>{caption}</figcaption></figure>")  # fmt: skip
 
 
 def _problem_axis(axes, layout: _Layout) -> None:
@@ -322,7 +349,8 @@ def _positive(value) -> bool:
 
 def _needed_tolerance(layout: _Layout, summary: dict, plt):
     """One panel per precision of the pairs' arithmetic, on one atol axis: each problem's largest need (an outlined
-    bar), each explained pair's (a dot in its verdict's colour), and the check's atol (dashed)."""
+    bar), each explained pair's (a dot in its verdict's colour), and the check's atol (dashed); a problem with no
+    explained pair is labelled so in its row."""
     from matplotlib.ticker import NullFormatter
 
     caption = "Tolerance needed, per precision of the arithmetic, against the one used"
@@ -333,6 +361,7 @@ def _needed_tolerance(layout: _Layout, summary: dict, plt):
     width, height = _figure_size(layout, max(9.0, 3.4 * len(precisions)))
     figure, panels = plt.subplots(1, len(precisions), sharex=True, sharey=True, squeeze=False, figsize=(width, height))
     used = summary["tolerance_used"]["atol"]
+    missing = text.no_explained_pair(layout, summary)
     fixed, dots = {}, {}
     for precision, axes in zip(precisions, panels[0], strict=True):
         bars = [needed.get(problem, {}).get(precision, 0.0) for problem in layout.problems]
@@ -347,9 +376,13 @@ def _needed_tolerance(layout: _Layout, summary: dict, plt):
             and arithmetic_precision(row["verdict"]) == precision
         ]
         dots.update(_dots(axes, layout, explained, "needed_atol"))
+        for problem in missing:  # every pair a bug or failed: said, never a silent blank row
+            axes.text(0.02, layout.rows_of[problem], "no explained pair", transform=axes.get_yaxis_transform(),
+                      va="center", fontsize=8, fontstyle="italic", color="#555555",
+                      bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})  # fmt: skip
         if _positive(used):
             fixed[f"atol the check used ({used:g})"] = axes.axvline(used, color="#000000", linestyle="--")
-        axes.set(xlabel="atol", title=_PRECISION_TITLES.get(precision, precision))
+        axes.set(xlabel="atol", title=PRECISION_TITLES.get(precision, precision))
     shown = [
         atol
         for atol in (used, *(row.get("needed_atol") for row in layout.rows if row.get("explained")))
@@ -363,95 +396,3 @@ def _needed_tolerance(layout: _Layout, summary: dict, plt):
     handles = {**fixed, **{v: dots[v] for v in layout.verdicts if v in dots}}
     panels[0][-1].legend(handles.values(), handles.keys(), bbox_to_anchor=(1.01, 1), loc="upper left", fontsize=8)
     return caption, figure
-
-
-def _colour_legend(layout: _Layout) -> str:
-    items = "".join(
-        f"<span class='swatch' style='background:{layout.colours[v]}'></span>{html.escape(v)}" for v in layout.verdicts
-    )
-    return f"<p class='muted'>Verdict colours, in every figure:{items}</p>"
-
-
-def _tolerance_table(layout: _Layout, summary: dict) -> str:
-    needed = summary["needed_atol_by_problem"]
-    precisions = [p for p in PRECISIONS if any(p in per for per in needed.values())]
-    if not precisions:
-        return ""
-    used = summary["tolerance_used"]["atol"]
-    head = "".join(f"<th>{html.escape(_PRECISION_TITLES.get(p, p))}</th>" for p in precisions)
-    body = []
-    for problem in (p for p in layout.problems if p in needed):
-        cells = []
-        for precision in precisions:
-            atol = needed[problem].get(precision)
-            bad = " class='bad'" if atol is not None and atol > used else ""
-            cells.append(f"<td{bad}>{'-' if atol is None else f'{atol:.3g}'}</td>")
-        label = f"<td class='l' title='{html.escape(problem)}'>{html.escape(layout.labels[problem])}</td>"
-        body.append(f"<tr>{label}{''.join(cells)}</tr>")
-    return (
-        "<h2>Tolerance needed per precision</h2><p>The largest atol each problem's explained pairs need, apart for "
-        f"each precision of their arithmetic (the check used atol={used:g}; above it in bold): a reduced-precision "
-        "candidate's need is its own column, never the fp32 kernels'.</p>"
-        f"<table><tr><th class='l'>problem</th>{head}</tr>{''.join(body)}</table>"
-    )
-
-
-def _overview(result: dict) -> str:
-    summary, timing = result["summary"], result.get("timing") or {}
-    ordered = sorted(summary["verdicts"].items(), key=lambda kv: -kv[1])
-    verdicts = ", ".join(f"{html.escape(str(v))} {n}" for v, n in ordered)
-    used = summary["tolerance_used"]
-    lines = [
-        f"<p>{summary['pairs']} pairs ({result.get('ran', 0)} run, {result.get('reused', 0)} reused from the store); "
-        f"check at atol={used['atol']:g}, rtol={used['rtol']:g}.</p>",
-        f"<p>Verdicts: {verdicts}.</p>",
-    ]
-    matched, labelled = summary.get("expected_matched", [0, 0])
-    if labelled:
-        lines.append(f"<p>Expected labels: {matched} of {labelled} matched.</p>")
-    if timing.get("pairs"):
-        lines.append(
-            f"<p class='muted'>{timing['pairs']} pairs in {timing['wall_s']:.0f} s "
-            f"({timing['pairs_per_hour']:.0f} pairs/hour) on {timing['slots']} {html.escape(timing['device'])} "
-            "slot(s); "
-            f"{timing['explain_s']:.0f} s explaining, {timing['build_s']:.0f} s building "
-            f"{timing['built_ahead']} solutions ahead; slots idle {100 * timing['slot_idle_share']:.0f} %.</p>"
-        )
-    return "\n".join(lines)
-
-
-def _false_passes(summary: dict) -> str:
-    if not summary["false_passes"]:
-        return "<h2>False passes</h2><p>None: no pair passed the check with a verdict that says it is wrong.</p>"
-    items = "".join(f"<li>{html.escape(p)}</li>" for p in summary["false_passes"])
-    heading = "False passes: the check passed, the verdict says the candidate is wrong"
-    return f"<h2 class='bad'>{heading}</h2><ul>{items}</ul>"
-
-
-def _pairs_table(layout: _Layout) -> str:
-    def num(value) -> str:
-        return "-" if value is None else f"{value:.3g}"
-
-    head = "".join(
-        f"<th class='{'l' if c in ('pair', 'verdict', 'expected', 'error') else ''}'>{c}</th>"
-        for c in ("pair", "verdict", "expected", "check", "max |diff|", "candidate vs fp64", "needed atol", "s",
-                  "error")
-    )  # fmt: skip
-    body = []
-    for row in layout.rows:  # in problem order, as every figure lists them
-        check = "-" if row.get("check_passed") is None else ("pass" if row["check_passed"] else "fail")
-        expected = row.get("expected")
-        wrong = expected and row["verdict"] not in str(expected).split("|")
-        needed = row.get("needed_atol") if row.get("explained") else None
-        needed_cell = "-" if needed is None else f"{num(needed)} ({arithmetic_precision(row['verdict'])})"
-        body.append(
-            "<tr>"
-            f"<td class='l'>{html.escape(str(row['pair_id']))}</td>"
-            f"<td class='l{' bad' if wrong else ''}'><span class='swatch' style='margin-left:0;background:"
-            f"{layout.colours[str(row['verdict'])]}'></span>{html.escape(str(row['verdict']))}</td>"
-            f"<td class='l'>{html.escape(str(expected or ''))}</td><td>{check}</td>"
-            f"<td>{num(row.get('max_abs'))}</td><td>{num(row.get('candidate_vs_fp64'))}</td>"
-            f"<td>{needed_cell}</td><td>{row.get('seconds') or 0:.1f}</td>"
-            f"<td class='l'>{html.escape(str(row.get('error') or ''))}</td></tr>"
-        )
-    return f"<h2>Pairs</h2><table><tr>{head}</tr>{''.join(body)}</table>"

@@ -8,7 +8,10 @@ the shape ``triage`` returns: no worker runs.
 from __future__ import annotations
 
 import colorsys
+import datetime
 import html
+import pathlib
+import re
 
 import pytest
 
@@ -211,3 +214,173 @@ def test_a_bf16_candidate_does_not_raise_what_the_fp32_pairs_need(figures, tmp_p
     lines = [line for line in captured.get().splitlines() if "need atol" in line]
     assert lines[1] == f"{conv}: its explained pairs need atol ≈ 1e-06 in fp32, 0.004 in bf16"
     assert len(lines) == 3
+
+
+# The page explains itself: the run's settings, what each verdict family and column means, a caption and an alt text
+# per figure, no column empty for every pair, no problem left silently blank, the counts in the CLI's order, the manual.
+
+
+def _page(tmp_path, result=None) -> str:
+    return write_report(_result() if result is None else result, tmp_path / "t.html", title="t").read_text()
+
+
+def _settings(page: str) -> dict[str, str]:
+    """The run's settings table of ``page``: name → value, as the page writes them (unescaped)."""
+    table = page[page.index("<h2>Run settings</h2>") :]
+    table = table[: table.index("</table>")]
+    return {name: html.unescape(value) for name, value in re.findall(r"<th class='l'>(.*?)</th><td[^>]*>(.*?)</td>",
+                                                                     table)}  # fmt: skip
+
+
+def test_the_page_gives_the_settings_the_pairs_ran_under(tmp_path, monkeypatch):
+    from fp_analysis.options import ExplainOptions
+    from fp_analysis.triage import pairs as triage_pairs
+    from fp_analysis.triage.discovery import discover
+    from fp_analysis.triage.keys import tool_version
+    from fp_analysis.triage.pool import Pool
+
+    def no_worker(placement, todo, options, given, keys, extensions):  # each pair's row, as a job would give it
+        for pair in todo:
+            yield pair, {"verdict": "identical", "explained": True, "exit_code": 0, "check_passed": True,
+                         "max_abs": 0.0, "candidate_vs_fp64": 1e-6, "reference_vs_fp64": 1e-6, "needed_atol": 1e-5,
+                         "error": None, "fate": None, "notes": None, "build_seconds": None, "seconds": 0.5}  # fmt: skip
+
+    monkeypatch.setattr(triage_pairs, "local_rows", no_worker)
+    pairs = discover(pathlib.Path(__file__).resolve().parents[2] / "examples" / "runs")[:3]
+    options = ExplainOptions("cpu", "tf32", trials=3, seed=77, atol=2e-4, rtol=3e-5, timeout=60)
+    before = datetime.datetime.now().astimezone().replace(microsecond=0)
+    result = triage_pairs.triage(pairs, options, Pool(1), store=False)
+    settings = result["settings"]
+    assert {k: settings[k] for k in ("device", "reference_mode", "trials", "seed", "atol", "rtol", "timeout")} == {
+        "device": "cpu", "reference_mode": "tf32", "trials": 3, "seed": 77, "atol": 2e-4, "rtol": 3e-5, "timeout": 60
+    }  # fmt: skip
+    assert settings["version"] == tool_version()
+    started = datetime.datetime.fromisoformat(settings["started"])
+    assert before <= started <= datetime.datetime.now().astimezone()
+    shown = _settings(_page(tmp_path, result))
+    assert shown["pairs"].startswith("3 (3 run, 0 reused")
+    assert shown["device"].startswith("cpu")
+    assert shown["reference mode"] == "tf32"
+    assert "3 trials" in shown["check"] and "seed 77" in shown["check"]
+    assert "atol=0.0002" in shown["check"] and "rtol=3e-05" in shown["check"]
+    assert shown["timeout"].startswith("60 s")
+    assert shown["fpa version"] == tool_version()
+    assert settings["started"].replace("T", " ") in shown["date"]
+
+
+def test_settings_not_recorded_are_said_so_and_user_strings_escaped(tmp_path):
+    from fp_analysis.triage.keys import tool_version
+
+    shown = _settings(_page(tmp_path))  # a result without settings: an older fpa's, or made by hand
+    assert shown["pairs"].startswith(f"{len(SPEC)} ")
+    assert "not recorded" in shown["check"] and "atol=0.0001" in shown["check"]
+    assert tool_version() in shown["fpa version"] and "not recorded" in shown["fpa version"]
+    assert "page written" in shown["date"] and shown["reference mode"] == "not recorded"
+    settings = {"device": "cpu", "reference_mode": None, "trials": 5, "seed": 42, "timeout": 300.0,
+                "version": "1.0<b>", "started": "2031-02-03T04:05:06+00:00"}  # fmt: skip
+    page = _page(tmp_path, {**_result(), "settings": settings})
+    assert "<b>" not in page and "1.0&lt;b&gt;" in page
+    shown = _settings(page)
+    assert shown["reference mode"].startswith("as given") and "2031-02-03 04:05:06" in shown["date"]
+
+
+def test_the_tables_say_what_their_terms_mean(tmp_path):
+    page = _page(tmp_path)
+    pairs_table = page[page.index("<h2>Pairs</h2>") :]
+    head = pairs_table[: pairs_table.index("</tr>")]
+    assert "<th>seconds</th>" in head and "<th>s</th>" not in head
+    glossary = pairs_table[pairs_table.index("</table>") :]
+    glossary = glossary[: glossary.index("</ul>")]
+    for term in ("check", "max |diff|", "candidate vs fp64", "needed atol", "seconds", "verdict"):
+        assert f"<strong>{html.escape(term)}</strong>: " in glossary, term
+    assert "5 seeded trials" not in glossary and "atol=0.0001" in glossary  # trials not recorded: not made up
+    families = page[page.index("<ul class='glossary'>") :]
+    families = families[: families.index("</ul>")]
+    lines = families.split("<li>")[1:]
+    assert [line.split(" (")[0] for line in lines] == ["Arithmetic explains the difference", "The candidate is wrong",
+                                                     "No verdict"]  # fmt: skip
+    assert "user_code_failed" in lines[2] and "bug" in lines[1] and "accumulation_order" in lines[0]
+    tolerance = page[page.index("<h2>Tolerance needed per precision") :]
+    tolerance = tolerance[tolerance.index("</table>") :]
+    assert tolerance.startswith("</table><p class='glossary'>fp32 arithmetic: ")
+
+
+def test_each_figure_has_a_caption_and_an_alt_text_of_its_own(tmp_path):
+    page = _page(tmp_path)
+    figures = re.findall(r"<figure><img alt='([^']*)' src='data:image/png;base64,[^']*'><figcaption>(.*?)"
+                         r"</figcaption></figure>", page)  # fmt: skip
+    assert len(figures) == 3 == page.count("data:image/png;base64,")
+    alts = [html.unescape(alt) for alt, _ in figures]
+    assert len(set(alts)) == 3 and all(len(alt) > 60 and alt.lower() != "figure" for alt in alts)
+    for alt in alts:  # each says what it draws, problem by problem, by the names the figures give them
+        assert all(label in alt for label in ("level1/2_relu", "10_conv", "level2/2_relu", "3_<b>odd")), alt
+    assert "bug 0.2 to 0.3" in alts[1] and "0.0002 in fp32" in alts[2]
+    captions = [caption for _, caption in figures]
+    assert "number of pairs" in captions[0] and "fp64" in captions[1] and "dashed" in captions[2]
+    assert all(len(caption) > 150 for caption in captions)
+
+
+def test_a_column_empty_for_every_pair_is_left_out(tmp_path):
+    def head(page: str) -> str:
+        table = page[page.index("<h2>Pairs</h2>") :]
+        return table[: table.index("</tr>")]
+
+    result = _result()  # no expected label, no error, no note
+    page = _page(tmp_path, result)
+    assert ">expected<" not in head(page) and ">error<" not in head(page) and ">notes<" not in head(page)
+    assert ">check<" in head(page) and ">candidate vs fp64<" in head(page)
+    assert "Left out, empty for every pair: expected, error, notes." in page
+    result["pairs"][3] = {**result["pairs"][3], "expected": "identical", "error": "boom <here>"}
+    page = _page(tmp_path, result)
+    assert ">expected<" in head(page) and ">error<" in head(page) and ">notes<" not in head(page)
+    assert "boom &lt;here&gt;" in page and "Left out, empty for every pair: notes." in page
+
+
+def test_a_problem_with_no_explained_pair_is_named_not_left_blank(tmp_path):
+    import matplotlib.pyplot as plt
+
+    drawn = report_figures(_result())
+    try:
+        panels = drawn[2][1].axes
+        labels = _top_to_bottom(panels[0])
+        for axes in panels:  # the row of 3_<b>odd (nonfinite, parameter_mismatch) says so in every panel
+            notes = [t for t in axes.texts if t.get_text() == "no explained pair"]
+            assert [round(t.get_position()[1]) for t in notes] == [labels.index("3_<b>odd")]
+    finally:
+        for _, figure in drawn:
+            plt.close(figure)
+    page = _page(tmp_path)
+    caption = page[page.index("<h2>Tolerance needed, per precision") :]
+    caption = caption[caption.index("<figcaption>") : caption.index("</figcaption>")]
+    assert "No explained pair</strong>" in caption and "3_&lt;b&gt;odd (parameter_mismatch 1, nonfinite 1)" in caption
+    table = page[page.index("<h2>Tolerance needed per precision") :]
+    table = table[: table.index("</table>")]
+    assert re.search(r">3_&lt;b&gt;odd</td><td [^>]*>no explained pair", table)
+    explained = summarize([row for row in _result()["pairs"] if "odd" not in row["problem"]], 1e-4, 1e-4)
+    page = _page(tmp_path, {**_result(), "pairs": [r for r in _result()["pairs"] if "odd" not in r["problem"]],
+                            "summary": explained})  # fmt: skip
+    assert "no explained pair" not in page.lower()  # every problem explained: no note, no row, no term
+
+
+def test_the_verdict_counts_are_in_the_order_the_command_line_prints_them(tmp_path):
+    from fp_analysis.cli.console import out
+    from fp_analysis.cli.triage import _print_triage
+
+    result = _result()
+    page = _page(tmp_path, result)
+    line = re.search(r"<p>Verdicts \(pairs each\): (.*?)\.</p>", page).group(1)
+    on_page = [html.unescape(item).rsplit(" ", 1) for item in line.split(", ")]
+    with out.capture() as captured:
+        _print_triage({**result, "timing": {"pairs": 0}}, "runs", 1e-4, 1e-4)
+    printed = captured.get()  # "verdicts: …" up to the next line's "false passes", wrapped to the console's width
+    printed = " ".join(printed[printed.index("verdicts: ") : printed.index("\nfalse passes")].split())
+    assert on_page == [item.rsplit(" ", 1) for item in printed.removeprefix("verdicts: ").split(", ")]
+    assert {verdict: int(n) for verdict, n in on_page} == result["summary"]["verdicts"]
+    assert on_page[0][0] != "bug"  # bug has the most pairs (3): the CLI's order is not the counts', nor is the page's
+
+
+def test_the_page_names_its_manual(tmp_path):
+    page = _page(tmp_path)
+    footer = page[page.rindex("<hr>") :]
+    assert "<code>docs/triage.md</code>" in footer
+    assert (pathlib.Path(__file__).resolve().parents[2] / "docs" / "triage.md").is_file()
