@@ -25,7 +25,10 @@ def triage(
     ] = None,
     builders: Annotated[
         int | None,
-        typer.Option(help="GPU only: solutions whose extensions are built ahead at once (default: cores/2, at most 8)"),
+        typer.Option(
+            help="GPU only: solutions whose extensions are built ahead at once (default: one per two cores, as memory "
+            "allows)"
+        ),
     ] = None,
     reference_mode: ReferenceMode = None,
     trials: Annotated[int, typer.Option(help="KernelBench trials per pair; 1 to 10000")] = 5,

@@ -56,7 +56,7 @@ from .tensor_ipc import IpcUnavailable, SharedCuda, exportable_copy, exportable_
 from .usercode import UserFile, call_id, copied, seed_all, written_inputs
 from .worker import report_event
 
-__all__ = ["SANDBOX_ENV", "CandidateProcess", "prepare_job", "serve"]
+__all__ = ["SANDBOX_ENV", "CandidateProcess", "extensions_folder", "prepare_job", "serve"]
 
 # Set to 0, the solution's process runs without its sandbox (``hardening.sandbox``): for a solution that must write
 # elsewhere, run by someone who trusts it.
@@ -439,27 +439,33 @@ def _private_folders(tmp: str, sources: dict | None) -> dict[str, str]:
     """The environment that gives a solution's process folders of its own: its temporary folder, and in it the caches
     of numba, Triton, CUDA's JIT compiler and torch's kernels — a cache shared with other solutions, or read by the
     worker (torch's kernel cache is), would carry one's code into another's process. Extensions (and fpa's own
-    kernels, where a solution uses them) are built in fpa's cache under the hash of the solution's files, unless the
-    caller chose a folder (a triage gives each pair one): another run of the same solution finds its build, and no
-    other solution can plant one there."""
+    kernels, where a solution uses them) are built in fpa's cache under the hash of the solution's files
+    (``extensions_folder``; a triage names that folder itself, so that its builders and its jobs share it), unless
+    the caller chose another: another run of the same solution finds its build, and no other solution can plant
+    one there."""
     folder = pathlib.Path(tmp)
     env = {"TMPDIR": tmp, "NUMBA_CACHE_DIR": str(folder / "numba"), "TRITON_CACHE_DIR": str(folder / "triton"),
            "CUDA_CACHE_PATH": str(folder / "nv"),
            "PYTORCH_KERNEL_CACHE_PATH": str(folder / "torch_kernels")}  # fmt: skip
     extensions = os.environ.get("TORCH_EXTENSIONS_DIR")
     if not extensions:
-        if sources is None:
-            extensions = str(folder / "extensions")
-        else:
-            from .places import cache_dir
-
-            digest = hashlib.sha256(json.dumps(sorted(sources.items())).encode()).hexdigest()[:24]
-            extensions = str(cache_dir("extensions") / digest)
+        extensions = str(folder / "extensions") if sources is None else extensions_folder(sources)
         env["TORCH_EXTENSIONS_DIR"] = extensions
     # fpa's own kernels, where a solution builds them (``fpa_kernels``): in its extensions folder, the one place
     # beside its temporary folder it may write, so they are built once per solution and no other process reads them
     env["FPA_KERNEL_CACHE"] = str(pathlib.Path(extensions) / "fpa_kernels")
     return env
+
+
+def extensions_folder(sources: dict) -> str:
+    """Where a solution builds its extensions: a folder of fpa's cache named by the hash of the solution's files
+    (``sources``: its snapshot, ``Snapshot.encoded()``), so that every run of the same files — an explain, a triage
+    with other options, a sample whose files are byte for byte these — finds the build, and a solution's
+    process, which may write only there (``hardening.sandbox``), can reach no other files' build."""
+    from .places import cache_dir
+
+    digest = hashlib.sha256(json.dumps(sorted(sources.items())).encode()).hexdigest()[:24]
+    return str(cache_dir("extensions") / digest)
 
 
 def _writable() -> list[str]:

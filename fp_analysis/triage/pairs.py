@@ -18,8 +18,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
-import pathlib
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -99,8 +97,6 @@ def _triage(
     started = time.perf_counter()
     with (
         contextlib.ExitStack() as stack,
-        # jobs in daemon threads may still write there when Ctrl-C ends the run: no cleanup error in its place
-        tempfile.TemporaryDirectory(prefix="fpa-triage-extensions-", ignore_cleanup_errors=True) as extensions,
         threads_per_job(placement.workers),
         terminate_as_interrupt(),
     ):
@@ -109,7 +105,7 @@ def _triage(
 
             finishing = as_finished(placement.cluster, todo, options, tool_version(), given)
         else:
-            finishing = local_rows(placement, todo, options, given, keys, pathlib.Path(extensions))
+            finishing = local_rows(placement, todo, options, given)
         stack.enter_context(contextlib.closing(finishing))  # on Ctrl-C, Ray's pending tasks cancelled first
         for pair, result in finishing:
             row = {**identity(pair, keys[pair.id]), **result}

@@ -3,14 +3,16 @@ into a ``Placement`` (``placed``), and the local pool itself.
 
 On this machine the jobs run ``workers`` at a time in daemon threads, each on its own slot: on a GPU host one slot
 per visible GPU (``CUDA_VISIBLE_DEVICES``), and the solutions that build extensions are imported ahead by
-``builders`` threads on the CPU cores, each pair with its own ``TORCH_EXTENSIONS_DIR``, so that a GPU's job finds
-the extension built. The jobs' processes share the cores: each gets its share of OpenMP threads.
+``builders`` threads on the CPU cores into the ``TORCH_EXTENSIONS_DIR`` the solution's files name, so that a GPU's
+job finds the extension built (and a later triage or explain of the same files does too). The jobs' processes
+share the cores: each gets its share of OpenMP threads.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import os
 import pathlib
 import queue
@@ -20,12 +22,14 @@ from collections.abc import Callable, Iterator
 
 from ..errors import FpaError, InternalError, ParameterError
 from ..explain.jobs import prepare_file
+from ..numerics.memory import available_bytes
 from ..options import ExplainOptions, check_count, check_device
+from ..run.candidate import extensions_folder
 from ..run.snapshot import Given
 from .discovery import Pair
 from .rows import explain_row, internal_error_row
 
-__all__ = ["Placement", "Pool", "local_rows", "placed", "threads_per_job"]
+__all__ = ["Placement", "Pool", "local_rows", "pair_extensions", "placed", "threads_per_job"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,34 +85,37 @@ def placed(pool: Pool, options: ExplainOptions) -> Iterator[tuple[ExplainOptions
 
 
 def local_rows(
-    placement: Placement,
-    todo: list[Pair],
-    options: ExplainOptions,
-    given: dict[str, Given],
-    keys: dict[str, str],
-    extensions: pathlib.Path,
+    placement: Placement, todo: list[Pair], options: ExplainOptions, given: dict[str, Given]
 ) -> Iterator[tuple[Pair, dict]]:
     """(pair, row) for each pair of ``todo`` as it finishes on the local pool (``_as_finished``), each explained in
-    its slot's environment (``explain_row``), on a GPU host those that build extensions built ahead first; each
-    pair's extensions in a folder of its own below ``extensions``, named by its key (``keys``: by id), so that a
-    builder and the GPU's job find the same folder, and two solutions may name their extension alike. ``given``:
-    each pair's snapshot, by id."""
+    its slot's environment (``explain_row``), on a GPU host those that build extensions built ahead first.
+    ``given``: each pair's snapshot, by id. Each solution builds in the folder its own files name
+    (``pair_extensions``): a builder and the GPU's job find the same build, and so do a later triage with other
+    options and a sample whose files are these byte for byte; two solutions may name their extension alike."""
     slots = placement.environments
 
     def environment(pair: Pair, slot: int | None) -> dict[str, str]:
-        env = {"TORCH_EXTENSIONS_DIR": str(extensions / keys[pair.id])}
+        folder = pair_extensions(given[pair.id])
         if slot is None:  # a builder: a GPU of its own too (a solution's import may use one), spread by pair
-            slot = int(keys[pair.id][:8], 16)
-        return {**env, **slots[slot % len(slots)]}
+            slot = int(hashlib.sha256(pair.id.encode("utf-8", "surrogateescape")).hexdigest()[:8], 16)
+        return {"TORCH_EXTENSIONS_DIR": folder, **slots[slot % len(slots)]}
 
     def build(pair: Pair) -> dict:
-        return _build_ahead(pair, options.timeout, environment(pair, None), given[pair.id])
+        # ninja's parallelism bounded: the builders together fill the cores (``_default_builders``), not each alone
+        env = {**environment(pair, None), "MAX_JOBS": os.environ.get("MAX_JOBS", str(BUILD_JOBS))}
+        return _build_ahead(pair, options.timeout, env, given[pair.id])
 
     def run(pair: Pair, built: dict | None, slot: int) -> dict:
         return explain_row(pair, options, environment(pair, slot), built, given[pair.id])
 
     builds = build if options.device == "cuda" else None
     return _as_finished(todo, placement.workers, run, builds, placement.builders)
+
+
+def pair_extensions(given: Given) -> str:
+    """The folder a pair's solution builds its extensions in: the one its files name in fpa's cache
+    (``run.candidate.extensions_folder``), as an explain of the same files uses."""
+    return extensions_folder(given.solution.encoded())
 
 
 def _needs_build(solution: pathlib.Path) -> bool:
@@ -241,9 +248,23 @@ def _default_workers(device: str, gpus: int) -> int:
     return max(1, gpus)
 
 
+# A load_inline extension is two compile units (its C++ bindings and its .cu file), which torch's ninja build runs at
+# once: each builder is given that many jobs (MAX_JOBS), and the cores that many builders' worth.
+BUILD_JOBS = 2
+# Memory allowed per compile unit when sizing the builders: an allowance, not a measurement (nvcc's cicc on torch's
+# extension headers takes on the order of a GB; the device's run for issue 31 is to measure it).
+_COMPILE_BYTES = 2 * 1024**3
+
+
 def _default_builders(device: str) -> int:
-    """Jobs building extensions ahead on a GPU host: half the cores (nvcc is one process per build), at most 8."""
-    return max(1, min(8, (os.cpu_count() or 2) // 2)) if device == "cuda" else 1
+    """Jobs building extensions ahead on a GPU host: as many as the cores run at ``BUILD_JOBS`` compile units each,
+    and the memory holds at ``_COMPILE_BYTES`` a unit (one where neither can be told); on a CPU one."""
+    if device != "cuda":
+        return 1
+    by_cores = max(1, (os.cpu_count() or 2) // BUILD_JOBS)
+    free = available_bytes("cpu")
+    by_memory = max(1, free // (BUILD_JOBS * _COMPILE_BYTES)) if free else by_cores
+    return min(by_cores, by_memory)
 
 
 @contextlib.contextmanager

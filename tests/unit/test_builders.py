@@ -1,0 +1,18 @@
+"""How many solutions a GPU host builds at once: the cores at two compile units a build, bounded by memory."""
+
+from __future__ import annotations
+
+import pytest
+
+from fp_analysis.triage import pool
+
+
+@pytest.mark.parametrize(
+    ("cores", "free_gib", "builders"),
+    [(16, 100, 8), (128, 560, 64), (64, 20, 5), (16, None, 8), (1, 100, 1), (16, 1, 1)],
+)
+def test_builders_fill_the_cores_two_units_each_as_far_as_memory_allows(monkeypatch, cores, free_gib, builders):
+    monkeypatch.setattr(pool.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(pool, "available_bytes", lambda device="cpu": None if free_gib is None else free_gib << 30)
+    assert pool._default_builders("cuda") == builders
+    assert pool._default_builders("cpu") == 1  # a CPU triage builds inside its jobs
