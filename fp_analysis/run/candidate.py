@@ -34,8 +34,6 @@ return kills the candidate process with what it started), reports it to the work
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
 import pathlib
 import shutil
@@ -47,7 +45,7 @@ import traceback
 from collections.abc import Mapping
 
 from ..errors import Fate, FpaError, InternalError, Side, UserCodeError
-from . import hardening, wire
+from . import hardening, places, wire
 from .children import ChildProcess
 from .childsetup import CHANNEL_LOST_STATUS, child_setup
 from .replies import checked
@@ -56,7 +54,7 @@ from .tensor_ipc import IpcUnavailable, SharedCuda, exportable_copy, exportable_
 from .usercode import UserFile, call_id, copied, seed_all, written_inputs
 from .worker import report_event
 
-__all__ = ["SANDBOX_ENV", "CandidateProcess", "extensions_folder", "prepare_job", "serve"]
+__all__ = ["SANDBOX_ENV", "CandidateProcess", "prepare_job", "serve"]
 
 # Set to 0, the solution's process runs without its sandbox (``hardening.sandbox``): for a solution that must write
 # elsewhere, run by someone who trusts it.
@@ -449,23 +447,12 @@ def _private_folders(tmp: str, sources: dict | None) -> dict[str, str]:
            "PYTORCH_KERNEL_CACHE_PATH": str(folder / "torch_kernels")}  # fmt: skip
     extensions = os.environ.get("TORCH_EXTENSIONS_DIR")
     if not extensions:
-        extensions = str(folder / "extensions") if sources is None else extensions_folder(sources)
+        extensions = str(folder / "extensions") if sources is None else places.extensions_folder(sources)
         env["TORCH_EXTENSIONS_DIR"] = extensions
     # fpa's own kernels, where a solution builds them (``fpa_kernels``): in its extensions folder, the one place
     # beside its temporary folder it may write, so they are built once per solution and no other process reads them
     env["FPA_KERNEL_CACHE"] = str(pathlib.Path(extensions) / "fpa_kernels")
     return env
-
-
-def extensions_folder(sources: dict) -> str:
-    """Where a solution builds its extensions: a folder of fpa's cache named by the hash of the solution's files
-    (``sources``: its snapshot, ``Snapshot.encoded()``), so that every run of the same files — an explain, a triage
-    with other options, a sample whose files are byte for byte these — finds the build, and a solution's
-    process, which may write only there (``hardening.sandbox``), can reach no other files' build."""
-    from .places import cache_dir
-
-    digest = hashlib.sha256(json.dumps(sorted(sources.items())).encode()).hexdigest()[:24]
-    return str(cache_dir("extensions") / digest)
 
 
 def _writable() -> list[str]:

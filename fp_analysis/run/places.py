@@ -7,10 +7,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
+import json
 import os
 import pathlib
+import shutil
+import subprocess
 
-__all__ = ["cache_dir"]
+__all__ = ["cache_dir", "extensions_folder"]
 
 
 def cache_dir(name: str, override: str | None = None) -> pathlib.Path:
@@ -23,3 +29,34 @@ def cache_dir(name: str, override: str | None = None) -> pathlib.Path:
         path = pathlib.Path(root).expanduser() / "fp_analysis" / name
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def extensions_folder(sources: dict) -> str:
+    """Where a solution builds its extensions: a folder of fpa's cache named by the hash of the solution's files
+    (``sources``: its snapshot, ``Snapshot.encoded()``) and of the toolchain (``_toolchain``), so that every run of
+    the same files — an explain, a triage with other options, a sample whose files are byte for byte these — finds
+    the build, and a solution's process, which may write only there (``hardening.sandbox``), can reach no other
+    files' build."""
+    key = json.dumps([sorted(sources.items()), _toolchain()])
+    return str(cache_dir("extensions") / hashlib.sha256(key.encode()).hexdigest()[:24])
+
+
+@functools.lru_cache(maxsize=1)
+def _toolchain() -> list[str]:
+    """What besides the sources decides an extension's binary: torch's version (its headers and ABI) and the CUDA
+    compiler's, read without importing torch (a triage's own process does not). A build made with others is not
+    found, rather than loaded and failing as if the solution's code had."""
+    import importlib.metadata
+
+    try:
+        torch_version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        torch_version = "no torch"
+    candidates = [shutil.which("nvcc"), os.path.join(os.environ.get("CUDA_HOME", ""), "bin", "nvcc"),
+                  "/usr/local/cuda/bin/nvcc"]  # fmt: skip
+    nvcc = next((path for path in candidates if path and os.path.isfile(path)), None)
+    compiler = ""
+    if nvcc:
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            compiler = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    return [torch_version, compiler.splitlines()[-1] if compiler else "no nvcc"]

@@ -24,7 +24,7 @@ from ..errors import FpaError, InternalError, ParameterError
 from ..explain.jobs import prepare_file
 from ..numerics.memory import available_bytes
 from ..options import ExplainOptions, check_count, check_device
-from ..run.candidate import extensions_folder
+from ..run.places import extensions_folder
 from ..run.snapshot import Given
 from .discovery import Pair
 from .rows import explain_row, internal_error_row
@@ -114,7 +114,7 @@ def local_rows(
 
 def pair_extensions(given: Given) -> str:
     """The folder a pair's solution builds its extensions in: the one its files name in fpa's cache
-    (``run.candidate.extensions_folder``), as an explain of the same files uses."""
+    (``run.places.extensions_folder``), as an explain of the same files uses."""
     return extensions_folder(given.solution.encoded())
 
 
