@@ -239,7 +239,7 @@ def test_the_page_gives_the_settings_the_pairs_ran_under(tmp_path, monkeypatch):
     from fp_analysis.triage.keys import tool_version
     from fp_analysis.triage.pool import Pool
 
-    def no_worker(placement, todo, options, given, keys, extensions):  # each pair's row, as a job would give it
+    def no_worker(placement, todo, options, given):  # each pair's row, as a job would give it
         for pair in todo:
             yield pair, {"verdict": "identical", "explained": True, "exit_code": 0, "check_passed": True,
                          "max_abs": 0.0, "candidate_vs_fp64": 1e-6, "reference_vs_fp64": 1e-6, "needed_atol": 1e-5,
