@@ -11,6 +11,7 @@ from __future__ import annotations
 from enum import Enum, IntEnum
 
 __all__ = [
+    "AnalysisMemoryError",
     "DtypeError",
     "ExitCode",
     "Fate",
@@ -97,6 +98,11 @@ class DtypeError(FpaError, TypeError):
 class OutOfScopeError(FpaError, ValueError):
     """The Model is beyond what fp_analysis can model (no linear op, random draws, a path that depends on the
     data, an op that cannot run in fp64...): exit 2, never a verdict about a model that was not evaluated."""
+
+
+class AnalysisMemoryError(OutOfScopeError):
+    """The analysis's own fp64 copies of a Model do not fit the device's memory at this size (exit 2, as any Model
+    out of scope): not the user's failure; a smaller instance of the problem may be analysed instead."""
 
 
 class UserCodeError(FpaError, RuntimeError):

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from ..errors import OutOfScopeError
+from ..errors import AnalysisMemoryError, OutOfScopeError
 from ..numerics.backends import tf32
 from .graph import DATA_MOVES, OpKind, OpRecord, describe_op
 from .interpose import Arithmetic, Evaluation, evaluate
@@ -53,6 +53,11 @@ def guarded(watch: Callable[[str], contextlib.AbstractContextManager] | None, pu
                 return fn(*args, **kwargs)
             except OutOfScopeError:
                 raise
+            except torch.OutOfMemoryError as error:  # the analysis's copies, not the Model's fault
+                raise AnalysisMemoryError(
+                    f"the Model cannot be evaluated {what} at this size: the device ran out of memory "
+                    f"({str(error)[:160]})"
+                ) from None
             except Exception as error:
                 raise OutOfScopeError(
                     f"the Model cannot be evaluated {what}: {type(error).__name__}: {str(error)[:300]}"
