@@ -203,7 +203,7 @@ def _plotting():
     except ImportError as error:
         raise ParameterError(
             f"--report draws its figures with seaborn and matplotlib ({error.name} is missing): "
-            f"{install_hint('notebooks')}"
+            f"{install_hint('report')}"
         ) from None
     return plt, sns
 
