@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import colorsys
 import datetime
+import functools
 import html
 import pathlib
 import re
+import tempfile
 
 import pytest
 
@@ -221,7 +223,16 @@ def test_a_bf16_candidate_does_not_raise_what_the_fp32_pairs_need(figures, tmp_p
 
 
 def _page(tmp_path, result=None) -> str:
-    return write_report(_result() if result is None else result, tmp_path / "t.html", title="t").read_text()
+    """The page of ``result``; of ``_result()`` where None, drawn once for the tests that read it (seconds each)."""
+    if result is None:
+        return _default_page()
+    return write_report(result, tmp_path / "t.html", title="t").read_text()
+
+
+@functools.lru_cache(maxsize=1)
+def _default_page() -> str:
+    with tempfile.TemporaryDirectory() as folder:
+        return write_report(_result(), pathlib.Path(folder) / "t.html", title="t").read_text()
 
 
 def _settings(page: str) -> dict[str, str]:
