@@ -140,8 +140,10 @@ def remote_row(payload: dict, options: dict) -> dict:
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_bytes(data)
         pair = Pair(payload["id"], root / payload["problem"], root / payload["solution"])
-        # the pair's own extensions folder: tasks on one node may build extensions of the same name at once
-        env = {"TORCH_EXTENSIONS_DIR": str(root / "extensions")}
+        # empty: the solution builds in the folder of this node's cache its files name (``run.places.
+        # extensions_folder``), not one a variable on the node would make common to all; a later task of the same
+        # files on this node finds the build, and two solutions naming their extension alike build apart
+        env = {"TORCH_EXTENSIONS_DIR": ""}
         row = explain_row(pair, ExplainOptions.from_json(options), env=env, built=None)
     if row.get("error"):
         for label, original in payload["folders"].items():
