@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.table import Table
+from rich.text import Text
 
 from .. import records
 from ..errors import ExitCode
@@ -123,32 +125,39 @@ def _print_explanation(result) -> None:
     out.print(f"[bold {colour}]verdict: {result.verdict}[/] ({how})")
     for c in result.causes:
         residual = "" if c.residual_max is None else f" Residual max {c.residual_max:.3g}."
-        out.print(f"  • [bold]{c.name}[/] ({c.side}): {shown(c.evidence)}.{residual}", highlight=False)
+        _item("  • ", f"[bold]{c.name}[/] ({c.side}): {shown(c.evidence)}.{residual}")
     items = result.context.get("analysed_batch_items")
     scope = f" (batch item {items['items'][0]} of {items['of']})" if items else ""
     for name, stats in (("candidate", result.candidate_vs_fp64), ("reference", result.reference_vs_fp64)):
         if stats:
-            line = f"  {name} vs the Model in fp64{scope}: {_differences(stats)}"
+            line = f"{name} vs the Model in fp64{scope}: {_differences(stats)}"
             extra = _nonfinite_line(stats.get("nonfinite") or {}, (name, "fp64"), where=False)
-            out.print(line + (f"; {extra}" if extra else ""), highlight=False)
+            _item("  ", line + (f"; {extra}" if extra else ""))
     if result.floor and result.floor.get("method") != "exact":  # "exact": equal outputs needed no floor
         f = result.floor
         linear = [o["description"] for o in result.ops if o["kind"] == "linear"]
-        out.print(
-            f"  floor: {f['floor_units']:.1f} units of σ (8 × the fp32 Model's own {f['baseline_units']:.2f}; σ from "
+        _item(
+            "  ",
+            f"floor: {f['floor_units']:.1f} units of σ (8 × the fp32 Model's own {f['baseline_units']:.2f}; σ from "
             f"{f['runs'] + 2} Monte-Carlo runs) over {f['outputs']} outputs; {len(result.ops)} ops"
             + (f", linear: {', '.join(linear)}" if linear else ""),
-            highlight=False,
         )
     tol = result.recommended_tolerance
     if tol.get("atol") is not None and not result.explained:
         # what arithmetic alone would need is no tolerance to grade this candidate by: a bug smaller than it passes
-        out.print("  principled tolerance: none for a difference arithmetic does not explain", highlight=False)
+        _item("  ", "principled tolerance: none for a difference arithmetic does not explain")
     elif tol.get("atol") is not None:
-        out.print(
-            f"  principled tolerance: atol = {tol['atol']:.3g}, rtol = {tol['rtol']} ({tol['basis']})",
-            highlight=False,
-        )
+        _item("  ", f"principled tolerance: atol = {tol['atol']:.3g}, rtol = {tol['rtol']} ({tol['basis']})")
     for note in result.notes:
-        out.print(f"  note: {shown(note)}", highlight=False)
+        _item("  ", f"note: {shown(note)}")
     print_worker(result.worker)
+
+
+def _item(lead: str, markup: str) -> None:
+    """One item of the explanation: ``lead`` then ``markup``, its wrapped lines indented under the text, not at the
+    margin (a grid of two columns: rich wraps the second alone)."""
+    grid = Table.grid()
+    grid.add_column(width=len(lead), no_wrap=True)
+    grid.add_column()
+    grid.add_row(lead, Text.from_markup(markup))
+    out.print(grid, highlight=False)
