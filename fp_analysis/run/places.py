@@ -52,6 +52,7 @@ def _toolchain() -> list[str]:
         torch_version = importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         torch_version = "no torch"
+    # fpa_kernels.build.find_nvcc's places, read here: importing fpa_kernels would import torch in this process
     candidates = [shutil.which("nvcc"), os.path.join(os.environ.get("CUDA_HOME", ""), "bin", "nvcc"),
                   "/usr/local/cuda/bin/nvcc"]  # fmt: skip
     nvcc = next((path for path in candidates if path and os.path.isfile(path)), None)
