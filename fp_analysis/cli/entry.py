@@ -17,6 +17,7 @@ __all__ = ["main"]
 
 
 def main() -> None:
+    _closed_streams_to_devnull()
     from ..run.interrupts import raise_on_signals
 
     raise_on_signals()  # first: a SIGTERM from here on ends the command the documented way (exit 130)
@@ -47,3 +48,12 @@ def _main() -> None:
     from .app import main as command_line
 
     command_line()
+
+
+def _closed_streams_to_devnull() -> None:
+    """A stdout or stderr the caller closed (``fpa … >&-``: Python then has None for it) becomes /dev/null: what
+    would be printed is dropped, and the exit status still says how the command ended. Opened in fd order, so the
+    closed descriptor itself is the one reused, and the processes fpa starts inherit a usable one."""
+    for name in ("stdin", "stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "r" if name == "stdin" else "w"))  # open as long as fpa runs

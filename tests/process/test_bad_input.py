@@ -114,3 +114,32 @@ def test_bad_options_are_refused_before_any_work_with_exit_2(args, message):
 def test_more_bad_options_exit_2(args):
     code, data, _ = fpa_json(*args)
     assert code == 2 and data["error"]["kind"] == "usage", data
+
+
+def test_with_its_stdout_and_stderr_closed_fpa_still_ends_with_the_documented_status(tmp_path):
+    """``fpa … >&- 2>&-``: nothing to print to, and the exit status still the verdict's (0 explained, 1 a bug)."""
+    import os
+    import pathlib
+    import shlex
+    import subprocess
+    import sys
+
+    runs = pathlib.Path(__file__).resolve().parents[2] / "examples" / "runs"
+    env = {**os.environ, "FPA_STORE": str(tmp_path / "store")}
+    for folder, solution, code in (("gemm_gelu", "fused.py", ExitCode.OK), ("gemm_add_relu", "bias_off_by_one.py",
+                                                                            ExitCode.NOT_EXPLAINED)):  # fmt: skip
+        files = ["--problem", str(runs / folder / "problem.py"), "--solution", str(runs / folder / solution)]
+        command = [
+            sys.executable,
+            "-m",
+            "fp_analysis",
+            "explain",
+            *files,
+            "--device",
+            "cpu",
+            "--trials",
+            "1",
+            "--no-store",
+        ]
+        closed = subprocess.run(["bash", "-c", f"{shlex.join(command)} >&- 2>&-"], env=env, timeout=120)
+        assert closed.returncode == code, (solution, closed.returncode)
