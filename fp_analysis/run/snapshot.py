@@ -22,6 +22,7 @@ source than that (a home folder, a large repository) is refused with the reason,
 from __future__ import annotations
 
 import base64
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -75,6 +76,8 @@ class Snapshot:
     path: pathlib.Path
     contents: dict[str, bytes]
     sources: tuple[str, ...]
+    modes: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Each file's permission bits as read: a solution that cannot write a file may still chmod it (to 000, say)."""
 
     @property
     def folder(self) -> pathlib.Path:
@@ -124,15 +127,24 @@ class Snapshot:
                     f"the source files in {_shown(folder)} (which {_shown(path.name)} may read) exceed "
                     f"{MAX_BYTES // 2**20} MB: put the pair in a folder of its own."
                 )
-        return cls(path, contents, tuple(str(p.relative_to(folder)) for p in found))
+        modes = {}
+        for relative in contents:
+            with contextlib.suppress(OSError):
+                modes[relative] = stat.S_IMODE((folder / relative).stat().st_mode)
+        return cls(path, contents, tuple(str(p.relative_to(folder)) for p in found), modes)
 
     def digest(self, relative: str) -> str:
         """The SHA-256 (hex) of the file ``relative`` as it was read."""
         return hashlib.sha256(self.contents[relative]).hexdigest()
 
     def changed(self) -> list[str]:
-        """The files (relative paths) whose bytes differ from the snapshot now, or that are gone."""
-        return [relative for relative, data in self.contents.items() if not _holds(self.folder / relative, data)]
+        """The files (relative paths) whose bytes or permission bits differ from the snapshot now, or that are gone."""
+        return [
+            relative
+            for relative, data in self.contents.items()
+            if not _holds(self.folder / relative, data)
+            or (relative in self.modes and _mode(self.folder / relative) != self.modes[relative])
+        ]
 
     def restore(self, relative: str) -> None:
         """Write the file's snapshot back in its place (a new file, renamed over whatever is there); OSError if it
@@ -142,6 +154,8 @@ class Snapshot:
         try:
             with os.fdopen(descriptor, "wb") as out:  # a name of its own: no link planted there is followed
                 out.write(self.contents[relative])
+            if relative in self.modes:  # mkstemp's file is 0600: the mode the file had, not that one
+                os.chmod(temporary, self.modes[relative])
             os.replace(temporary, target)
         finally:
             pathlib.Path(temporary).unlink(missing_ok=True)
@@ -182,6 +196,14 @@ def _holds(path: pathlib.Path | str, data: bytes) -> bool:
         return False
     with os.fdopen(descriptor, "rb") as file:
         return stat.S_ISREG(os.fstat(descriptor).st_mode) and file.read(len(data) + 1) == data
+
+
+def _mode(path: pathlib.Path) -> int | None:
+    """The permission bits of ``path`` (not following a link planted there), None where it cannot be read."""
+    try:
+        return stat.S_IMODE(os.lstat(path).st_mode)
+    except OSError:
+        return None
 
 
 def _shown(path) -> str:

@@ -452,3 +452,19 @@ def test_a_reply_of_the_right_form_cannot_come_from_a_copy_of_the_process(tmp_pa
             candidate.forward([torch.rand(3)], like=torch.rand(3))
         assert caught.value.fate.value == "forked"
     assert json.dumps(caught.value.to_dict())  # a record like any failure
+
+
+def test_a_solution_that_changes_a_given_files_mode_fails_and_the_mode_is_put_back(tmp_path):
+    """In its sandbox a solution cannot write the problem, but may chmod it (to 000, unreadable for a user who is
+    not root): that is a change to the files it was given, exit 3, and the mode is put back."""
+    chmods = (
+        "import os\n\nfrom _conv import Conv\n\n"
+        "os.chmod(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'problem.py'), 0o000)\n\n\n"
+        "class ModelNew(Conv):\n    pass\n"
+    )
+    folder = pair_folder(tmp_path, {"solution.py": chmods})
+    (folder / "problem.py").chmod(0o640)
+    code, data, _ = _explain(folder / "problem.py", folder / "solution.py")
+    assert code == 3 and data["error"]["fate"] == "modified_files", data
+    assert data["error"]["files"] == [str(folder / "problem.py")]
+    assert (folder / "problem.py").stat().st_mode & 0o777 == 0o640
