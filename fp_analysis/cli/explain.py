@@ -105,20 +105,26 @@ def _nonfinite_line(nf: dict, names: tuple[str, str] = ("candidate", "reference"
     )
 
 
+def _check_words(m: dict, trials: int, over: str) -> str:
+    return (
+        f"{m['failed_trials']} of {trials} trials fail allclose(atol={m['atol']}, rtol={m['rtol']}); "
+        f"{_differences(m, over)}; up to {100 * m['allclose_fail_fraction']:.2f}% of elements failing."
+    )
+
+
 def _print_explanation(result) -> None:
     m = result.mismatch
     colour = "green" if result.explained else "red"
     nonfinite = _nonfinite_line(m.get("nonfinite") or {})
-    over = f" over the {m['finite_pairs']} of {m['outputs']} outputs finite on both sides" if nonfinite else ""
+    full_size = result.context.get("full_size_check")
+    if full_size:  # analysed on a smaller instance: the check the user runs first, at the problem's own size
+        out.print(f"KernelBench check: {_check_words(full_size, len(result.trials), '')}", highlight=False)
     if m.get("wrong_output"):
         out.print(f"KernelBench check: fails: {m['wrong_output']}; allclose cannot compare them.", highlight=False)
     else:
-        out.print(
-            f"KernelBench check: {m['failed_trials']} of {len(result.trials)} trials fail allclose(atol={m['atol']}, "
-            f"rtol={m['rtol']}); {_differences(m, over)}; up to "
-            f"{100 * m['allclose_fail_fraction']:.2f}% of elements failing.",
-            highlight=False,
-        )
+        over = f" over the {m['finite_pairs']} of {m['outputs']} outputs finite on both sides" if nonfinite else ""
+        head = "on the smaller instance analysed" if full_size else "KernelBench check"
+        out.print(f"{head}: {_check_words(m, len(result.trials), over)}", highlight=False)
     if nonfinite:
         out.print(f"  {nonfinite} (trial {m['nonfinite']['trial'] + 1})", highlight=False)
     how = "explained by arithmetic" if result.explained else "not explained by arithmetic"

@@ -13,9 +13,11 @@ precision each side used.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 
-from ..errors import OutOfScopeError, ParameterError
+from ..errors import AnalysisMemoryError, OutOfScopeError, ParameterError, UserCodeError
 from ..model import compare
 from ..model.engine import Effort, analyse_model
 from ..model.interpose import evaluate, precision_mode
@@ -24,6 +26,7 @@ from ..model.rewrites import Rewrite
 from ..model.scope import KeptItems
 from ..model.verdict import Analysis, Cause, CauseKind, Explanation
 from ..numerics.backends import tf32, tf32_settings
+from ..numerics.memory import require
 from ..options import ExplainOptions, autocast_format, linear_formats, resolve_device
 from ..run.candidate import CandidateProcess
 from ..run.usercode import Side, UserFile, check_output, wrong_output
@@ -38,6 +41,7 @@ from .kernelbench import (
     written_notes,
 )
 from .parameters import describe, match_parameters, with_values
+from .smaller import FP64_COPIES, Sizes, described, on_fitting_instance
 
 __all__ = ["explain_job"]
 
@@ -59,7 +63,6 @@ def explain_job(
             "--reference-mode emulates a precision on the CPU; on a GPU the reference runs as "
             "your TF32 settings say (and is also run with TF32 forced on and off)"
         )
-    # its import overlaps the problem's
     context = {
         "device": str(dev),
         "reference_mode": mode if dev.type == "cpu" else _tf32_description(),
@@ -68,24 +71,61 @@ def explain_job(
         "atol": atol,
         "rtol": rtol,
     }
-    with CandidateProcess(solution, folder, timeout, solution_sources, dev.type == "cuda") as candidate:
-        reference_file = load_problem(problem, problem_sources)
-        try:
-            reference, parameters, results, worst = run_check(
-                reference_file,
-                candidate,
-                dev,
-                trials=asked.trials,
-                seed=seed,
-                atol=atol,
-                rtol=rtol,
-                reference_mode=mode if dev.type == "cpu" else "fp32",
-            )
-        except WrongOutput as wrong:
-            return _wrong_output(wrong, context, list(candidate.loaded()), asked)
-        again = _run_again(candidate, worst)
-        written = {side: {i for r in results for i in r.written.get(side, ())} for side in ("reference", "candidate")}
-        notes = list(candidate.loaded()) + written_notes(written)
+    loaded: dict[str, UserFile] = {}
+    full_size: dict = {}
+
+    def attempt(n: int, sizes: Sizes) -> dict:
+        with CandidateProcess(solution, folder, timeout, solution_sources, dev.type == "cuda") as candidate:
+            if not loaded:  # its import overlaps the candidate process's start
+                loaded["problem"] = load_problem(problem, problem_sources)
+            reference_file = loaded["problem"]
+            try:
+                check_mode = mode if dev.type == "cpu" else "fp32"
+                reference, parameters, results, worst = run_check(reference_file, candidate, dev, trials=asked.trials,
+                    seed=seed, atol=atol, rtol=rtol, reference_mode=check_mode)  # fmt: skip
+                again = _run_again(candidate, worst)
+            except WrongOutput as wrong:
+                if n:  # on an instance of ours, not the problem's: not the candidate's failure (smaller.py)
+                    where, fate = "ModelNew.forward", "bad_output"
+                    raise UserCodeError(str(wrong), side="solution", where=where, fate=fate) from None
+                return _wrong_output(wrong, context, list(candidate.loaded()), asked)
+            sizes.saw(reference_file, worst.reference, worst.inputs)
+            full_size.setdefault("check", mismatch_summary(results, atol, rtol))
+            sides = ("reference", "candidate")
+            written = {side: {i for r in results for i in r.written.get(side, ())} for side in sides}
+            notes = list(candidate.loaded()) + written_notes(written)
+        checked = _Checked(reference_file, reference, parameters, results, worst, again, notes)
+        return _explained(checked, dict(context), asked)
+
+    def report(text: str) -> None:
+        report_event("progress", text=f"analysis: {text}")
+
+    explanation, smaller = on_fitting_instance(dev, attempt, report)
+    if smaller:
+        explanation["notes"] = [described(smaller, "analysed"), *explanation["notes"]]
+        explanation["context"] |= {"smaller_instance": smaller, "full_size_check": full_size["check"]}
+    return explanation
+
+
+class _Checked(NamedTuple):
+    """KernelBench's check as it ran: the problem, the reference Model, ``run_check``'s parameters, trials and worst
+    trial, the candidate's second run on the worst trial's inputs, and the notes so far."""
+
+    file: UserFile
+    reference: torch.nn.Module
+    parameters: object
+    results: list
+    worst: object
+    again: torch.Tensor
+    notes: list[str]
+
+
+def _explained(checked: _Checked, context: dict, asked: ExplainOptions) -> dict:
+    """The explanation of a check that ran: the worst trial analysed, then judged against every trial, the
+    candidate's parameters and its second run."""
+    reference_file, reference, parameters, results, worst, again, notes = checked
+    seed, atol, rtol, mode = asked.seed, asked.atol, asked.rtol, asked.reference_mode or "fp32"
+    dev = worst.reference.device
     context["analysed_trial"] = worst.trial
     mismatch = mismatch_summary(results, atol, rtol)
     trial_dicts = [r.to_dict() for r in results]
@@ -99,6 +139,8 @@ def explain_job(
         context["reference_tf32_forced"] = _forced_tf32(reference_file, reference, worst.inputs, worst.candidate)
     with reference_file.watched("Model.forward (checking which batch items can be analysed alone)"):
         analysed_model, inputs, ref_out, cand_out, items = _batch_subset(reference, worst, mode, atol, rtol)
+    output = worst.reference if isinstance(analysed_model, KeptItems) else ref_out  # KeptItems: computed whole
+    _require_fp64_room(inputs, output)
     if items is not None:
         whole = {"whole_model": True} if isinstance(analysed_model, KeptItems) else {}
         context["analysed_batch_items"] = {"items": items, "of": int(worst.reference.shape[0]), **whole}
@@ -255,6 +297,19 @@ def _batch_subset(model, trial, mode: str, atol: float, rtol: float):
         if alone.shape == expected.shape and float((alone - expected).abs().max()) <= 1e-3 * scale:
             return model, inputs, expected, candidate[item : item + 1], [item]
     return KeptItems(model, item), trial.inputs, expected, candidate[item : item + 1], [item]
+
+
+def _require_fp64_room(inputs, output: torch.Tensor) -> None:
+    """AnalysisMemoryError where ``smaller.FP64_COPIES`` fp64 copies of the largest of what the analysis evaluates
+    (its inputs, the output it computes) do not fit the device: a smaller instance is analysed instead, rather than
+    minutes of evaluations ending out of memory."""
+    largest = max([output.numel()] + [t.numel() for t in inputs if isinstance(t, torch.Tensor)])
+    what = f"an analysis whose largest tensor has {largest} elements"
+    try:
+        require({"fp64 copies of the largest tensor, in each evaluation": FP64_COPIES * 8 * largest}, what,
+                output.device.type)  # fmt: skip
+    except ParameterError as error:  # not the user's size to change
+        raise AnalysisMemoryError(str(error)) from None
 
 
 # Outputs up to which a trial is judged whole against the rewrites that explained the worst (beyond: its worst batch

@@ -12,15 +12,81 @@ there, so the full size may need more than it shows.
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import types
+from collections.abc import Callable
 
-from ..errors import AnalysisMemoryError
+import torch
+
+from ..errors import AnalysisMemoryError, Fate, OutOfScopeError, UserCodeError
 from ..numerics.memory import available_bytes, format_bytes
 from ..run.usercode import UserFile
 
-__all__ = ["described", "input_sizes", "shrink"]
+__all__ = ["FP64_COPIES", "Sizes", "described", "input_sizes", "on_fitting_instance", "shrink"]
 
 _HEADROOM = 0.8  # of the memory the device has: allocator slack and the libraries' own (numerics.memory)
+# fp64 copies of its largest tensor that an analysis of the whole Model is planned to hold (the H200 held 8.5 of them
+# for a Frobenius norm over 1.9 G elements when it ran out, experiments/results/tolerance_h200.json at 9a3a017); a
+# Model that does not fit is analysed on a smaller instance, tried this many times.
+FP64_COPIES, _SHRINK_ATTEMPTS = 16, 3
+
+
+@dataclasses.dataclass
+class Sizes:
+    """What an attempt saw of the problem at its size, for the next attempt's halving: the problem's file, the
+    output's first dimension (the batch) and the element count of the largest input or output."""
+
+    problem: UserFile | None = None
+    batch: int = 1
+    largest: int = 0
+
+    def saw(self, problem: UserFile, reference: torch.Tensor, inputs) -> None:
+        self.problem = problem
+        self.batch = reference.shape[0] if reference.dim() else 1
+        self.largest = max([reference.numel()] + [t.numel() for t in inputs if isinstance(t, torch.Tensor)])
+
+
+# How the user's code may end on a smaller instance for a reason of size (sizes written in, a shape it assumes);
+# the rest (forking, forged replies, edited files, closed channels) are what it does at any size: its failure still.
+_SIZE_FATES = frozenset({Fate.RAISED, Fate.EXITED, Fate.KILLED, Fate.TIMED_OUT, Fate.BAD_OUTPUT})
+
+
+def on_fitting_instance(
+    device: torch.device, attempt: Callable[[int, Sizes], dict], report: Callable[[str], None]
+) -> tuple[dict, dict]:
+    """(``attempt``'s result, the sizes changed {name: [was, now]}): ``attempt(n, sizes)`` at the problem's own size
+    (n = 0), then, each time it raises ``AnalysisMemoryError`` or the device runs out of memory (the analysis's own
+    copies: never the user's failure), on a smaller instance (``shrink`` of the problem ``sizes`` saw at the last
+    try). ``report`` is told what each smaller instance is. Raises the memory error after ``_SHRINK_ATTEMPTS``
+    halvings, or where nothing can be halved. The user's code failing on a smaller instance as code fails for a
+    reason of size (``_SIZE_FATES``) is out of scope, not its failure: the instance is ours (a kernel may have the
+    problem's sizes written in)."""
+    smaller: dict = {}
+    for n in range(_SHRINK_ATTEMPTS + 1):
+        sizes = Sizes()
+        try:
+            return attempt(n, sizes), smaller
+        except UserCodeError as error:
+            if not n or error.fate not in _SIZE_FATES:
+                raise
+            raise OutOfScopeError(
+                f"the problem's fp64 analysis does not fit the device at its size, and on the smaller instance made "
+                f"for it ({_sizes_words(smaller)}) {error.where} failed: {str(error)[:300]}"
+            ) from None
+        except (AnalysisMemoryError, torch.OutOfMemoryError) as error:
+            why = AnalysisMemoryError(str(error)[:400])  # its message alone: its frames would hold the tensors
+            del error
+            if n == _SHRINK_ATTEMPTS or sizes.problem is None:
+                raise why from None
+        gc.collect()  # the memory of the attempt that did not fit, given back before the next
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+        halved = shrink(sizes.problem, sizes.batch, sizes.largest, FP64_COPIES, device.type, why)
+        for name, (was, now) in halved.items():
+            smaller[name] = [smaller.get(name, [was])[0], now]
+        report(described(smaller))
+    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 def input_sizes(problem: UserFile) -> dict[str, int]:
@@ -71,11 +137,14 @@ def shrink(problem: UserFile, batch: int, largest: int, copies: int, device: str
     return changed
 
 
-def described(changed: dict) -> str:
-    """The note that says what the smaller instance is."""
-    sizes = ", ".join(f"{name} {was} → {now}" for name, (was, now) in changed.items())
+def described(changed: dict, done: str = "measured") -> str:
+    """The note that says what the smaller instance is (``done``: what was done on it)."""
     return (
-        f"measured on a smaller instance of the problem ({sizes}: the sizes its get_inputs reads, halved until its "
-        "fp64 analysis fits the device; the Model itself as built): a sum over the whole tensor has fewer terms "
-        "here, so at full size it may need more"
+        f"{done} on a smaller instance of the problem ({_sizes_words(changed)}: the sizes its get_inputs reads, "
+        "halved until its fp64 analysis fits the device; the Model itself as built): a sum over the whole tensor has "
+        "fewer terms here than at full size, so it rounds less; at full size a tolerance may need to be larger"
     )
+
+
+def _sizes_words(changed: dict) -> str:
+    return ", ".join(f"{name} {was} → {now}" for name, (was, now) in changed.items())

@@ -65,7 +65,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from ..errors import OutOfScopeError
+from ..errors import AnalysisMemoryError, OutOfScopeError
 from ..numerics.memory import format_bytes
 from ..numerics.metrics import error_stats
 from . import compare
@@ -149,7 +149,7 @@ def analyse_model(
             return analysis.explained(table)
         return analysis.unexplained(table)
     except torch.OutOfMemoryError as error:  # the analysis's own copies: never the user's failure, nor ours
-        raise OutOfScopeError(
+        raise AnalysisMemoryError(
             f"the analysis needs more {reference.device.type} memory than is free ({str(error)[:160]}): run it with a "
             "smaller batch, or on a device with more memory"
         ) from None

@@ -29,7 +29,8 @@ from collections.abc import Callable
 
 import torch
 from torch._decomp import decomposition_table
-from torch.utils._python_dispatch import TorchDispatchMode
+
+from .dynamo_guards import EagerDispatchMode
 
 __all__ = ["FORMS", "FORMULAS", "FORMULA_FORMS", "ONE_PASS"]
 
@@ -85,7 +86,7 @@ def _logsumexp_form(func, args, kwargs):
     return out.to(x.dtype)
 
 
-class _OnePassVarianceMode(TorchDispatchMode):
+class _OnePassVarianceMode(EagerDispatchMode):
     """Every var_mean computed as E[x²] − E[x]² (biased, then corrected), in the dtype it is given."""
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):

@@ -35,7 +35,6 @@ from collections.abc import Mapping, Sequence
 import torch
 from torch._decomp import decomposition_table
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..numerics.formats import FORMATS
 from ..numerics.rounding import round_to
@@ -43,6 +42,7 @@ from ..options import autocast_format, linear_formats
 from . import fast_math
 from .autocast import LOWER_OPS, Autocast
 from .conv64 import run_op as _run
+from .dynamo_guards import EagerDispatchMode, resolve_dynamo_guards
 from .forms import FORMS
 from .graph import (
     ADDED_FIRST,
@@ -289,17 +289,10 @@ def _module_names(model: torch.nn.Module, stack: list):
             handle.remove()
 
 
-class _Interposer(TorchDispatchMode):
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        """False: leave ``__torch_dispatch__`` unwrapped. PyTorch wraps a mode's ``__torch_dispatch__`` so that
-        torch.compile does not trace into it (``TorchDispatchMode.__init_subclass__``), and the wrapper imports
-        torch._dynamo on its first call, most of a small job's time (experiments/PERF_NOTES.md). The interposer
-        evaluates Models eagerly, op by op, so there is no compiled frame to protect."""
-        return False
-
+class _Interposer(EagerDispatchMode):
     def __init__(self, arithmetic: Arithmetic, model: torch.nn.Module, record_scales: bool, keep: bool = False):
         super().__init__()
+        resolve_dynamo_guards()  # the decompositions' first calls would import torch._dynamo, seconds of a job
         self.arithmetic = arithmetic
         self.record_scales = record_scales
         self.keep = keep

@@ -17,11 +17,11 @@ import math
 from collections.abc import Sequence
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..errors import OutOfScopeError
 from ..numerics.metrics import error_stats
 from . import compare
+from .dynamo_guards import EagerDispatchMode
 from .floor import FLOOR_MULTIPLIER, floor_of
 from .graph import describe_op
 from .interpose import Arithmetic, evaluate
@@ -55,7 +55,7 @@ def _floor_record(runs: int, base: float, floor: float, outputs: int) -> dict:
     }
 
 
-class _CaptureSelection(TorchDispatchMode):
+class _CaptureSelection(EagerDispatchMode):
     """Records the input, dim and keepdim of every argmax/argmin (and max/min over a dim) the forward calls."""
 
     def __init__(self):

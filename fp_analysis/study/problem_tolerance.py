@@ -253,6 +253,7 @@ def _batch_subset(model, inputs: Sequence, reference, watch) -> tuple[list, Any,
     over the whole tensor), their memory checked; else everything."""
     import torch
 
+    from ..explain.smaller import FP64_COPIES
     from ..model.interpose import Arithmetic, evaluate
     from ..model.scope import KeptItems
     from ..numerics.backends import tf32
@@ -285,7 +286,7 @@ def _batch_subset(model, inputs: Sequence, reference, watch) -> tuple[list, Any,
     largest = max([reference.numel()] + [t.numel() for t in inputs if isinstance(t, torch.Tensor)])
     what = f"a problem whose output has {reference.numel()} elements and whose batch items are not independent"
     try:
-        require({"fp64 copies of the Model's largest tensor, in each evaluation": _FP64_COPIES * 8 * largest}, what,
+        require({"fp64 copies of the Model's largest tensor, in each evaluation": FP64_COPIES * 8 * largest}, what,
                 reference.device.type)  # fmt: skip
     except ParameterError as error:  # not the user's size to change: a smaller instance may be measured instead
         raise AnalysisMemoryError(str(error)) from None
@@ -496,7 +497,7 @@ def tolerance_job(problem, *, options: dict, timeout: float, folder, problem_sou
     import torch
 
     from ..explain.kernelbench import init_inputs, load_problem, reference_forward, trial_inputs
-    from ..explain.smaller import described, shrink
+    from ..explain.smaller import Sizes, described, on_fitting_instance
     from ..numerics.backends import tf32
     from ..options import resolve_device
     from ..run.usercode import seed_all
@@ -508,8 +509,8 @@ def tolerance_job(problem, *, options: dict, timeout: float, folder, problem_sou
     init = init_inputs(file)
     trial_seed = _first_trial_seed(asked.seed)
     context = {"problem": str(problem), "device": str(device), "seed": asked.seed, "trial_seed": trial_seed}
-    smaller: dict = {}
-    for attempt in range(_SHRINK_ATTEMPTS + 1):
+
+    def attempt(n: int, sizes: Sizes) -> dict:
         with torch.no_grad():
             seed_all(asked.seed)
             model = file.call("Model(*get_init_inputs())", lambda: file.module.Model(*init).to(device))
@@ -517,50 +518,19 @@ def tolerance_job(problem, *, options: dict, timeout: float, folder, problem_sou
             inputs = trial_inputs(file, device, "trial 1")
             with tf32(conv=False, matmul=False):
                 reference, _ = reference_forward(file, model, inputs, detail="trial 1")
-        try:
-            result = tolerance_of(
-                model,
-                inputs,
-                atol=asked.atol,
-                rtol=asked.rtol,
-                seed=asked.seed,
-                watch=file.watched,
-                progress=lambda text: report_event("progress", text=f"tolerance: {text}"),
-            )
-            break
-        except (AnalysisMemoryError, torch.OutOfMemoryError) as error:  # the analysis's own copies, not the user's
-            why = AnalysisMemoryError(str(error)[:400])  # its message alone: its frames would hold the tensors
-            if attempt == _SHRINK_ATTEMPTS:
-                raise why from None
-            largest = max([reference.numel()] + [t.numel() for t in inputs if isinstance(t, torch.Tensor)])
-            batch = reference.shape[0] if reference.dim() else 1
-            del model, inputs, reference, error
-            _release(device)
-            for name, (was, now) in shrink(file, batch, largest, _FP64_COPIES, device.type, why).items():
-                smaller[name] = [smaller.get(name, [was])[0], now]
-            report_event("progress", text=f"tolerance: {described(smaller)}")
+        sizes.saw(file, reference, inputs)
+        return tolerance_of(model, inputs, atol=asked.atol, rtol=asked.rtol, seed=asked.seed, watch=file.watched,
+                            progress=report)  # fmt: skip
+
+    def report(text: str) -> None:
+        report_event("progress", text=f"tolerance: {text}")
+
+    result, smaller = on_fitting_instance(device, attempt, report)
     out = result.to_dict()
     if smaller:
         out["notes"] = [described(smaller), *out["notes"]]
         context["smaller_instance"] = smaller
     return {**out, "context": context}
-
-
-# fp64 copies of its largest tensor that an analysis of the whole Model is planned to hold (the H200 held 8.5 of them
-# for a Frobenius norm over 1.9 G elements when it ran out, experiments/results/tolerance_h200.json at 9a3a017); a
-# Model that does not fit is measured on a smaller instance (``explain.smaller``), tried this many times.
-_FP64_COPIES, _SHRINK_ATTEMPTS = 16, 3
-
-
-def _release(device) -> None:
-    """Give back the memory of an attempt that did not fit, before the next."""
-    import gc
-
-    import torch
-
-    gc.collect()
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
 
 
 def tolerance_file(problem, options: ToleranceOptions | None = None, *, on_event=None) -> dict:

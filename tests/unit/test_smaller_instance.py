@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fp_analysis.errors import AnalysisMemoryError
+from fp_analysis.errors import AnalysisMemoryError, OutOfScopeError
 from fp_analysis.explain import smaller
 from fp_analysis.explain.kernelbench import load_problem
 from fp_analysis.study import problem_tolerance
@@ -78,3 +78,61 @@ def test_a_tolerance_that_does_not_fit_is_measured_on_a_smaller_instance_and_say
     assert result["context"]["smaller_instance"] == {"batch_size": [16, 8]}
     assert result["notes"][0].startswith("measured on a smaller instance of the problem (batch_size 16 → 8")
     assert tuple(result["shape"]) == (8, 8, 64) and result["needed"][0]["atol"] > 0
+
+
+# ----------------------------------------------------------------------------- fpa explain on a smaller instance
+
+SOLUTION = """
+import torch
+from torch import nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+
+    def forward(self, x):
+        {body}
+"""
+
+_BODIES = {
+    "same": 'return x / torch.norm(x, p="fro")',
+    "sizes written in": 'return x.reshape(16, 8, 64) / torch.norm(x, p="fro")',
+    "last term dropped": "return x / x.flatten()[:-1].square().sum().sqrt()",
+}
+
+
+def _explain(tmp_path, monkeypatch, body: str) -> dict:
+    """``fpa explain``'s job in this process on the Frobenius problem, whose fp64 analysis is made not to fit at its
+    own size (half of what it needs is available): the check at full size, the analysis on batch_size 8."""
+    from fp_analysis.explain import job
+    from fp_analysis.numerics import memory
+    from fp_analysis.options import ExplainOptions
+
+    half = smaller.FP64_COPIES * 8 * (16 * 8 * 64) / 0.8 / 2 + 1
+    monkeypatch.setattr(smaller, "available_bytes", lambda device: half)
+    monkeypatch.setattr(memory, "available_bytes", lambda device: half)
+    solution = tmp_path / "solution.py"
+    solution.write_text(SOLUTION.format(body=body))
+    options = ExplainOptions(device="cpu", timeout=60).to_json()
+    return job.explain_job(_problem(tmp_path), solution, options=options, timeout=60, folder=str(tmp_path))
+
+
+def test_an_explanation_that_does_not_fit_is_analysed_on_a_smaller_instance_and_says_so(tmp_path, monkeypatch):
+    result = _explain(tmp_path, monkeypatch, _BODIES["same"])
+    assert result["verdict"] == "identical" and result["explained"]
+    assert result["context"]["smaller_instance"] == {"batch_size": [16, 8]}
+    assert result["notes"][0].startswith("analysed on a smaller instance of the problem (batch_size 16 → 8")
+    assert result["context"]["full_size_check"]["failed_trials"] == 0  # KernelBench's check, at the problem's size
+    assert result["mismatch"]["outputs"] == 8 * 8 * 64  # the trials the analysis judged: the smaller instance's
+
+
+def test_a_bug_is_still_found_on_the_smaller_instance(tmp_path, monkeypatch):
+    result = _explain(tmp_path, monkeypatch, _BODIES["last term dropped"])
+    assert result["verdict"] == "bug" and not result["explained"]
+    assert result["context"]["smaller_instance"] == {"batch_size": [16, 8]}
+
+
+def test_a_solution_that_fails_on_the_smaller_instance_alone_is_out_of_scope_not_its_failure(tmp_path, monkeypatch):
+    with pytest.raises(OutOfScopeError, match=r"smaller instance made for it \(batch_size 16 → 8\) ModelNew.forward"):
+        _explain(tmp_path, monkeypatch, _BODIES["sizes written in"])
