@@ -116,14 +116,16 @@ def _print_explanation(result) -> None:
     m = result.mismatch
     colour = "green" if result.explained else "red"
     nonfinite = _nonfinite_line(m.get("nonfinite") or {})
+    smaller = "full_size_check" in result.context  # analysed on a smaller instance: the check at full size first
     full_size = result.context.get("full_size_check")
-    if full_size:  # analysed on a smaller instance: the check the user runs first, at the problem's own size
-        out.print(f"KernelBench check: {_check_words(full_size, len(result.trials), '')}", highlight=False)
+    if smaller:
+        words = _check_words(full_size, len(result.trials), "") if full_size else "did not fit beside fpa's copies"
+        out.print(f"KernelBench check at the problem's size: {words}", highlight=False)
     if m.get("wrong_output"):
         out.print(f"KernelBench check: fails: {m['wrong_output']}; allclose cannot compare them.", highlight=False)
     else:
         over = f" over the {m['finite_pairs']} of {m['outputs']} outputs finite on both sides" if nonfinite else ""
-        head = "on the smaller instance analysed" if full_size else "KernelBench check"
+        head = "on the smaller instance analysed" if smaller else "KernelBench check"
         out.print(f"{head}: {_check_words(m, len(result.trials), over)}", highlight=False)
     if nonfinite:
         out.print(f"  {nonfinite} (trial {m['nonfinite']['trial'] + 1})", highlight=False)

@@ -81,16 +81,20 @@ def explain_job(
             reference_file = loaded["problem"]
             try:
                 check_mode = mode if dev.type == "cpu" else "fp32"
+
+                def observe(inputs, out):  # the sizes a smaller instance halves, known before the check may run out
+                    sizes.saw(reference_file, inputs, out)
+
                 reference, parameters, results, worst = run_check(reference_file, candidate, dev, trials=asked.trials,
-                    seed=seed, atol=atol, rtol=rtol, reference_mode=check_mode)  # fmt: skip
+                    seed=seed, tolerance=(atol, rtol), reference_mode=check_mode, observe=observe)  # fmt: skip
                 again = _run_again(candidate, worst)
             except WrongOutput as wrong:
                 if n:  # on an instance of ours, not the problem's: not the candidate's failure (smaller.py)
                     where, fate = "ModelNew.forward", "bad_output"
                     raise UserCodeError(str(wrong), side="solution", where=where, fate=fate) from None
                 return _wrong_output(wrong, context, list(candidate.loaded()), asked)
-            sizes.saw(reference_file, worst.reference, worst.inputs)
-            full_size.setdefault("check", mismatch_summary(results, atol, rtol))
+            if not n:
+                full_size["check"] = mismatch_summary(results, atol, rtol)
             sides = ("reference", "candidate")
             written = {side: {i for r in results for i in r.written.get(side, ())} for side in sides}
             notes = list(candidate.loaded()) + written_notes(written)
@@ -103,8 +107,17 @@ def explain_job(
     explanation, smaller = on_fitting_instance(dev, attempt, report)
     if smaller:
         explanation["notes"] = [described(smaller, "analysed"), *explanation["notes"]]
-        explanation["context"] |= {"smaller_instance": smaller, "full_size_check": full_size["check"]}
+        explanation["context"] |= {"smaller_instance": smaller, "full_size_check": full_size.get("check")}
+        if not full_size:
+            explanation["notes"].insert(1, _NO_FULL_SIZE_CHECK)
     return explanation
+
+
+_NO_FULL_SIZE_CHECK = (
+    "KernelBench's check did not run to its end at the problem's own size here: its tensors beside fpa's copies of "
+    "them (each trial's inputs for both sides, both outputs, the worst trial kept) ran out of the device's memory; "
+    "every trial shown is the smaller instance's"
+)
 
 
 class _Checked(NamedTuple):

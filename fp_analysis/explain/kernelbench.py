@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import pathlib
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -225,11 +226,13 @@ def run_check(
     *,
     trials: int = 5,
     seed: int = 42,
-    atol: float = 1e-4,
-    rtol: float = 1e-4,
+    tolerance: tuple[float, float] = (1e-4, 1e-4),
     reference_mode: str = "fp32",
+    observe: Callable[[list, torch.Tensor | None], None] | None = None,
 ):
     """Run KernelBench's check; returns (reference model, ``BuiltParameters``, [TrialResult], worst trial).
+    ``tolerance``: the check's (atol, rtol). ``observe(inputs, reference output)`` is called on each trial as its
+    inputs are drawn (the output None) and as soon as the reference has run.
 
     The worst trial (``_severity``) keeps its inputs and outputs for the analysis: a candidate that is right
     on the first call and wrong later (a stale cache, state kept between calls) is judged where it is wrong; where
@@ -238,6 +241,7 @@ def run_check(
     gets a copy of each trial's inputs (the candidate in its own process), so a kernel that writes into its input
     cannot change what the other side or the analysis sees; each trial records which inputs each side wrote into.
     """
+    atol, rtol = tolerance
     generator = torch.Generator().manual_seed(seed)  # its own generator: the trials' seeds do not wait for the models
     seeds = [int(torch.randint(0, 2**31 - 1, (1,), generator=generator).item()) for _ in range(trials)]
 
@@ -266,8 +270,12 @@ def run_check(
         for trial in range(trials):
             detail = f"trial {trial + 1} of {trials}"
             inputs = upcoming.result()
+            if observe is not None:
+                observe(inputs, None)
             with emulated_reference(reference_mode):
                 ref_out, ref_written = reference_forward(problem, reference, inputs, detail=detail)
+            if observe is not None:
+                observe(inputs, ref_out)
             upcoming = in_thread(_Drawn(draw, trial + 1)) if trial + 1 < trials else None
             try:
                 cand_out, made_on, cand_written = candidate.forward(inputs, like=ref_out, detail=detail)

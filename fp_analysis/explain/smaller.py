@@ -41,10 +41,14 @@ class Sizes:
     batch: int = 1
     largest: int = 0
 
-    def saw(self, problem: UserFile, reference: torch.Tensor, inputs) -> None:
+    def saw(self, problem: UserFile, inputs, reference: torch.Tensor | None = None) -> None:
+        """What ``problem``'s inputs and (once it has run) reference output are; before the reference has run, the
+        first input's first dimension stands for the batch."""
+        tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
+        shaped = reference if reference is not None else next((t for t in tensors if t.dim()), None)
         self.problem = problem
-        self.batch = reference.shape[0] if reference.dim() else 1
-        self.largest = max([reference.numel()] + [t.numel() for t in inputs if isinstance(t, torch.Tensor)])
+        self.batch = shaped.shape[0] if shaped is not None and shaped.dim() else 1
+        self.largest = max([t.numel() for t in tensors] + ([reference.numel()] if reference is not None else [0]))
 
 
 # How the user's code may end on a smaller instance for a reason of size (sizes written in, a shape it assumes);
@@ -57,26 +61,26 @@ def on_fitting_instance(
 ) -> tuple[dict, dict]:
     """(``attempt``'s result, the sizes changed {name: [was, now]}): ``attempt(n, sizes)`` at the problem's own size
     (n = 0), then, each time it raises ``AnalysisMemoryError`` or the device runs out of memory (the analysis's own
-    copies: never the user's failure), on a smaller instance (``shrink`` of the problem ``sizes`` saw at the last
-    try). ``report`` is told what each smaller instance is. Raises the memory error after ``_SHRINK_ATTEMPTS``
-    halvings, or where nothing can be halved. The user's code failing on a smaller instance as code fails for a
-    reason of size (``_SIZE_FATES``) is out of scope, not its failure: the instance is ours (a kernel may have the
-    problem's sizes written in)."""
+    copies, or the user's code beside them: never the user's failure), on a smaller instance (``shrink`` of the
+    problem ``sizes`` saw at the last try). ``report`` is told what each smaller instance is. Raises the memory
+    error after ``_SHRINK_ATTEMPTS`` halvings, or where nothing can be halved. The user's code failing on a smaller
+    instance as code fails for a reason of size (``_SIZE_FATES``) is out of scope, not its failure: the instance is
+    ours (a kernel may have the problem's sizes written in)."""
     smaller: dict = {}
     for n in range(_SHRINK_ATTEMPTS + 1):
         sizes = Sizes()
         try:
             return attempt(n, sizes), smaller
-        except UserCodeError as error:
-            if not n or error.fate not in _SIZE_FATES:
+        except (AnalysisMemoryError, torch.OutOfMemoryError, UserCodeError) as error:
+            why = _memory_error(error)
+            if why is None and (not n or error.fate not in _SIZE_FATES):
                 raise
-            raise OutOfScopeError(
-                f"the problem's fp64 analysis does not fit the device at its size, and on the smaller instance made "
-                f"for it ({_sizes_words(smaller)}) {error.where} failed: {str(error)[:300]}"
-            ) from None
-        except (AnalysisMemoryError, torch.OutOfMemoryError) as error:
-            why = AnalysisMemoryError(str(error)[:400])  # its message alone: its frames would hold the tensors
-            del error
+            if why is None:
+                raise OutOfScopeError(
+                    f"the problem's fp64 analysis does not fit the device at its size, and on the smaller instance "
+                    f"made for it ({_sizes_words(smaller)}) {error.where} failed: {str(error)[:300]}"
+                ) from None
+            del error  # its frames would hold the attempt's tensors
             if n == _SHRINK_ATTEMPTS or sizes.problem is None:
                 raise why from None
         gc.collect()  # the memory of the attempt that did not fit, given back before the next
@@ -87,6 +91,16 @@ def on_fitting_instance(
             smaller[name] = [smaller.get(name, [was])[0], now]
         report(described(smaller))
     raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def _memory_error(error: Exception) -> AnalysisMemoryError | None:
+    """The memory error ``error`` is, as an AnalysisMemoryError (its message alone), or None where it is not one.
+    The user's code running out of device memory counts: it ran beside our copies of its tensors."""
+    if isinstance(error, UserCodeError):
+        if error.details.get("exception") != "OutOfMemoryError":
+            return None
+        return AnalysisMemoryError(f"{error.where} ran out of device memory beside fpa's copies: {error}"[:400])
+    return AnalysisMemoryError(str(error)[:400])
 
 
 def input_sizes(problem: UserFile) -> dict[str, int]:

@@ -516,9 +516,10 @@ def tolerance_job(problem, *, options: dict, timeout: float, folder, problem_sou
             model = file.call("Model(*get_init_inputs())", lambda: file.module.Model(*init).to(device))
             seed_all(trial_seed)
             inputs = trial_inputs(file, device, "trial 1")
+            sizes.saw(file, inputs)  # before the reference runs: it may run out of memory beside our copies
             with tf32(conv=False, matmul=False):
                 reference, _ = reference_forward(file, model, inputs, detail="trial 1")
-        sizes.saw(file, reference, inputs)
+        sizes.saw(file, inputs, reference)
         return tolerance_of(model, inputs, atol=asked.atol, rtol=asked.rtol, seed=asked.seed, watch=file.watched,
                             progress=report)  # fmt: skip
 

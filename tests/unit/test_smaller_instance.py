@@ -102,7 +102,7 @@ _BODIES = {
 }
 
 
-def _explain(tmp_path, monkeypatch, body: str) -> dict:
+def _explain(tmp_path, monkeypatch, body: str, problem: str = PROBLEM) -> dict:
     """``fpa explain``'s job in this process on the Frobenius problem, whose fp64 analysis is made not to fit at its
     own size (half of what it needs is available): the check at full size, the analysis on batch_size 8."""
     from fp_analysis.explain import job
@@ -115,7 +115,9 @@ def _explain(tmp_path, monkeypatch, body: str) -> dict:
     solution = tmp_path / "solution.py"
     solution.write_text(SOLUTION.format(body=body))
     options = ExplainOptions(device="cpu", timeout=60).to_json()
-    return job.explain_job(_problem(tmp_path), solution, options=options, timeout=60, folder=str(tmp_path))
+    path = tmp_path / "problem.py"
+    path.write_text(problem)
+    return job.explain_job(path, solution, options=options, timeout=60, folder=str(tmp_path))
 
 
 def test_an_explanation_that_does_not_fit_is_analysed_on_a_smaller_instance_and_says_so(tmp_path, monkeypatch):
@@ -136,3 +138,18 @@ def test_a_bug_is_still_found_on_the_smaller_instance(tmp_path, monkeypatch):
 def test_a_solution_that_fails_on_the_smaller_instance_alone_is_out_of_scope_not_its_failure(tmp_path, monkeypatch):
     with pytest.raises(OutOfScopeError, match=r"smaller instance made for it \(batch_size 16 → 8\) ModelNew.forward"):
         _explain(tmp_path, monkeypatch, _BODIES["sizes written in"])
+
+
+def test_a_check_that_runs_out_of_memory_at_full_size_is_run_on_the_smaller_instance_and_says_so(tmp_path, monkeypatch):
+    from fp_analysis.explain import job
+
+    # its forward runs out of memory at the full batch, as beside our copies of its tensors on a GPU
+    problem = PROBLEM.replace(
+        "return x / torch.norm",
+        'if x.shape[0] == 16:\n            raise torch.OutOfMemoryError("CUDA out of memory")\n'
+        "        return x / torch.norm",
+    )
+    result = _explain(tmp_path, monkeypatch, _BODIES["same"], problem)
+    assert result["verdict"] == "identical" and result["context"]["smaller_instance"] == {"batch_size": [16, 8]}
+    assert result["context"]["full_size_check"] is None
+    assert result["notes"][1] == job._NO_FULL_SIZE_CHECK
