@@ -102,6 +102,7 @@ FAMILIES = [
     _f("gelu", 1, "return F.gelu(x)", ACT),
     _f("selu", 1, "return torch.selu(x)", ACT),
     _f("hardsigmoid", 1, "return F.hardsigmoid(x)", ACT),
+    _f("hardswish", 1, "return F.hardswish(x)", ACT),
     _f("softplus", 1, "return F.softplus(x)", ACT),
     _f("softsign", 1, "return x / (1 + torch.abs(x))", ACT),
     _f("elu", 1, "return F.elu(x, alpha=self.alpha)", ACT, init="alpha", init_values="[1.0]",

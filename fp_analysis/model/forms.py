@@ -2,9 +2,9 @@
 formulas equal in exact arithmetic that round differently in fp32 (``FORMULAS``).
 
 The approximations: GELU's tanh form for its erf form (or the reverse), softplus and Mish computed the naive way in
-fp32 (``approximation``, ``gelu_approximation``). The formulas (``formula``): softmax, log-softmax, log-sum-exp and the
-norms' variance. Each is evaluated in fp32 whatever the graph's precision (the difference is how fp32 rounds it)
-and returns what the ATen op returns (a norm's (output, mean, rstd) too):
+fp32 (``approximation``, ``gelu_approximation``). The formulas (``formula``): softmax, log-softmax, log-sum-exp, ELU's
+and tanh's exp forms, and the norms' variance. Each is evaluated in fp32 whatever the graph's precision (the
+difference is how fp32 rounds it) and returns what the ATen op returns (a norm's (output, mean, rstd) too):
 
 * **softmax without the max shift**, exp(x)/Σexp(x): equal to exp(x − max)/Σexp(x − max) in exact arithmetic; in fp32
   it overflows past x ≈ 88.7 and loses the small entries' relative accuracy where exp(x) is large (the shift exists
@@ -13,6 +13,13 @@ and returns what the ATen op returns (a norm's (output, mean, rstd) too):
 * **log-softmax as log(softmax(x))**: its small probabilities' relative error becomes an absolute error of the log,
   and a probability that underflows to 0 gives −inf where x − logsumexp(x) is finite (same source, §3).
 * **log-softmax and log-sum-exp without the max shift**: x − log Σexp(x), log Σexp(x) (same source, §2).
+* **ELU's negative side as alpha·(exp(x) − 1)** (SELU and CELU too, which are ELU scaled), and **tanh through exp**
+  (2/(1 + exp(−2x)) − 1, (exp(2x) − 1)/(exp(2x) + 1), (exp(x) − exp(−x))/(exp(x) + exp(−x))), as kernels commonly
+  write them: near x = 0 the subtraction cancels, leaving an absolute error of about u where PyTorch's expm1 and tanh
+  err by u·|f(x)| (Higham 2002, §1.7 on cancellation and §1.14.1 on computing exp(x) − 1; Goldberg 1991, ACM
+  Comput. Surv. 23(1), §1.4).
+* **hardsigmoid and hardswish as clamp(x/6 + 1/2, 0, 1)** (or with x·(1/6)), not PyTorch's clamp(x + 3, 0, 6)/6:
+  exact arithmetic in another order, whose addition cancels near x = −3 (Higham 2002, §1.7).
 * **one-pass variance**, E[x²] − E[x]², for the statistics of LayerNorm, GroupNorm and BatchNorm in training mode:
   subtracts two nearly equal numbers when |mean| ≫ standard deviation, losing about log2(E[x²]/var) bits — catastrophic
   cancellation (Chan, Golub & LeVeque 1983, Am. Stat. 37(3), "Algorithms for computing the sample variance";
@@ -62,6 +69,15 @@ def _rowwise_in_fp32(compute: Callable) -> Callable:
     return form
 
 
+def _elementwise_in_fp32(compute: Callable) -> Callable:
+    """``compute(x)`` on the op's first operand in fp32, the result in the operand's dtype."""
+
+    def form(func, args, kwargs):
+        return compute(args[0].float()).to(args[0].dtype)
+
+    return form
+
+
 def _softmax_unshifted(x, dim):
     e = torch.exp(x)
     return e / e.sum(dim, keepdim=True)
@@ -84,6 +100,41 @@ def _logsumexp_form(func, args, kwargs):
     keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
     out = torch.log(torch.exp(x.float()).sum(dim, keepdim=keepdim))
     return out.to(x.dtype)
+
+
+def _elu_exp_minus_one(func, args, kwargs):
+    """ELU as scale·(x > 0 ? x : alpha·(exp(x·input_scale) − 1)) in fp32 (aten.elu's arguments; aten.celu's alpha
+    is ELU's with input_scale 1/alpha)."""
+    x, given = args[0], {**dict(zip(("alpha", "scale", "input_scale"), args[1:], strict=False)), **kwargs}
+    alpha = float(given.get("alpha", 1.0))
+    scale, input_scale = (1.0, 1.0 / alpha) if "celu" in str(func) else (1.0, 1.0)
+    scale, input_scale = float(given.get("scale", scale)), float(given.get("input_scale", input_scale))
+    x32 = x.float()
+    out = scale * torch.where(x32 > 0, x32, alpha * (torch.exp(x32 * input_scale) - 1))
+    return out.to(x.dtype)
+
+
+_TANH_FORMS = {
+    "tanh_via_sigmoid": ("tanh as 2/(1 + exp(−2x)) − 1, in fp32", lambda x: 2 / (1 + torch.exp(-2 * x)) - 1),
+    "tanh_exp_ratio": ("tanh as (exp(2x) − 1)/(exp(2x) + 1), in fp32",
+                       lambda x: (torch.exp(2 * x) - 1) / (torch.exp(2 * x) + 1)),
+    "tanh_exp_difference": ("tanh as (exp(x) − exp(−x))/(exp(x) + exp(−x)), in fp32",
+                            lambda x: (torch.exp(x) - torch.exp(-x)) / (torch.exp(x) + torch.exp(-x))),
+}  # fmt: skip
+
+
+def _hard_sigmoid_forms(times_x: bool) -> dict:
+    """hardsigmoid (``times_x``: hardswish, x times it) with its line written as x/6 + 1/2 or x·(1/6) + 1/2."""
+    name, what = ("hardswish", "x·clamp({}, 0, 1)") if times_x else ("hardsigmoid", "clamp({}, 0, 1)")
+    lines = {
+        "divided": ("x/6 + 1/2", lambda x: x / 6 + 0.5),
+        "by_reciprocal": ("x·(1/6) + 1/2", lambda x: x * (1 / 6) + 0.5),
+    }
+    return {
+        f"{name}_{key}": (f"{name} as {what.format(words)}, in fp32",
+                          _elementwise_in_fp32(lambda x, f=line: (x if times_x else 1) * torch.clamp(f(x), 0, 1)))
+        for key, (words, line) in lines.items()
+    }  # fmt: skip
 
 
 class _OnePassVarianceMode(EagerDispatchMode):
@@ -136,6 +187,14 @@ FORMULAS: dict[str, dict[str, tuple[str, Callable]]] = {
     "logsumexp": {
         "logsumexp_unshifted": ("log-sum-exp as log Σexp(x) without the max shift, in fp32", _logsumexp_form),
     },
+    **{
+        name: {"elu_exp_minus_1": (f"{words} with its negative side as alpha·(exp(x) − 1), not expm1, in fp32",
+                                   _elu_exp_minus_one)}
+        for name, words in (("elu", "ELU (or SELU)"), ("celu", "CELU"))
+    },
+    "tanh": {name: (words, _elementwise_in_fp32(fn)) for name, (words, fn) in _TANH_FORMS.items()},
+    "hardsigmoid": _hard_sigmoid_forms(times_x=False),
+    "hardswish": _hard_sigmoid_forms(times_x=True),
     **{
         name: {ONE_PASS: (_ONE_PASS_WORDS, _one_pass)}
         for name in ("native_layer_norm", "native_group_norm", "native_batch_norm", "_native_batch_norm_legit")

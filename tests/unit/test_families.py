@@ -75,7 +75,7 @@ NAMES = [f.name for f in FAMILIES]
 def test_the_suite_covers_every_family(built):
     """Every family's ops as the engine records them (fp32): the matrix products, activations, norms, pools,
     reductions, scans, losses, attention and recurrences the suite claims, and no integer output among them."""
-    assert {f.level for f in FAMILIES} == {1, 2, 3} and len(FAMILIES) == 68
+    assert {f.level for f in FAMILIES} == {1, 2, 3} and len(FAMILIES) == 69
     labels, modules = set(), set()
     for name in NAMES:
         model, inputs, reference = built(name)
@@ -464,6 +464,15 @@ def _hardsigmoid_by_hand(model, inputs):
     return torch.clamp(inputs[0] / 6 + 0.5, 0, 1)
 
 
+def _hardswish_by_hand(model, inputs):
+    x = inputs[0]
+    return x * torch.clamp(x * (1 / 6) + 0.5, 0, 1)
+
+
+def _hardsigmoid_offset_off(model, inputs):  # the other line's form must not cover 1/2 written as 0.501
+    return torch.clamp(inputs[0] / 6 + 0.501, 0, 1)
+
+
 def _leaky_relu_other_slope(model, inputs):
     return F.leaky_relu(inputs[0], 0.02)
 
@@ -483,6 +492,17 @@ def _selu_exp_minus_one(model, inputs):
 
 def _tanh_via_exp(model, inputs):
     return 2 / (1 + torch.exp(-2 * inputs[0])) - 1
+
+
+def _elu_exp_minus_one_alpha_off(model, inputs):  # the formula's form must not cover a wrong constant beside it
+    x = inputs[0]
+    return torch.where(x > 0, x, 1.001 * model.alpha * (torch.exp(x) - 1))
+
+
+def _tanh_via_exp_one_output_off(model, inputs):  # nor one output 1e-3 off (beyond even fp16's rounding of tanh)
+    out = 2 / (1 + torch.exp(-2 * inputs[0])) - 1
+    out.view(-1)[5] += 1e-3
+    return out
 
 
 # --- losses
@@ -685,11 +705,6 @@ HALF_CASES = [
     ("gru_hidden", torch.bfloat16, ()),
 ]  # fmt: skip
 
-_EXP_MINUS_ONE = (
-    "engine defect: {what} computed as {formula} in fp32, as kernels commonly write it, is called a bug: near "
-    "x = 0 its cancellation errs by ~u absolute (4e-8 to 2e-7 here, 2–3 of 384 outputs) where the floor allows "
-    "u·|f(x)|, and no form re-creates it (softplus and Mish have their naive forms; ELU, SELU and tanh have none)"
-)
 _TRIPLET_GAP = (
     "known gap: dropping pairwise_distance's eps (‖a − p + 1e-6‖ → ‖a − p‖) is a real semantic difference, but on "
     "random inputs it moves the loss by less than an ulp (the candidate is 8e-9 from the reference Model in fp64, "
@@ -764,18 +779,15 @@ PLANTED = [
     _p("fused_tanh_form", "new_gelu", _gelu_tanh, True),
     _p("cube_as_products", "new_gelu", _new_gelu_cube, True),
     _p("naive", "softplus", _softplus_naive, True),
-    _p("by_hand", "hardsigmoid", _hardsigmoid_by_hand, True, excludes="approximation", marks=_defect(
-        "engine defect (a cause misnamed): hardsigmoid as clamp(x/6 + 1/2, 0, 1), exact fp32 arithmetic in "
-        "another formula (at most 6e-8 from PyTorch's (x + 3)/6), is named approximation, re-created by fast_math: "
-        "the plain floor allows u·|f(x)| where x/6 + 1/2 cancels near x = −3, and fast-math's division allowance "
-        "is the only one wide enough")),
+    _p("by_hand", "hardsigmoid", _hardsigmoid_by_hand, True, verdict="formula"),
+    _p("by_hand_offset_off", "hardsigmoid", _hardsigmoid_offset_off, False, verdict="bug"),
+    _p("by_hand", "hardswish", _hardswish_by_hand, True),
     _p("slope_0.02", "leaky_relu", _leaky_relu_other_slope, False, verdict="bug"),
-    _p("exp_minus_1", "elu", _elu_exp_minus_one, True,
-       marks=_defect(_EXP_MINUS_ONE.format(what="ELU", formula="alpha·(exp(x) − 1)"))),
-    _p("exp_minus_1", "selu", _selu_exp_minus_one, True,
-       marks=_defect(_EXP_MINUS_ONE.format(what="SELU", formula="scale·alpha·(exp(x) − 1)"))),
-    _p("via_exp", "tanh", _tanh_via_exp, True,
-       marks=_defect(_EXP_MINUS_ONE.format(what="tanh", formula="2/(1 + exp(−2x)) − 1"))),
+    _p("exp_minus_1", "elu", _elu_exp_minus_one, True, verdict="formula"),
+    _p("exp_minus_1", "selu", _selu_exp_minus_one, True, verdict="formula"),
+    _p("via_exp", "tanh", _tanh_via_exp, True, verdict="formula"),
+    _p("exp_minus_1_alpha_off", "elu", _elu_exp_minus_one_alpha_off, False, verdict="bug"),
+    _p("via_exp_one_output_off", "tanh", _tanh_via_exp_one_output_off, False, verdict="bug"),
     # losses
     _p("sequential", "mse_loss", _mse_sequential, True),
     _p("without_clamp", "hinge_loss", _hinge_without_clamp, False, verdict="bug"),
