@@ -7,8 +7,12 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import pytest
 from hypothesis import HealthCheck, settings
 
-# Fast by default (CI); HYPOTHESIS_PROFILE=thorough for a long run.
-settings.register_profile("fast", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Fast by default (CI), and the same examples every run: a CI run at 297869c lost a test process to a segfault
+# inside torch's CPU convolution on one random config that 6000 further random examples did not meet again; a run
+# that fails must fail again where it is replayed. HYPOTHESIS_PROFILE=thorough for a long run, random.
+settings.register_profile(
+    "fast", max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile("thorough", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 

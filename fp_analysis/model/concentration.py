@@ -86,26 +86,32 @@ def concentration(units: torch.Tensor, least: float = MIN_UNITS) -> Concentratio
     departing = int((u != 0).sum())
     flagged: list[tuple[str, torch.Tensor, float, float]] = []
     for label, rows, mask_of in _slicings(signed, dim_names(u.dim())):
-        levels = _quantile(rows.abs())
+        size = rows.shape[1]  # every slice of a slicing has as many outputs
+        if 2 * size > u.numel():
+            continue
+        magnitudes = rows.abs()
+        levels = _quantile(magnitudes)
         shifted = _shift_t(rows.clamp(-_CLIP, _CLIP), total, least)
         # most of a slice above ``least`` needs its upper quartile above it: only those slices are looked at closer
-        by_level = torch.nonzero(levels >= least).flatten().tolist()
-        for g in dict.fromkeys(by_level + torch.nonzero(shifted).flatten().tolist()):
-            mask = mask_of(g)
-            size = int(mask.sum())
-            if 2 * size > u.numel():
-                continue
-            inside, values = float(levels[g]), u[mask]
-            # the rest's quartile: the whole output's where the slice is a twentieth of it or less (it moves the
-            # quartile by at most that share of outputs), else counted without it
-            outside = overall if 20 * size <= u.numel() else _quantile(u[~mask].reshape(1, -1))[0].item()
-            level = max(least, RATIO * outside)
-            # over the outputs that depart at all, as the quartiles are: a ReLU's exact zeros say nothing
-            values = values[values != 0]
-            above_rest = int((u > level).sum()) - int((values > level).sum())
-            rest = max(1, departing - values.numel())
-            if bool(shifted[g]) or _mostly_above(values, above_rest / rest, level):
-                flagged.append((label(g), mask, inside, outside))
+        by_level, by_shift = (torch.nonzero(m).flatten().tolist() for m in (levels >= least, shifted))
+        order = list(dict.fromkeys(by_level + by_shift))
+        if not order:
+            continue
+        looked = torch.tensor(order, device=rows.device)
+        # the rest's quartile: the whole output's where a slice is a twentieth of it or less (it moves the quartile by
+        # at most that share of outputs), else counted without the slice
+        alone = 20 * size > u.numel()
+        outsides = [_quantile(u[~mask_of(g)].reshape(1, -1))[0].item() for g in order] if alone else None
+        level_of = [max(least, RATIO * o) for o in outsides] if alone else [max(least, RATIO * overall)] * len(order)
+        picked = magnitudes[looked]  # over the outputs that depart at all, as the quartiles are: zeros say nothing
+        limits = torch.tensor(level_of, dtype=picked.dtype, device=picked.device).unsqueeze(1)
+        counts = torch.stack([(picked != 0).sum(1), (picked > limits).sum(1)]).tolist()  # one transfer a slicing
+        inside, shift = levels[looked].tolist(), shifted[looked].tolist()
+        above = {level: int((u > level).sum()) for level in set(level_of)}
+        for i, (g, n, k) in enumerate(zip(order, *counts, strict=True)):
+            p = (above[level_of[i]] - k) / max(1, departing - n)  # how often the rest's departures pass the level
+            if shift[i] or _mostly_above(n, k, p):
+                flagged.append((label(g), mask_of(g), inside[i], outsides[i] if alone else overall))
     if not flagged:
         return None
     # what the rest leaves, where it is cleanest: a slice that overlaps the bad one has the bad outputs in its rest
@@ -129,12 +135,12 @@ def concentration(units: torch.Tensor, least: float = MIN_UNITS) -> Concentratio
     return Concentration([words for words, *_ in kept], inside, outside, union & high)
 
 
-def _mostly_above(inside: torch.Tensor, p: float, level: float) -> bool:
-    """Whether most of a slice's departures pass ``level`` and that many passing is beyond chance given how often
-    the rest's do (``p``, their share above ``level``): the binomial tail P(X ≥ k) for X ~ Binomial(n, p), bounded by
-    Chernoff's exp(−n·KL(k/n ‖ p)) (Hoeffding 1963, Theorem 1), below ``CHANCE``. A slice of a few outputs that an
-    approximation's occasional large error reaches (fast-math tanhf's, at one input in three) is within chance."""
-    n, k = inside.numel(), int((inside > level).sum())
+def _mostly_above(n: int, k: int, p: float) -> bool:
+    """Whether most of a slice's ``n`` departures pass the level (``k`` of them do) and that many passing is beyond
+    chance given how often the rest's do (``p``, their share above it): the binomial tail P(X ≥ k) for
+    X ~ Binomial(n, p), bounded by Chernoff's exp(−n·KL(k/n ‖ p)) (Hoeffding 1963, Theorem 1), below ``CHANCE``. A
+    slice of a few outputs that an approximation's occasional large error reaches (fast-math tanhf's, at one input in
+    three) is within chance."""
     if n < MIN_OUTPUTS or 2 * k < n:
         return False
     q = k / n
