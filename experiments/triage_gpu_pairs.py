@@ -1,4 +1,4 @@
-"""A manifest of load_inline pairs of our own for `fpa triage --device cuda`: three conv problems, 21 solutions.
+"""A manifest of load_inline pairs of our own for `fpa triage --device cuda`: eight conv problems, 66 solutions.
 
 Each solution is a self-contained KernelBench solution whose ``ModelNew`` calls a direct fp32 convolution
 kernel built with ``torch.utils.cpp_extension.load_inline`` (one output per thread, the products summed over
@@ -33,7 +33,19 @@ PROBLEMS = {
                      "0.5f * v * (1.f + erff(v * 0.70710678118654752f))", (4, 24, 72, 72), (1, 4, 2)),
     "strided_tanh": ("nn.Conv2d(40, 64, 3, stride=2, padding=1, dilation=1)", "torch.tanh(y)", "tanhf(v)",
                      (8, 40, 96, 96), (2, 1, 1)),
+    "pointwise_sigmoid": ("nn.Conv2d(64, 48, 1, stride=1, padding=0, dilation=1)", "torch.sigmoid(y)",
+                          "1.f / (1.f + expf(-v))", (8, 64, 56, 56), (1, 0, 1)),
+    "wide_silu": ("nn.Conv2d(16, 64, 5, stride=1, padding=2, dilation=1)", "F.silu(y)", "v / (1.f + expf(-v))",
+                  (4, 16, 80, 80), (1, 2, 1)),
+    "dilated3_relu6": ("nn.Conv2d(24, 24, 3, stride=1, padding=3, dilation=3)", "F.relu6(y)",
+                       "fminf(fmaxf(v, 0.f), 6.f)", (8, 24, 64, 64), (1, 3, 3)),
+    "strided5_elu": ("nn.Conv2d(12, 40, 5, stride=2, padding=2, dilation=1)", "F.elu(y)",
+                     "v > 0.f ? v : expm1f(v)", (8, 12, 128, 128), (2, 2, 1)),
+    "wide_softplus": ("nn.Conv2d(20, 36, 7, stride=1, padding=3, dilation=1)", "F.softplus(y)",
+                      "v > 20.f ? v : log1pf(expf(v))", (4, 20, 48, 96), (1, 3, 1)),
 }  # fmt: skip
+_ALL = tuple(PROBLEMS)
+_TRANSCENDENTAL = tuple(name for name in PROBLEMS if name not in ("conv_relu", "dilated3_relu6"))
 
 _GELU_TANH = "0.5f * v * (1.f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)))"
 
@@ -42,21 +54,20 @@ _GELU_TANH = "0.5f * v * (1.f + tanhf(0.7978845608028654f * (v + 0.044715f * v *
 # dilated_gelu, not for the stride-2 strided_tanh): where it does, a TF32 reference is part of the right verdict.
 _TF32_REF = "reference_tf32"
 VARIANTS = {
-    "correct": (("conv_relu", "dilated_gelu", "strided_tanh"), f"{_TF32_REF}|identical", {}),
-    "nofma": (("conv_relu", "strided_tanh"), f"{_TF32_REF}|accumulation_order|identical",
+    "correct": (_ALL, f"{_TF32_REF}|identical", {}),
+    "nofma": (_ALL, f"{_TF32_REF}|accumulation_order|identical",
               {"ACCUMULATE": "acc = __fadd_rn(acc, __fmul_rn(xv, wv));"}),
-    "reversed": (("conv_relu", "strided_tanh"), f"{_TF32_REF}|accumulation_order|identical",
+    "reversed": (_ALL, f"{_TF32_REF}|accumulation_order|identical",
                  {"CHANNELS": "for (int c = C - 1; c >= 0; --c)"}),
-    "tf32": (("conv_relu", "strided_tanh"), f"{_TF32_REF} + candidate_tf32|candidate_tf32|shared_tf32",
-             {"LOAD": "tf32"}),
-    "bf16": (("conv_relu", "strided_tanh"), f"{_TF32_REF} + candidate_bf16|candidate_bf16", {"LOAD": "bf16"}),
+    "tf32": (_ALL, f"{_TF32_REF} + candidate_tf32|candidate_tf32|shared_tf32", {"LOAD": "tf32"}),
+    "bf16": (_ALL, f"{_TF32_REF} + candidate_bf16|candidate_bf16", {"LOAD": "bf16"}),
     "gelu_tanh": (("dilated_gelu",), f"{_TF32_REF} + gelu_approximation|gelu_approximation",
                   {"EPILOGUE": _GELU_TANH}),
     # fast-math's erff/tanhf error is below TF32's: where the reference is TF32, that is the cause named
-    "fast_math": (("dilated_gelu", "strided_tanh"), f"approximation|{_TF32_REF}|{_TF32_REF} + approximation",
+    "fast_math": (_TRANSCENDENTAL, f"approximation|{_TF32_REF}|{_TF32_REF} + approximation|identical",
                   {"FLAGS": '["--use_fast_math"]'}),
-    "shifted": (("conv_relu", "dilated_gelu"), "bug", {"ROW": "p * stride - pad + r * dil + 1"}),
-    "no_bias": (("conv_relu", "strided_tanh"), "bug", {"BIAS": ""}),
+    "shifted": (_ALL, "bug", {"ROW": "p * stride - pad + r * dil + 1"}),
+    "no_bias": (_ALL, "bug", {"BIAS": ""}),
     "illegal_access": (("conv_relu",), "user_code_failed", {"EXTRA": "if (idx == 0) y[-(1ll << 40)] = 1.f;"}),
     # spins on a global load the compiler must repeat (a volatile local's loop was removed: the kernel returned)
     "spins": (("dilated_gelu",), "user_code_failed",
