@@ -41,7 +41,7 @@ from .kernelbench import (
     written_notes,
 )
 from .parameters import describe, match_parameters, with_values
-from .smaller import FP64_COPIES, Sizes, described, on_fitting_instance
+from .smaller import FP64_COPIES, Sizes, described, on_fitting_instance, sizes_words
 
 __all__ = ["explain_job"]
 
@@ -73,6 +73,7 @@ def explain_job(
     }
     loaded: dict[str, UserFile] = {}
     full_size: dict = {}
+    departures: list[_Departure] = []  # each attempt's check: how far the candidate went, at that size
 
     def attempt(n: int, sizes: Sizes) -> dict:
         with CandidateProcess(solution, folder, timeout, solution_sources, dev.type == "cuda") as candidate:
@@ -95,6 +96,7 @@ def explain_job(
                 return _wrong_output(wrong, context, list(candidate.loaded()), asked)
             if not n:
                 full_size["check"] = mismatch_summary(results, atol, rtol)
+            departures.append(_Departure.of(worst))
             sides = ("reference", "candidate")
             written = {side: {i for r in results for i in r.written.get(side, ())} for side in sides}
             notes = list(candidate.loaded()) + written_notes(written)
@@ -105,12 +107,50 @@ def explain_job(
         report_event("progress", text=f"analysis: {text}")
 
     explanation, smaller = on_fitting_instance(dev, attempt, report)
+    if smaller and full_size and explanation["explained"]:
+        departures[0].covered_by(departures[-1], smaller)
     if smaller:
         explanation["notes"] = [described(smaller, "analysed"), *explanation["notes"]]
         explanation["context"] |= {"smaller_instance": smaller, "full_size_check": full_size.get("check")}
         if not full_size:
             explanation["notes"].insert(1, _NO_FULL_SIZE_CHECK)
     return explanation
+
+
+class _Departure(NamedTuple):
+    """How far the candidate went from the reference in a check's worst trial: the largest finite difference over the
+    largest finite |reference|, the outputs, and whether some output is NaN or ±inf on one side only."""
+
+    relative: float
+    outputs: int
+    one_sided: bool
+
+    @classmethod
+    def of(cls, worst) -> _Departure:
+        stats, reference = worst.stats, worst.reference
+        finite = reference[torch.isfinite(reference)] if reference.is_floating_point() else reference.double()
+        scale = float(finite.abs().max()) if finite.numel() else 0.0
+        difference = stats.max_abs or 0.0
+        return cls(difference / scale if scale > 0 else difference, reference.numel(),
+                   stats.nonfinite.mismatched_nonfinite > 0)  # fmt: skip
+
+    def covered_by(self, smaller: _Departure, sizes: dict) -> None:
+        """OutOfScopeError where this full-size departure is beyond what the smaller instance's explanation covers:
+        NaN or ±inf on one side only there and not here, or a relative difference more than 8 × the outputs' ratio
+        times the smaller instance's (at least fp32's unit roundoff 2⁻²⁴): a sum's rounding grows with its terms
+        (at most linearly: Higham 2002, eq. (3.4)), a bug that only the full size shows (an index past 2³¹, a
+        batch the kernel tiles otherwise) is not analysed there, and is never called explained."""
+        ratio = self.outputs / max(1, smaller.outputs)
+        limit = 8 * ratio * max(smaller.relative, 2.0**-24)
+        if (self.one_sided and not smaller.one_sided) or self.relative > limit:
+            shown = f"a relative difference of {self.relative:.3g}"
+            shown = "NaN or ±inf on one side only" if self.one_sided else shown
+            raise OutOfScopeError(
+                f"the candidate is explained on the smaller instance analysed ({sizes_words(sizes)}), but at the "
+                f"problem's own size KernelBench's check sees {shown}, beyond what that instance covers "
+                f"({limit:.3g}): a departure only the full size shows is not analysed (its fp64 analysis does not fit "
+                "the device)"
+            )
 
 
 _NO_FULL_SIZE_CHECK = (

@@ -19,11 +19,11 @@ from collections.abc import Callable
 
 import torch
 
-from ..errors import AnalysisMemoryError, Fate, OutOfScopeError, UserCodeError
+from ..errors import AnalysisMemoryError, Fate, OutOfScopeError, Side, UserCodeError
 from ..numerics.memory import available_bytes, format_bytes
 from ..run.usercode import UserFile
 
-__all__ = ["FP64_COPIES", "Sizes", "described", "input_sizes", "on_fitting_instance", "shrink"]
+__all__ = ["FP64_COPIES", "Sizes", "described", "input_sizes", "on_fitting_instance", "shrink", "sizes_words"]
 
 _HEADROOM = 0.8  # of the memory the device has: allocator slack and the libraries' own (numerics.memory)
 # fp64 copies of its largest tensor that an analysis of the whole Model is planned to hold (the H200 held 8.5 of them
@@ -78,7 +78,7 @@ def on_fitting_instance(
             if why is None:
                 raise OutOfScopeError(
                     f"the problem's fp64 analysis does not fit the device at its size, and on the smaller instance "
-                    f"made for it ({_sizes_words(smaller)}) {error.where} failed: {str(error)[:300]}"
+                    f"made for it ({sizes_words(smaller)}) {error.where} failed: {str(error)[:300]}"
                 ) from None
             del error  # its frames would hold the attempt's tensors
             if n == _SHRINK_ATTEMPTS or sizes.problem is None:
@@ -95,12 +95,20 @@ def on_fitting_instance(
 
 def _memory_error(error: Exception) -> AnalysisMemoryError | None:
     """The memory error ``error`` is, as an AnalysisMemoryError (its message alone), or None where it is not one.
-    The user's code running out of device memory counts: it ran beside our copies of its tensors."""
-    if isinstance(error, UserCodeError):
-        if error.details.get("exception") != "OutOfMemoryError":
-            return None
-        return AnalysisMemoryError(f"{error.where} ran out of device memory beside fpa's copies: {error}"[:400])
-    return AnalysisMemoryError(str(error)[:400])
+    The problem's code running out of device memory counts (it ran beside our copies of its tensors). The
+    solution's does not make a smaller instance: a solution could raise it on purpose, to be analysed where it
+    behaves; it is out of scope (OutOfScopeError), neither its failure (our copies took memory beside it) nor
+    explained."""
+    if not isinstance(error, UserCodeError):
+        return AnalysisMemoryError(str(error)[:400])
+    if error.details.get("exception") != "OutOfMemoryError":
+        return None
+    if error.side is Side.SOLUTION:
+        raise OutOfScopeError(
+            f"{error.where} ran out of device memory beside fpa's copies of each trial's tensors ({str(error)[:200]}): "
+            "fpa cannot run the check at this size, and a solution out of memory is not analysed on a smaller instance"
+        ) from None
+    return AnalysisMemoryError(f"{error.where} ran out of device memory beside fpa's copies: {error}"[:400])
 
 
 def input_sizes(problem: UserFile) -> dict[str, int]:
@@ -154,11 +162,12 @@ def shrink(problem: UserFile, batch: int, largest: int, copies: int, device: str
 def described(changed: dict, done: str = "measured") -> str:
     """The note that says what the smaller instance is (``done``: what was done on it)."""
     return (
-        f"{done} on a smaller instance of the problem ({_sizes_words(changed)}: the sizes its get_inputs reads, "
+        f"{done} on a smaller instance of the problem ({sizes_words(changed)}: the sizes its get_inputs reads, "
         "halved until its fp64 analysis fits the device; the Model itself as built): a sum over the whole tensor has "
         "fewer terms here than at full size, so it rounds less; at full size a tolerance may need to be larger"
     )
 
 
-def _sizes_words(changed: dict) -> str:
+def sizes_words(changed: dict) -> str:
+    """The sizes changed, in words: "batch_size 112 → 28"."""
     return ", ".join(f"{name} {was} → {now}" for name, (was, now) in changed.items())

@@ -153,3 +153,15 @@ def test_a_check_that_runs_out_of_memory_at_full_size_is_run_on_the_smaller_inst
     assert result["verdict"] == "identical" and result["context"]["smaller_instance"] == {"batch_size": [16, 8]}
     assert result["context"]["full_size_check"] is None
     assert result["notes"][1] == job._NO_FULL_SIZE_CHECK
+
+
+def test_a_bug_only_the_full_size_shows_is_never_explained_on_the_smaller_instance(tmp_path, monkeypatch):
+    body = 'return (x * 1.001 if x.shape[0] == 16 else x) / torch.norm(x, p="fro")'  # right on the smaller batch
+    with pytest.raises(OutOfScopeError, match="at the problem's own size KernelBench's check sees a relative"):
+        _explain(tmp_path, monkeypatch, body)
+
+
+def test_a_solution_out_of_memory_is_out_of_scope_not_analysed_smaller_nor_its_failure(tmp_path, monkeypatch):
+    body = 'raise torch.OutOfMemoryError("CUDA out of memory")'  # as a solution could, to be analysed smaller
+    with pytest.raises(OutOfScopeError, match=r"ModelNew\.forward ran out of device memory beside fpa.s copies"):
+        _explain(tmp_path, monkeypatch, body)
