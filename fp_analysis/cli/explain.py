@@ -116,17 +116,19 @@ def _print_explanation(result) -> None:
     m = result.mismatch
     colour = "green" if result.explained else "red"
     nonfinite = _nonfinite_line(m.get("nonfinite") or {})
-    smaller = "full_size_check" in result.context  # analysed on a smaller instance: the check at full size first
-    full_size = result.context.get("full_size_check")
-    if smaller:
-        words = _check_words(full_size, len(result.trials), "") if full_size else "did not fit beside fpa's copies"
-        out.print(f"KernelBench check at the problem's size: {words}", highlight=False)
+    smaller = "smaller_instance" in result.context  # analysed on a smaller instance of the problem
+    full_size = not smaller or result.context.get("full_size_check_ran")
+    if not full_size:
+        out.print("KernelBench check at the problem's size: did not fit beside fpa's copies (see the notes)")
     if m.get("wrong_output"):
         out.print(f"KernelBench check: fails: {m['wrong_output']}; allclose cannot compare them.", highlight=False)
     else:
         over = f" over the {m['finite_pairs']} of {m['outputs']} outputs finite on both sides" if nonfinite else ""
-        head = "on the smaller instance analysed" if smaller else "KernelBench check"
+        head = "KernelBench check" if full_size else "on the smaller instance analysed"
         out.print(f"{head}: {_check_words(m, len(result.trials), over)}", highlight=False)
+    if smaller and full_size:
+        analysed = _check_words(result.context["analysed_check"], len(result.trials), "")
+        out.print(f"on the smaller instance analysed: {analysed}", highlight=False)
     if nonfinite:
         out.print(f"  {nonfinite} (trial {m['nonfinite']['trial'] + 1})", highlight=False)
     how = "explained by arithmetic" if result.explained else "not explained by arithmetic"

@@ -88,15 +88,15 @@ def explain_job(
 
                 reference, parameters, results, worst = run_check(reference_file, candidate, dev, trials=asked.trials,
                     seed=seed, tolerance=(atol, rtol), reference_mode=check_mode, observe=observe)  # fmt: skip
+                departures.append(_Departure.of(worst))
+                if not n:  # the check as it ran at the problem's size, kept before anything else may run out
+                    full_size["check"] = mismatch_summary(results, atol, rtol)
                 again = _run_again(candidate, worst)
             except WrongOutput as wrong:
                 if n:  # on an instance of ours, not the problem's: not the candidate's failure (smaller.py)
                     where, fate = "ModelNew.forward", "bad_output"
                     raise UserCodeError(str(wrong), side="solution", where=where, fate=fate) from None
                 return _wrong_output(wrong, context, list(candidate.loaded()), asked)
-            if not n:
-                full_size["check"] = mismatch_summary(results, atol, rtol)
-            departures.append(_Departure.of(worst))
             sides = ("reference", "candidate")
             written = {side: {i for r in results for i in r.written.get(side, ())} for side in sides}
             notes = list(candidate.loaded()) + written_notes(written)
@@ -109,10 +109,13 @@ def explain_job(
     explanation, smaller = on_fitting_instance(dev, attempt, report)
     if smaller and full_size and explanation["explained"]:
         departures[0].covered_by(departures[-1], smaller)
-    if smaller:
+    if smaller:  # the check the grader runs is the problem-size one: ``mismatch`` is it, where it ran to its end
         explanation["notes"] = [described(smaller, "analysed"), *explanation["notes"]]
-        explanation["context"] |= {"smaller_instance": smaller, "full_size_check": full_size.get("check")}
-        if not full_size:
+        explanation["context"] |= {"smaller_instance": smaller, "analysed_check": explanation["mismatch"],
+                                   "full_size_check_ran": bool(full_size)}  # fmt: skip
+        if full_size:
+            explanation["mismatch"] = full_size["check"]
+        else:
             explanation["notes"].insert(1, _NO_FULL_SIZE_CHECK)
     return explanation
 
@@ -156,7 +159,8 @@ class _Departure(NamedTuple):
 _NO_FULL_SIZE_CHECK = (
     "KernelBench's check did not run to its end at the problem's own size here: its tensors beside fpa's copies of "
     "them (each trial's inputs for both sides, both outputs, the worst trial kept) ran out of the device's memory; "
-    "every trial shown is the smaller instance's"
+    "the check and every trial shown are the smaller instance's, and whether the check passes at the problem's size "
+    "is not known"
 )
 
 
@@ -251,6 +255,8 @@ def _with_candidate_values(problem: UserFile, model, matches, first: Analysis, a
         substituted, reference_again = KeptItems(substituted, kept[0]), reference_again[kept[0] : kept[0] + 1]
     try:
         second = analyse_model(substituted, inputs, reference_again, cand_out, seed=asked.seed, watch=problem.watched)
+    except AnalysisMemoryError:  # our memory, not a finding about the values: a smaller instance is analysed
+        raise
     except OutOfScopeError:  # the reference with those values is not re-created: nothing more to say
         second = None
     differing = [m.words for m in matches if m.status == "differs"]

@@ -51,9 +51,10 @@ class Sizes:
         self.largest = max([t.numel() for t in tensors] + ([reference.numel()] if reference is not None else [0]))
 
 
-# How the user's code may end on a smaller instance for a reason of size (sizes written in, a shape it assumes);
-# the rest (forking, forged replies, edited files, closed channels) are what it does at any size: its failure still.
-_SIZE_FATES = frozenset({Fate.RAISED, Fate.EXITED, Fate.KILLED, Fate.TIMED_OUT, Fate.BAD_OUTPUT})
+# How the user's code may end on a smaller instance for a reason of size (sizes written in, a shape it assumes; a
+# reply past the size the smaller output allows, the full size's output returned, is a malformed reply); the rest
+# (forking, edited files, closed channels) are what it does at any size: its failure still.
+_SIZE_FATES = frozenset({Fate.RAISED, Fate.EXITED, Fate.KILLED, Fate.TIMED_OUT, Fate.BAD_OUTPUT, Fate.MALFORMED_REPLY})
 
 
 def on_fitting_instance(
@@ -134,7 +135,8 @@ def _names(code: types.CodeType) -> set[str]:
 
 def shrink(problem: UserFile, batch: int, largest: int, copies: int, device: str, why: AnalysisMemoryError) -> dict:
     """Halve ``problem``'s input sizes (``input_sizes``; the one equal to ``batch``, the output's first dimension,
-    first) until ``largest`` elements, scaled as they are, fit ``copies`` fp64 copies in what ``device`` has; set
+    first), at least once (the size it had ran out of memory, whatever the estimate says), until ``largest``
+    elements, scaled as they are, fit ``copies`` fp64 copies in what ``device`` has; set
     them in its module and return {name: [was, now]}. Raises ``why`` where nothing can be halved, or halving all
     still does not fit."""
     sizes = input_sizes(problem)
@@ -144,7 +146,7 @@ def shrink(problem: UserFile, batch: int, largest: int, copies: int, device: str
     budget = _HEADROOM * free
     now, scale = dict(sizes), 1.0
     order = sorted(sizes, key=lambda name: (sizes[name] != batch, -sizes[name]))
-    while largest * scale * copies * 8 > budget:
+    while scale == 1.0 or largest * scale * copies * 8 > budget:  # at least once: this size ran out
         name = next((n for n in order if now[n] >= 2), None)
         if name is None:
             raise AnalysisMemoryError(

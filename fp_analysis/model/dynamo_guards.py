@@ -10,9 +10,11 @@ analysis spent it on the first ``var_mean`` inside batch norm's decomposition; e
 The interposer evaluates Models eagerly, op by op, and nothing in an analysis's process is compiled, so there is
 nothing for the guard to protect: ``resolve_dynamo_guards`` stores each guarded function itself as its own cached
 "disabled" form, so the guard calls it straight away. A guard this misses still works (it imports torch._dynamo
-on its first call, as before); tests/unit/test_dynamo_guards.py checks that the analyses of norms, softmax and
-losses no longer import it, so a torch upgrade that moves the guard is noticed. Run only in our own analysis
-processes: the user's code runs elsewhere (``fp_analysis.run``) and may compile what it likes.
+on its first call, as before), and a guard whose form is not the one expected is left as it is;
+tests/unit/test_dynamo_guards.py checks that the analyses of norms, softmax and losses no longer import it, so a
+torch upgrade that moves the guard is noticed. Run only in our own analysis processes (the worker), where the
+problem's Model runs eagerly too; the solution's code runs in a process of its own (``fp_analysis.run``), which
+never resolves them, and may compile what it likes.
 """
 
 from __future__ import annotations
@@ -57,9 +59,12 @@ def _resolve(value: object) -> None:
     """Cache the guarded function as its own disabled form, where ``value`` is a guard (or a wrapper of one)."""
     while isinstance(value, types.FunctionType):
         if value.__code__ is _GUARD_CODE and value.__closure__:
-            guarded = value.__closure__[value.__code__.co_freevars.index("fn")].cell_contents
-            if getattr(guarded, _CACHE_ATTRIBUTE, None) is None:
-                setattr(guarded, _CACHE_ATTRIBUTE, guarded)
+            try:
+                guarded = value.__closure__[value.__code__.co_freevars.index("fn")].cell_contents
+                if getattr(guarded, _CACHE_ATTRIBUTE, None) is None:
+                    setattr(guarded, _CACHE_ATTRIBUTE, guarded)
+            except (ValueError, AttributeError, TypeError):  # another torch's guard: it imports dynamo, as before
+                pass
             return
         value = getattr(value, "__wrapped__", None)
 

@@ -102,14 +102,14 @@ _BODIES = {
 }
 
 
-def _explain(tmp_path, monkeypatch, body: str, problem: str = PROBLEM) -> dict:
+def _explain(tmp_path, monkeypatch, body: str, problem: str = PROBLEM, available: float | None = None) -> dict:
     """``fpa explain``'s job in this process on the Frobenius problem, whose fp64 analysis is made not to fit at its
     own size (half of what it needs is available): the check at full size, the analysis on batch_size 8."""
     from fp_analysis.explain import job
     from fp_analysis.numerics import memory
     from fp_analysis.options import ExplainOptions
 
-    half = smaller.FP64_COPIES * 8 * (16 * 8 * 64) / 0.8 / 2 + 1
+    half = smaller.FP64_COPIES * 8 * (16 * 8 * 64) / 0.8 / 2 + 1 if available is None else available
     monkeypatch.setattr(smaller, "available_bytes", lambda device: half)
     monkeypatch.setattr(memory, "available_bytes", lambda device: half)
     solution = tmp_path / "solution.py"
@@ -125,8 +125,8 @@ def test_an_explanation_that_does_not_fit_is_analysed_on_a_smaller_instance_and_
     assert result["verdict"] == "identical" and result["explained"]
     assert result["context"]["smaller_instance"] == {"batch_size": [16, 8]}
     assert result["notes"][0].startswith("analysed on a smaller instance of the problem (batch_size 16 → 8")
-    assert result["context"]["full_size_check"]["failed_trials"] == 0  # KernelBench's check, at the problem's size
-    assert result["mismatch"]["outputs"] == 8 * 8 * 64  # the trials the analysis judged: the smaller instance's
+    assert result["context"]["full_size_check_ran"] and result["mismatch"]["outputs"] == 16 * 8 * 64  # the grader's
+    assert result["context"]["analysed_check"]["outputs"] == 8 * 8 * 64  # the check on the instance analysed
 
 
 def test_a_bug_is_still_found_on_the_smaller_instance(tmp_path, monkeypatch):
@@ -151,7 +151,7 @@ def test_a_check_that_runs_out_of_memory_at_full_size_is_run_on_the_smaller_inst
     )
     result = _explain(tmp_path, monkeypatch, _BODIES["same"], problem)
     assert result["verdict"] == "identical" and result["context"]["smaller_instance"] == {"batch_size": [16, 8]}
-    assert result["context"]["full_size_check"] is None
+    assert result["context"]["full_size_check_ran"] is False and result["mismatch"]["outputs"] == 8 * 8 * 64
     assert result["notes"][1] == job._NO_FULL_SIZE_CHECK
 
 
@@ -165,3 +165,18 @@ def test_a_solution_out_of_memory_is_out_of_scope_not_analysed_smaller_nor_its_f
     body = 'raise torch.OutOfMemoryError("CUDA out of memory")'  # as a solution could, to be analysed smaller
     with pytest.raises(OutOfScopeError, match=r"ModelNew\.forward ran out of device memory beside fpa.s copies"):
         _explain(tmp_path, monkeypatch, body)
+
+
+def test_each_attempt_after_running_out_is_smaller_whatever_the_estimate_says(tmp_path, monkeypatch):
+    from fp_analysis.explain import job
+
+    analysed = []
+
+    def out_of_memory(model, inputs, *args, **kwargs):  # runs out at every size, though the estimate says it fits
+        analysed.append(tuple(inputs[0].shape))
+        raise AnalysisMemoryError("the device ran out of memory")
+
+    monkeypatch.setattr(job, "analyse_model", out_of_memory)
+    with pytest.raises(AnalysisMemoryError, match="ran out of memory"):
+        _explain(tmp_path, monkeypatch, _BODIES["same"], available=1 << 40)
+    assert analysed == [(16, 8, 64), (8, 8, 64), (4, 8, 64), (2, 8, 64)]
