@@ -14,10 +14,10 @@ difference is how fp32 rounds it) and returns what the ATen op returns (a norm's
   and a probability that underflows to 0 gives −inf where x − logsumexp(x) is finite (same source, §3).
 * **log-softmax and log-sum-exp without the max shift**: x − log Σexp(x), log Σexp(x) (same source, §2).
 * **ELU's negative side as alpha·(exp(x) − 1)** (SELU and CELU too, which are ELU scaled), and **tanh through exp**
-  (2/(1 + exp(−2x)) − 1, (exp(2x) − 1)/(exp(2x) + 1), (exp(x) − exp(−x))/(exp(x) + exp(−x))), as kernels commonly
-  write them: near x = 0 the subtraction cancels, leaving an absolute error of about u where PyTorch's expm1 and tanh
-  err by u·|f(x)| (Higham 2002, §1.7 on cancellation and §1.14.1 on computing exp(x) − 1; Goldberg 1991, ACM
-  Comput. Surv. 23(1), §1.4).
+  (2/(1 + exp(−2x)) − 1, 1 − 2/(exp(2x) + 1), (exp(2x) − 1)/(exp(2x) + 1), (1 − exp(−2x))/(1 + exp(−2x)),
+  (exp(x) − exp(−x))/(exp(x) + exp(−x))), as kernels commonly write them: near x = 0 the subtraction cancels,
+  leaving an absolute error of about u where PyTorch's expm1 and tanh err by u·|f(x)| (Higham 2002, §1.7 on
+  cancellation and §1.14.1 on computing exp(x) − 1; Goldberg 1991, ACM Comput. Surv. 23(1), §1.4).
 * **hardsigmoid and hardswish as clamp(x/6 + 1/2, 0, 1)** (or with x·(1/6)), not PyTorch's clamp(x + 3, 0, 6)/6:
   exact arithmetic in another order, whose addition cancels near x = −3 (Higham 2002, §1.7).
 * **one-pass variance**, E[x²] − E[x]², for the statistics of LayerNorm, GroupNorm and BatchNorm in training mode:
@@ -120,6 +120,9 @@ _TANH_FORMS = {
                        lambda x: (torch.exp(2 * x) - 1) / (torch.exp(2 * x) + 1)),
     "tanh_exp_difference": ("tanh as (exp(x) − exp(−x))/(exp(x) + exp(−x)), in fp32",
                             lambda x: (torch.exp(x) - torch.exp(-x)) / (torch.exp(x) + torch.exp(-x))),
+    "tanh_one_minus": ("tanh as 1 − 2/(exp(2x) + 1), in fp32", lambda x: 1 - 2 / (torch.exp(2 * x) + 1)),
+    "tanh_decaying_ratio": ("tanh as (1 − exp(−2x))/(1 + exp(−2x)), in fp32",
+                            lambda x: (1 - torch.exp(-2 * x)) / (1 + torch.exp(-2 * x))),
 }  # fmt: skip
 
 

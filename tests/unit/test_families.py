@@ -494,6 +494,15 @@ def _tanh_via_exp(model, inputs):
     return 2 / (1 + torch.exp(-2 * inputs[0])) - 1
 
 
+def _elu_alpha_exp_minus_alpha(model, inputs):
+    x = inputs[0]
+    return torch.where(x > 0, x, model.alpha * torch.exp(x) - model.alpha)
+
+
+def _tanh_one_minus(model, inputs):
+    return 1 - 2 / (torch.exp(2 * inputs[0]) + 1)
+
+
 def _elu_exp_minus_one_alpha_off(model, inputs):  # the formula's form must not cover a wrong constant beside it
     x = inputs[0]
     return torch.where(x > 0, x, 1.001 * model.alpha * (torch.exp(x) - 1))
@@ -786,6 +795,8 @@ PLANTED = [
     _p("exp_minus_1", "elu", _elu_exp_minus_one, True, verdict="formula"),
     _p("exp_minus_1", "selu", _selu_exp_minus_one, True, verdict="formula"),
     _p("via_exp", "tanh", _tanh_via_exp, True, verdict="formula"),
+    _p("one_minus_via_exp", "tanh", _tanh_one_minus, True, verdict="formula"),
+    _p("alpha_exp_minus_alpha", "elu", _elu_alpha_exp_minus_alpha, True, verdict="formula"),
     _p("exp_minus_1_alpha_off", "elu", _elu_exp_minus_one_alpha_off, False, verdict="bug"),
     _p("via_exp_one_output_off", "tanh", _tanh_via_exp_one_output_off, False, verdict="bug"),
     # losses
