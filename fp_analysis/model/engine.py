@@ -82,6 +82,7 @@ from .judge import (
     simplest,
     unlike_any_order,
     unlike_reduced,
+    unlike_whole,
 )
 from .locate import locate
 from .reduction_orders import ANY_ORDER
@@ -283,6 +284,8 @@ class _Analysis:
                 )
             if h.precision is not None:
                 fit = dataclasses.replace(fit, unlike=unlike_reduced(fit, table[side, Rewrite()]))
+            if h.whole:
+                fit = dataclasses.replace(fit, unlike=fit.unlike or unlike_whole(values, h.precision))
             if h.order == ANY_ORDER:
                 fit = dataclasses.replace(fit, unlike=unlike_any_order(self._agreeing(values, table), values.numel()))
             table.record(side, h, fit)

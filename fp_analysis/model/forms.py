@@ -103,14 +103,16 @@ def _logsumexp_form(func, args, kwargs):
 
 
 def _elu_exp_minus_one(func, args, kwargs):
-    """ELU as scale·(x > 0 ? x : alpha·(exp(x·input_scale) − 1)) in fp32 (aten.elu's arguments; aten.celu's alpha
-    is ELU's with input_scale 1/alpha)."""
+    """ELU as scale·(x > 0 ? x : alpha·(exp(x·input_scale) − 1)) in fp32 (aten.elu's arguments); CELU (aten.celu) as
+    x > 0 ? x : alpha·(exp(x/alpha) − 1), divided as it is written, not multiplied by a rounded 1/alpha."""
     x, given = args[0], {**dict(zip(("alpha", "scale", "input_scale"), args[1:], strict=False)), **kwargs}
-    alpha = float(given.get("alpha", 1.0))
-    scale, input_scale = (1.0, 1.0 / alpha) if "celu" in str(func) else (1.0, 1.0)
-    scale, input_scale = float(given.get("scale", scale)), float(given.get("input_scale", input_scale))
-    x32 = x.float()
-    out = scale * torch.where(x32 > 0, x32, alpha * (torch.exp(x32 * input_scale) - 1))
+    alpha, x32 = float(given.get("alpha", 1.0)), x.float()
+    if "celu" in str(func):
+        inner = x32 / alpha
+    else:
+        input_scale = float(given.get("input_scale", 1.0))
+        inner = x32 * input_scale if input_scale != 1.0 else x32
+    out = float(given.get("scale", 1.0)) * torch.where(x32 > 0, x32, alpha * (torch.exp(inner) - 1))
     return out.to(x.dtype)
 
 

@@ -12,6 +12,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+import torch
+
+from ..numerics.rounding import round_to
 from .reduction_orders import ANY_ORDER
 from .rewrites import Rewrite
 from .verdict import Analysis, Cause, CauseKind, verdict_name
@@ -31,6 +34,7 @@ __all__ = [
     "simplest",
     "unlike_any_order",
     "unlike_reduced",
+    "unlike_whole",
 ]
 
 # The tolerance is measured on one trial's inputs; on KernelBench's other trials (same distribution) the
@@ -104,6 +108,30 @@ def unlike_reduced(fit: Fit, plain: Fit) -> str | None:
     return (
         f"it departs from the reduced-precision re-creation at fp32's resolution at {fit.disagree} outputs, from "
         f"plain fp32 at {plain.disagree}: its results are not that precision's"
+    )
+
+
+# Share of a side's finite outputs that must be values of a format for the whole Model in that format (``Model.half()``)
+# to be its arithmetic: such a Model returns only that format's values, cast to fp32 or not; an fp32 side has about
+# one in 2^13 (fp16) or 2^16 (bf16) of its values on that grid by chance.
+_ON_GRID = 0.9
+
+
+def unlike_whole(values: torch.Tensor, fmt: str) -> str | None:
+    """Why the whole Model in ``fmt`` (``Model.half()``, ``Model.bfloat16()``) is not the side's arithmetic, None
+    where it may be: its outputs (``values``) are not ``fmt``'s values. That re-creation's floor (every op's rounding
+    to the format) is wide enough to hold an fp32 side with a bug smaller than the format's rounding — a constant off by
+    2 %, an eps in the wrong place (a held-out set of ours had all three such bugs explained as fp16/bf16) — but a
+    Model run in ``fmt`` returns nothing else than ``fmt``'s values, which an fp32 kernel's are not."""
+    finite = values[torch.isfinite(values)]
+    if not finite.numel():
+        return None
+    share = float((round_to(finite, fmt) == finite).double().mean())
+    if share >= _ON_GRID:
+        return None
+    return (
+        f"only {100 * share:.1f} % of its outputs are {fmt} values, where the whole Model in {fmt} returns nothing "
+        "else: its results are not that precision's"
     )
 
 

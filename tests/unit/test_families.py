@@ -503,6 +503,16 @@ def _tanh_one_minus(model, inputs):
     return 1 - 2 / (torch.exp(2 * inputs[0]) + 1)
 
 
+def _gelu_half_is_049(model, inputs):  # 2 % off everywhere: under bf16's rounding of the whole Model, not bf16's
+    x = inputs[0]
+    return 0.49 * x * (1 + torch.erf(x / math.sqrt(2)))
+
+
+def _rmsnorm_eps_outside(model, inputs):  # ~40 fp32 ulps off: under fp16's rounding, with fp32's precision
+    x = inputs[0]
+    return x / (torch.sqrt(torch.mean(x * x, dim=1, keepdim=True)) + model.eps)
+
+
 def _elu_exp_minus_one_alpha_off(model, inputs):  # the formula's form must not cover a wrong constant beside it
     x = inputs[0]
     return torch.where(x > 0, x, 1.001 * model.alpha * (torch.exp(x) - 1))
@@ -798,6 +808,11 @@ PLANTED = [
     _p("one_minus_via_exp", "tanh", _tanh_one_minus, True, verdict="formula"),
     _p("alpha_exp_minus_alpha", "elu", _elu_alpha_exp_minus_alpha, True, verdict="formula"),
     _p("exp_minus_1_alpha_off", "elu", _elu_exp_minus_one_alpha_off, False, verdict="bug"),
+    # found by a held-out set: each was explained as the whole Model in bf16/fp16, whose values it does not have
+    _p("half_is_0.49", "gelu", _gelu_half_is_049, False, verdict="bug",
+       inputs=_seeded(lambda: [torch.randn(16, 256) * 2], seed=0)),
+    _p("eps_outside_sqrt", "rmsnorm", _rmsnorm_eps_outside, False, verdict="bug",
+       inputs=_seeded(lambda: [torch.randn(8, 32, 16, 16)], seed=0)),
     _p("via_exp_one_output_off", "tanh", _tanh_via_exp_one_output_off, False, verdict="bug"),
     # losses
     _p("sequential", "mse_loss", _mse_sequential, True),
