@@ -5,7 +5,9 @@
 Each row: the exit code must equal expect_exit; every name in must_contain (space-separated) must be among the
 verdict's causes, none of must_not_contain; where location_contains is set, it (case-insensitive) must occur in
 location.summary or in the bug cause's evidence. One line per pair, totals per class, the rows and totals in
-experiments/results/heldout_28.json; exit 0 only if every pair passes.
+experiments/results/heldout_28.json (``--out``); exit 0 only if every pair passes. Issue 29's set of activations,
+softmax and norms written as kernels write them: ``--manifest experiments/heldout/issue29/manifest.csv --out
+experiments/results/heldout_29.json``.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ def main() -> int:
     parser.add_argument("--only", default="", help="run only the pairs whose name contains PATTERN")
     parser.add_argument("--jobs", type=int, default=1, help="pairs run at once (default 1: sequentially)")
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where the rows and totals are written")
     parser.add_argument("--device", default="cpu", help="passed to fpa explain (the set is written for the CPU)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per pair")
     args = parser.parse_args()
@@ -113,10 +116,10 @@ def main() -> int:
     commit, dirty = git("rev-parse", "HEAD"), bool(git("status", "--porcelain", "--", "fp_analysis"))
     totals = {cls: {"passed": passed[cls], "total": total[cls]} for cls in total}
     totals["all"] = {"passed": sum(passed.values()), "total": len(results)}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     record = {"commit": commit, "fp_analysis_uncommitted_changes": dirty, "manifest": _shown(args.manifest)}
     record.update(only=args.only, rows=results, totals=totals)
-    RESULTS.write_text(json.dumps(record, indent=1) + "\n")
+    args.out.write_text(json.dumps(record, indent=1) + "\n")
     return 0 if all(r["ok"] for r in results) else 1
 
 
