@@ -26,7 +26,6 @@ from ..model.rewrites import Rewrite
 from ..model.scope import KeptItems
 from ..model.verdict import Analysis, Cause, CauseKind, Explanation
 from ..numerics.backends import tf32, tf32_settings
-from ..numerics.memory import require
 from ..options import ExplainOptions, autocast_format, linear_formats, resolve_device
 from ..run.candidate import CandidateProcess
 from ..run.usercode import Side, UserFile, check_output, wrong_output
@@ -41,7 +40,7 @@ from .kernelbench import (
     written_notes,
 )
 from .parameters import describe, match_parameters, with_values
-from .smaller import FP64_COPIES, Sizes, described, on_fitting_instance, sizes_words
+from .smaller import Sizes, described, on_fitting_instance, require_fp64_room, sizes_words
 
 __all__ = ["explain_job"]
 
@@ -197,7 +196,7 @@ def _explained(checked: _Checked, context: dict, asked: ExplainOptions) -> dict:
     with reference_file.watched("Model.forward (checking which batch items can be analysed alone)"):
         analysed_model, inputs, ref_out, cand_out, items = _batch_subset(reference, worst, mode, atol, rtol)
     output = worst.reference if isinstance(analysed_model, KeptItems) else ref_out  # KeptItems: computed whole
-    _require_fp64_room(inputs, output)
+    require_fp64_room(inputs, output, "the fp64 analysis of the Model at this size")
     if items is not None:
         whole = {"whole_model": True} if isinstance(analysed_model, KeptItems) else {}
         context["analysed_batch_items"] = {"items": items, "of": int(worst.reference.shape[0]), **whole}
@@ -356,19 +355,6 @@ def _batch_subset(model, trial, mode: str, atol: float, rtol: float):
         if alone.shape == expected.shape and float((alone - expected).abs().max()) <= 1e-3 * scale:
             return model, inputs, expected, candidate[item : item + 1], [item]
     return KeptItems(model, item), trial.inputs, expected, candidate[item : item + 1], [item]
-
-
-def _require_fp64_room(inputs, output: torch.Tensor) -> None:
-    """AnalysisMemoryError where ``smaller.FP64_COPIES`` fp64 copies of the largest of what the analysis evaluates
-    (its inputs, the output it computes) do not fit the device: a smaller instance is analysed instead, rather than
-    minutes of evaluations ending out of memory."""
-    largest = max([output.numel()] + [t.numel() for t in inputs if isinstance(t, torch.Tensor)])
-    what = f"an analysis whose largest tensor has {largest} elements"
-    try:
-        require({"fp64 copies of the largest tensor, in each evaluation": FP64_COPIES * 8 * largest}, what,
-                output.device.type)  # fmt: skip
-    except ParameterError as error:  # not the user's size to change
-        raise AnalysisMemoryError(str(error)) from None
 
 
 # Outputs up to which a trial is judged whole against the rewrites that explained the worst (beyond: its worst batch

@@ -19,11 +19,14 @@ from collections.abc import Callable
 
 import torch
 
-from ..errors import AnalysisMemoryError, Fate, OutOfScopeError, Side, UserCodeError
-from ..numerics.memory import available_bytes, format_bytes
+from ..errors import AnalysisMemoryError, Fate, OutOfScopeError, ParameterError, Side, UserCodeError
+from ..numerics.memory import available_bytes, format_bytes, require
 from ..run.usercode import UserFile
 
-__all__ = ["FP64_COPIES", "Sizes", "described", "input_sizes", "on_fitting_instance", "shrink", "sizes_words"]
+__all__ = [
+    "FP64_COPIES", "Sizes", "described", "input_sizes", "largest_elements", "on_fitting_instance", "require_fp64_room",
+    "shrink", "sizes_words",
+]  # fmt: skip
 
 _HEADROOM = 0.8  # of the memory the device has: allocator slack and the libraries' own (numerics.memory)
 # fp64 copies of its largest tensor that an analysis of the whole Model is planned to hold (the H200 held 8.5 of them
@@ -44,11 +47,31 @@ class Sizes:
     def saw(self, problem: UserFile, inputs, reference: torch.Tensor | None = None) -> None:
         """What ``problem``'s inputs and (once it has run) reference output are; before the reference has run, the
         first input's first dimension stands for the batch."""
-        tensors = [t for t in inputs if isinstance(t, torch.Tensor)]
-        shaped = reference if reference is not None else next((t for t in tensors if t.dim()), None)
+        shaped = reference if reference is not None else next((t for t in _tensors(inputs) if t.dim()), None)
         self.problem = problem
         self.batch = shaped.shape[0] if shaped is not None and shaped.dim() else 1
-        self.largest = max([t.numel() for t in tensors] + ([reference.numel()] if reference is not None else [0]))
+        self.largest = largest_elements(inputs, reference)
+
+
+def _tensors(values) -> list[torch.Tensor]:
+    return [t for t in values if isinstance(t, torch.Tensor)]
+
+
+def largest_elements(inputs, output: torch.Tensor | None = None) -> int:
+    """The element count of the largest of ``inputs`` and ``output`` (0 where there is no tensor)."""
+    return max([t.numel() for t in _tensors(inputs)] + ([output.numel()] if output is not None else [0]))
+
+
+def require_fp64_room(inputs, output: torch.Tensor, what: str) -> None:
+    """AnalysisMemoryError where ``FP64_COPIES`` fp64 copies of the largest of ``inputs`` and ``output`` (what each
+    evaluation of the whole Model holds: the inputs' copies, the output, the ops' results and noise) do not fit the
+    output's device: a smaller instance is analysed instead, rather than minutes of evaluations ending out of memory.
+    ``what``: the analysis, in words, for the message."""
+    needed = FP64_COPIES * 8 * largest_elements(inputs, output)
+    try:
+        require({"fp64 copies of the largest tensor, in each evaluation": needed}, what, output.device.type)
+    except ParameterError as error:  # not the user's size to change
+        raise AnalysisMemoryError(str(error)) from None
 
 
 # How the user's code may end on a smaller instance for a reason of size (sizes written in, a shape it assumes; a

@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..errors import AnalysisMemoryError, ParameterError
+from ..errors import ParameterError
 from ..options import DEFAULT_TIMEOUT_S, check_device, check_file, check_seconds, check_seed, check_tolerance
 
 if TYPE_CHECKING:
@@ -253,11 +253,10 @@ def _batch_subset(model, inputs: Sequence, reference, watch) -> tuple[list, Any,
     over the whole tensor), their memory checked; else everything."""
     import torch
 
-    from ..explain.smaller import FP64_COPIES
+    from ..explain.smaller import require_fp64_room
     from ..model.interpose import Arithmetic, evaluate
     from ..model.scope import KeptItems
     from ..numerics.backends import tf32
-    from ..numerics.memory import require
 
     n = reference.shape[0] if reference.dim() else 1
     if reference.numel() <= _SUBSET_ABOVE or n == 1:
@@ -282,14 +281,8 @@ def _batch_subset(model, inputs: Sequence, reference, watch) -> tuple[list, Any,
                 "reference's slice); the power check is on the whole output"
             )
             return alone_inputs, model, {"batch_item": 0, "of": n, "outputs": expected.numel()}, [note]
-    # each evaluation of the whole Model in fp64 holds the inputs' copies, the output, the ops' results and noise
-    largest = max([reference.numel()] + [t.numel() for t in inputs if isinstance(t, torch.Tensor)])
     what = f"a problem whose output has {reference.numel()} elements and whose batch items are not independent"
-    try:
-        require({"fp64 copies of the Model's largest tensor, in each evaluation": FP64_COPIES * 8 * largest}, what,
-                reference.device.type)  # fmt: skip
-    except ParameterError as error:  # not the user's size to change: a smaller instance may be measured instead
-        raise AnalysisMemoryError(str(error)) from None
+    require_fp64_room(inputs, reference, what)
     note = (
         f"the output has {reference.numel()} elements and the Model does not treat batch items apart (item 0 run "
         f"alone does not give the reference's slice): the whole Model is evaluated each time and batch item 0 of {n} "
