@@ -393,13 +393,17 @@ class _Analysis:
                 "against this reference",
                 distance, "both", table["reference", h].units, change.where,
             )  # fmt: skip
-        if side == "pair":  # accumulation_order
+        if side == "pair":  # accumulation_order, or formula where the Model sums nothing
             ref, cand = table["reference", Rewrite()].units, table["candidate", Rewrite()].units
+            how = (
+                "the same fp32 arithmetic in another order"
+                if kind is CauseKind.ACCUMULATION_ORDER
+                else "the same elementwise function by another fp32 formula or library routine (the Model sums nothing)"
+            )
             return Cause(
                 kind.value,
                 f"both sides stay within the fp32 floor of the Model in fp64 (reference {ref:.1f}, candidate "
-                f"{cand:.1f} ≤ {self.floor:.1f} units of σ) but differ bitwise: the same fp32 arithmetic in another "
-                "order" + twin_words(twins, self.sides),
+                f"{cand:.1f} ≤ {self.floor:.1f} units of σ) but differ bitwise: {how}" + twin_words(twins, self.sides),
                 compare.max_abs(self.sides["reference"], self.sides["candidate"]), "pair", max(ref, cand),
             )  # fmt: skip
         change = next(ch for ch in h.changes(self.ops) if ch.kind(side) is kind)

@@ -28,6 +28,7 @@ __all__ = [
     "describe_op",
     "detail_of",
     "kind_of",
+    "sums_terms",
     "terms_of",
 ]
 
@@ -166,6 +167,12 @@ class OpRecord:
 
     def to_dict(self) -> dict:
         return {**dataclasses.asdict(self), "kind": self.kind.value}
+
+
+def sums_terms(op: OpRecord) -> bool:
+    """Whether ``op`` adds many terms, so that its rounding depends on their order: a convolution or matrix product,
+    a reduction or scan, or a composite op decomposed into sums (a norm's statistics, softmax's denominator)."""
+    return op.kind in (OpKind.LINEAR, OpKind.REDUCTION) or op.name in DECOMPOSED
 
 
 def describe_op(ops: Sequence[OpRecord], index: int) -> str:

@@ -40,7 +40,8 @@ class CauseKind(str, Enum):
     (sequential, pairwise, a thread block's tree); not bitwise equal."""
     FORMULA = "formula"
     """A formula equal in exact arithmetic that rounds otherwise: softmax without the max shift, log(softmax), a
-    one-pass variance (catastrophic where the mean is large: the evidence says so)."""
+    one-pass variance (catastrophic where the mean is large: the evidence says so), and any fp32 rewrite of a Model
+    that sums nothing (sigmoid as 1/(1+exp(−x)), another libm's exp) within its floor."""
     APPROXIMATION = "approximation"
     """An activation computed by a known approximation: fast-math transcendentals, a naive softplus or Mish."""
     GELU_APPROXIMATION = "gelu_approximation"

@@ -104,6 +104,14 @@ def test_two_plain_sides_that_differ_are_another_accumulation_order():
     assert judgement.verdict == "accumulation_order" and judgement.causes[0][1] == "pair"
 
 
+def test_two_plain_sides_that_differ_where_the_model_sums_nothing_are_another_formula():
+    elementwise = [OpRecord(0, "sigmoid", OpKind.TRANSCENDENTAL, "", "Model", (4, 16))]
+    judgement = judge_explained(PLAIN, PLAIN, identical=False, ops=elementwise)
+    assert judgement.kinds == [CauseKind.FORMULA] and judgement.causes[0][1] == "pair"
+    summed = [*elementwise, OpRecord(1, "sum", OpKind.REDUCTION, "", "Model", (4,))]
+    assert judge_explained(PLAIN, PLAIN, identical=False, ops=summed).kinds == [CauseKind.ACCUMULATION_ORDER]
+
+
 def test_two_plain_sides_equal_bit_for_bit_are_identical_with_no_cause():
     judgement = judge_explained(PLAIN, PLAIN, identical=True, ops=OPS)
     assert judgement.kinds == [] and judgement.verdict == Outcome.IDENTICAL.value
