@@ -4,7 +4,9 @@ A rewrite changes one thing about how the reference Model computes (``fp_analysi
 step 3): its linear ops' operands rounded to TF32/bf16/fp16 (all of them, the convolutions or the matrix products
 apart, each op alone), rounded to nearest with ties to even or, for TF32, ties away from zero (PTX's cvt.rna:
 cuDNN's implicit-GEMM TF32 convolutions round so, experiments/results/tf32_probe_h200.json); another form of one
-activation (``interpose.FORMS``); fast-math transcendentals (``fast_math``); a precision with a form; the Model
+activation (``interpose.FORMS``: at every op of its name, and at each alone where there are at most
+``_SINGLE_OP_REWRITES``, as for the linear ops: a recurrence's thousands of tanh ops must not each be a rewrite, each
+an evaluation of the whole graph); fast-math transcendentals (``fast_math``); a precision with a form; the Model
 under ``torch.autocast`` in bf16 or fp16 (``autocast``: results in the format too, not only operands), or wholly
 in it (``Model.half()``).
 ``rewrites_of(ops)`` lists them for a graph, plain fp32 first.
@@ -59,7 +61,7 @@ class Rewrite:
     precision: str | None = None  # format of the rounded linear ops' operands
     linear_ops: tuple[int, ...] | None = None  # which linear ops (None: all)
     only_kind: str | None = None  # the linear ops of one kind only ("convolution", "matrix product")
-    form: tuple[int, str] | None = None  # (op index, form name)
+    form: tuple[tuple[int, ...], str] | None = None  # (the op indices it acts on, form name)
     fast_math: bool = False
     ties: str = "rne"  # how the operands' ties round: "rne" (to even) or "rna" (away from zero)
     autocast: bool = False  # ``precision`` as torch.autocast runs the Model in it (``autocast``), not operands only
@@ -75,7 +77,7 @@ class Rewrite:
             linear_rounding=self.ties,
             linear_ops=None if self.linear_ops is None else frozenset(self.linear_ops),
             only_kind=self.only_kind,
-            forms={} if self.form is None else {self.form[0]: self.form[1]},
+            forms={} if self.form is None else dict.fromkeys(self.form[0], self.form[1]),
             fast_math=self.fast_math,
             reduction_order=None if self.order == ANY_ORDER else self.order,
         )
@@ -120,10 +122,12 @@ class Rewrite:
             rounded = f"the operands of {where} rounded to {_FORMAT_NAMES[self.precision]} ({_TIES[self.ties]})"
             out.append(Change(self.precision, rounded, where))
         if self.form is not None:
-            index, form = self.form
-            what, where = FORMS[ops[index].name][form][0], describe_op(ops, index)
+            indices, form = self.form
+            first = ops[indices[0]]
+            where = describe_op(ops, first.index) if len(indices) == 1 else f"every {first.label} ({len(indices)} ops)"
             cause = CauseKind.FORMULA if form in FORMULA_FORMS else None
-            out.append(Change(None, f"{where} computed as {what}", where, gelu=ops[index].name == "gelu", cause=cause))
+            what = f"{where} computed as {FORMS[first.name][form][0]}"
+            out.append(Change(None, what, where, gelu=first.name == "gelu", cause=cause))
         if self.order is not None:
             summing = [describe_op(ops, o.index) for o in ops if _sums(o, self.order)]
             where = summing[0] if len(summing) == 1 else f"the {len(summing)} ops that sum (norms, softmax, losses too)"
@@ -161,7 +165,8 @@ class Rewrite:
             short = {"convolution": "conv", "matrix product": "matmul"}
             parts.append(f"{self.precision}{ties}[{short.get(self.only_kind, scope)}]")
         if self.form:
-            parts.append(f"{self.form[1]}@{self.form[0]}")
+            indices, form = self.form
+            parts.append(f"{form}@{indices[0] if len(indices) == 1 else 'every'}")
         if self.fast_math:
             parts.append("fast_math")
         if self.order:
@@ -199,7 +204,7 @@ def rewrites_of(ops: Sequence[OpRecord]) -> list[Rewrite]:
         scopes += [{"linear_ops": plain}, {"linear_ops": batched}]
     products = linear or any(o.name in HOLDS_PRODUCTS for o in ops)
     precisions = [Rewrite(precision=p, **scope) for scope in scopes for p in PRECISIONS] if products else []
-    forms = [Rewrite(form=(o.index, form)) for o in ops if o.name in FORMS for form in FORMS[o.name]]
+    forms = [Rewrite(form=(where, form)) for name, where in _form_scopes(ops) for form in FORMS[name]]
     combined = [Rewrite(precision=p, form=h.form) for h in forms for p in PRECISIONS] if products else []
     sums = any(_sums(o, None) for o in ops)
     orders = [Rewrite(order=order) for order in (*ORDERS, ANY_ORDER)] if sums else []
@@ -210,6 +215,22 @@ def rewrites_of(ops: Sequence[OpRecord]) -> list[Rewrite]:
         out.append(h)
         if h.precision == "tf32":
             out.append(dataclasses.replace(h, ties="rna"))
+    return out
+
+
+def _form_scopes(ops: Sequence[OpRecord]) -> list[tuple[str, tuple[int, ...]]]:
+    """(op name, the indices a form rewrite acts on) for each op name ``FORMS`` has: every op of that name (a kernel
+    writes an activation once and calls it everywhere), then each alone where there are 2 to ``_SINGLE_OP_REWRITES``
+    of them (one fused op rewritten, the others left to PyTorch)."""
+    by_name: dict[str, list[int]] = {}
+    for o in ops:
+        if o.name in FORMS:
+            by_name.setdefault(o.name, []).append(o.index)
+    out = []
+    for name, indices in by_name.items():
+        out.append((name, tuple(indices)))
+        if 1 < len(indices) <= _SINGLE_OP_REWRITES:
+            out += [(name, (i,)) for i in indices]
     return out
 
 

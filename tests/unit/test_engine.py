@@ -309,3 +309,41 @@ def test_a_recheck_against_known_recreations_needs_no_twin_evidence():
     analysis = analyse_model(model, [x], reference, other_order, effort=Effort.recheck({"plain"}))
     assert analysis.explained and analysis.verdict == "accumulation_order", analysis.causes
     assert not any("twin" in record for record in analysis.hypotheses)  # no sample, so no twin evidence claimed
+
+
+class _TanhRecurrence(nn.Module):
+    """h ← tanh(x_t·W + h·U) over ``steps`` steps: a tanh op per step, as an RNN's cell loop records them."""
+
+    def __init__(self, steps: int):
+        super().__init__()
+        self.steps = steps
+        self.w, self.u = nn.Linear(8, 16, bias=False), nn.Linear(16, 16, bias=False)
+
+    def forward(self, x, tanh=torch.tanh):
+        h = torch.zeros(x.shape[0], 16)
+        for t in range(self.steps):
+            h = tanh(self.w(x[:, t]) + self.u(h))
+        return h
+
+
+def test_a_form_rewritten_at_every_step_of_a_recurrence_is_one_rewrite_named_formula():
+    """A kernel writes tanh once and calls it at every step: one rewrite acts on every tanh (not one per op, whose
+    count, each a whole evaluation, made an LSTM's analysis quadratic in its steps), and it re-creates that."""
+    from fp_analysis.model.rewrites import rewrites_of
+
+    counts = []
+    for steps in (4, 40):
+        torch.manual_seed(0)
+        # small pre-activations: there 2/(1 + exp(−2z)) − 1 loses tanh's low bits to cancellation, past the floor
+        model, x = _TanhRecurrence(steps), torch.randn(4, steps, 8) * 1e-3
+        ops = evaluate(model, [x], Arithmetic(dtype=torch.float32)).ops
+        assert sum(o.name == "tanh" for o in ops) == steps
+        counts.append(len(rewrites_of(ops)))
+    assert counts[0] == counts[1], counts
+    with torch.no_grad():
+        reference = model(x)
+        candidate = model(x, tanh=lambda z: 2 / (1 + torch.exp(-2 * z)) - 1)
+    assert not torch.equal(candidate, reference)
+    analysis = analyse_model(model, [x], reference, candidate, effort=Effort(runs=4))
+    assert analysis.verdict == "formula", [c.evidence for c in analysis.causes]
+    assert "every tanh (40 ops)" in analysis.causes[0].evidence, analysis.causes[0].evidence

@@ -39,7 +39,7 @@ PLAIN, TF32, TF32_RNA, BF16, FP16 = (
     Rewrite(precision="bf16"),
     Rewrite(precision="fp16"),
 )
-OTHER_GELU, FAST = Rewrite(form=(1, "other_gelu")), Rewrite(fast_math=True)
+OTHER_GELU, FAST = Rewrite(form=((1,), "other_gelu")), Rewrite(fast_math=True)
 INSIDE, OUTSIDE = Fit(2.0, 0, LIMIT), Fit(500.0, 37, LIMIT)
 
 
@@ -65,7 +65,7 @@ def test_plain_fp32_is_named_before_any_rewrite_that_also_fits():
         ([BF16, FP16], BF16),
         ([TF32_RNA, TF32], TF32),  # ties to even before ties away
         ([FAST, OTHER_GELU], OTHER_GELU),  # an exact re-creation before fast-math's allowance
-        ([Rewrite(precision="tf32", form=(1, "other_gelu")), TF32], TF32),  # the fewest changes
+        ([Rewrite(precision="tf32", form=((1,), "other_gelu")), TF32], TF32),  # the fewest changes
     ],
 )
 def test_the_simplest_fitting_rewrite_is_named(fitting, named):
@@ -138,7 +138,7 @@ def test_equal_sides_recreated_by_different_rewrites_name_both():
 def test_fast_math_is_an_approximation_and_a_gelu_form_a_gelu_approximation():
     assert FAST.kinds("candidate", OPS) == [CauseKind.APPROXIMATION]
     assert OTHER_GELU.kinds("candidate", OPS) == [CauseKind.GELU_APPROXIMATION]
-    assert Rewrite(precision="bf16", form=(1, "other_gelu")).kinds("candidate", OPS) == [
+    assert Rewrite(precision="bf16", form=((1,), "other_gelu")).kinds("candidate", OPS) == [
         CauseKind.CANDIDATE_BF16,
         CauseKind.GELU_APPROXIMATION,
     ]
