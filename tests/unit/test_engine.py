@@ -347,3 +347,40 @@ def test_a_form_rewritten_at_every_step_of_a_recurrence_is_one_rewrite_named_for
     analysis = analyse_model(model, [x], reference, candidate, effort=Effort(runs=4))
     assert analysis.verdict == "formula", [c.evidence for c in analysis.causes]
     assert "every tanh (40 ops)" in analysis.causes[0].evidence, analysis.causes[0].evidence
+
+
+class _TinyViT(nn.Module):
+    """A ViT of two encoder layers over 16 patches of 8 × 8 and a class token, 10 logits from that token."""
+
+    def __init__(self, dim: int = 64):
+        super().__init__()
+        self.embed, self.token = nn.Linear(3 * 8 * 8, dim), nn.Parameter(torch.randn(1, 1, dim))
+        self.position = nn.Parameter(torch.randn(1, 17, dim))
+        layer = nn.TransformerEncoderLayer(dim, 4, 2 * dim, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.head = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, 10))
+
+    def forward(self, img):
+        patches = img.unfold(2, 8, 8).unfold(3, 8, 8).reshape(img.shape[0], -1, 3 * 8 * 8)
+        x = torch.cat((self.token.expand(img.shape[0], -1, -1), self.embed(patches)), dim=1) + self.position
+        return self.head(self.encoder(x)[:, 0])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known gap: operand flips. The candidate's own fp32 roundings move a few operands of later products across "
+    "TF32's rounding boundaries (a TF32 ulp is 2^13 fp32 ones), so in the batch item where one happens it departs "
+    "from the fp64 TF32 re-creation by 2.6 units of σ and by 0.0013 in the other: the concentration test calls that "
+    "slice a bug and the next rewrite, fp16 operands, is named (the H200's full-size ViT did the same)",
+)
+def test_a_deep_transformer_with_tf32_products_is_named_tf32():
+    """A ViT whose products ran on TF32 operands in fp32 (as cuBLAS with TF32 allowed) is ``candidate_tf32``."""
+    torch.manual_seed(0)
+    model = _TinyViT().eval()
+    torch.manual_seed(1)
+    x = torch.randn(2, 3, 32, 32)
+    with torch.no_grad():
+        reference = model(x)
+        candidate = evaluate(model, [x], Arithmetic(dtype=torch.float32, linear_format="tf32")).output
+    analysis = analyse_model(model, [x], reference, candidate, effort=Effort(runs=4))
+    assert analysis.verdict == "candidate_tf32", [c.evidence for c in analysis.causes]
