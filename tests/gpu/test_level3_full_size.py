@@ -8,9 +8,10 @@ allowed is named ``tf32`` on the candidate. The seconds each analysis takes are 
 On the H200 (74ae04a–af2ab7a): ResNet-18 identical 15.6 s, bug 13.2 s, TF32 named tf32 8.5 s; ViT identical 20.7 s,
 bug 25.1 s; the LSTM identical in 131 s (its recurrence runs op by op through the interposer: 6 layers × 512 steps
 per evaluation, ~40 evaluations), its bug case past the call's limit. At 4b3ab80 (2026-12-03): minGPT's attention
-identical 11.1 s, bug 14.7 s; the LSTM identical 138.9 s, its bug case past 230 s — before 5c5780f, which made the
-forms of its thousands of tanh ops one rewrite each instead of one per op (on the CPU, 3227 rewrites → 52 for 2 × 64
-steps); not re-run on the device since."""
+identical 11.1 s, bug 14.7 s; the LSTM identical 138.9 s, its bug case past 230 s. On the GPU the LSTM's graph is
+15,383 ops (3072 `_thnn_fused_lstm_cell`, 6144 `mm`) and 26 rewrites: about 80 evaluations of ~1.7 s each, the
+interposer's cost per op (on the CPU, where each cell is decomposed into its tanh and sigmoid ops, 5c5780f took the
+rewrites from one per tanh op and form to one per form)."""
 
 from __future__ import annotations
 
