@@ -44,6 +44,13 @@ def triage(
         str | None,
         typer.Option(help="run the pairs as Ray tasks: auto, local, ray://HOST:PORT, HOST:PORT (the cluster extra)"),
     ] = None,
+    build_cache: Annotated[
+        str | None,
+        typer.Option(
+            help="build the solutions' extensions in this folder (an absolute path; with --ray, one every node "
+            "mounts, so each solution builds once for all; default: fpa's cache on each machine)"
+        ),
+    ] = None,
     as_json: AsJson = False,
     no_store: NoStore = False,
 ) -> None:
@@ -74,7 +81,7 @@ def triage(
         result = triage_pairs(
             pairs,
             ExplainOptions(device, reference_mode, trials, seed, atol, rtol, timeout=timeout),
-            Pool(workers, builders, ray),
+            Pool(workers, builders, ray, build_cache),
             rerun=rerun,
             store=not no_store,
             on_progress=show,

@@ -2,7 +2,8 @@
 
 ``cache_dir("kernels")`` is ``$XDG_CACHE_HOME/fp_analysis/kernels`` (XDG Base Directory spec;
 ``$XDG_CACHE_HOME`` defaults to ``~/.cache``), created on demand. A variable named by ``override``
-(``FPA_KERNEL_CACHE``, ``FPA_HYPOTHESIS_DB``...) moves that one folder.
+(``FPA_KERNEL_CACHE``, ``FPA_HYPOTHESIS_DB``, ``FPA_EXTENSIONS_CACHE``...) moves that one folder: the
+solutions' extension builds to a folder every node of a cluster mounts, for one (``fpa triage --build-cache``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ import pathlib
 import shutil
 import subprocess
 
-__all__ = ["cache_dir", "extensions_folder"]
+__all__ = ["EXTENSIONS_OVERRIDE", "cache_dir", "extensions_folder"]
+
+# The variable that moves the solutions' extension builds (``extensions_folder``) out of this machine's cache.
+EXTENSIONS_OVERRIDE = "FPA_EXTENSIONS_CACHE"
 
 
 def cache_dir(name: str, override: str | None = None) -> pathlib.Path:
@@ -36,9 +40,9 @@ def extensions_folder(sources: dict) -> str:
     (``sources``: its snapshot, ``Snapshot.encoded()``) and of the toolchain (``_toolchain``), so that every run of
     the same files — an explain, a triage with other options, a sample whose files are byte for byte these — finds
     the build, and a solution's process, which may write only there (``hardening.sandbox``), can reach no other
-    files' build."""
+    files' build. ``$FPA_EXTENSIONS_CACHE`` moves the cache's folder (``EXTENSIONS_OVERRIDE``)."""
     key = json.dumps([sorted(sources.items()), _toolchain()])
-    return str(cache_dir("extensions") / hashlib.sha256(key.encode()).hexdigest()[:24])
+    return str(cache_dir("extensions", EXTENSIONS_OVERRIDE) / hashlib.sha256(key.encode()).hexdigest()[:24])
 
 
 @functools.lru_cache(maxsize=1)

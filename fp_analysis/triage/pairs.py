@@ -103,7 +103,7 @@ def _triage(
         if placement.cluster is not None:
             from .ray import as_finished
 
-            finishing = as_finished(placement.cluster, todo, options, tool_version(), given)
+            finishing = as_finished(placement.cluster, todo, options, tool_version(), given, placement.build_cache)
         else:
             finishing = local_rows(placement, todo, options, given)
         stack.enter_context(contextlib.closing(finishing))  # on Ctrl-C, Ray's pending tasks cancelled first

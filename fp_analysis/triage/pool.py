@@ -24,7 +24,7 @@ from ..errors import FpaError, InternalError, ParameterError
 from ..explain.jobs import prepare_file
 from ..numerics.memory import available_bytes
 from ..options import ExplainOptions, check_count, check_device
-from ..run.places import extensions_folder
+from ..run.places import EXTENSIONS_OVERRIDE, extensions_folder
 from ..run.snapshot import Given
 from .discovery import Pair
 from .rows import explain_row, internal_error_row
@@ -37,11 +37,15 @@ class Pool:
     """Where a triage's pairs run, as asked: the local pool, ``workers`` jobs at once (None: a CPU job per two
     cores, or one per GPU) and ``builders`` building extensions ahead on a GPU host (None: half the cores, at most
     8); or each pair a task on the Ray cluster at ``ray`` (``fp_analysis.triage.ray``), whose resources size it.
-    Checked when made: a bad count, or a size given with ``ray``, is a ``ParameterError`` (exit 2)."""
+    ``build_cache``: the folder the solutions' extensions build in (``run.places.EXTENSIONS_OVERRIDE``; None: this
+    machine's cache, or each node's own): on a cluster, one every node mounts, so that each solution builds once
+    for all of them. Checked when made: a bad count, a size given with ``ray``, or a build cache that is not an
+    absolute path (a folder here that cannot be made) is a ``ParameterError`` (exit 2)."""
 
     workers: int | None = None
     builders: int | None = None
     ray: str | None = None
+    build_cache: str | None = None
 
     def __post_init__(self):
         if self.ray is not None and (self.workers is not None or self.builders is not None):
@@ -51,6 +55,26 @@ class Pool:
         for name in ("workers", "builders"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(name, getattr(self, name)))
+        if self.build_cache is not None:
+            object.__setattr__(self, "build_cache", _checked_build_cache(self.build_cache, self.ray))
+
+
+def _checked_build_cache(folder: str, ray: str | None) -> str:
+    """``--build-cache`` as an absolute path: every node reads it as it is (a relative one would name another folder
+    on each); made here where the pairs run on this machine (a remote cluster's may be mounted on its nodes only)."""
+    path = pathlib.Path(folder).expanduser() if isinstance(folder, str) and folder.strip() else None
+    if path is None or not path.is_absolute():
+        raise ParameterError(
+            f"Got --build-cache {folder!r}: give an absolute path (on a cluster, a folder every node mounts)."
+        )
+    if ray in (None, "local"):
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ParameterError(f"Got --build-cache {folder!r}, but it cannot be made: {error.strerror}.") from None
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise ParameterError(f"Got --build-cache {folder!r}, but this user cannot write there.")
+    return str(path)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +86,7 @@ class Placement:
     builders: int
     environments: tuple[dict[str, str], ...] = ({},)
     cluster: object | None = None
+    build_cache: str | None = None  # ``Pool.build_cache``
 
 
 @contextlib.contextmanager
@@ -74,14 +99,37 @@ def placed(pool: Pool, options: ExplainOptions) -> Iterator[tuple[ExplainOptions
         environments = _slot_environments(device)
         workers = pool.workers if pool.workers is not None else _default_workers(device, len(environments))
         builders = pool.builders if pool.builders is not None else _default_builders(device)
-        yield dataclasses.replace(options, device=device), Placement(workers, builders, tuple(environments))
+        with _extensions_in(pool.build_cache):
+            yield (
+                dataclasses.replace(options, device=device),
+                Placement(workers, builders, tuple(environments), build_cache=pool.build_cache),
+            )
         return
     from . import ray as triage_ray
 
     with triage_ray.cluster(pool.ray) as cluster:
         device = triage_ray.cluster_device(cluster, options.device)
-        placement = Placement(triage_ray.cluster_slots(cluster, device), 0, cluster=cluster)
+        placement = Placement(triage_ray.cluster_slots(cluster, device), 0, cluster=cluster,
+                              build_cache=pool.build_cache)  # fmt: skip
         yield dataclasses.replace(options, device=device), placement
+
+
+@contextlib.contextmanager
+def _extensions_in(folder: str | None) -> Iterator[None]:
+    """This process's extension builds in ``folder`` for the block (None: as they are): its builders, jobs and
+    ``pair_extensions`` read ``EXTENSIONS_OVERRIDE``, and the processes it starts inherit it."""
+    if folder is None:
+        yield
+        return
+    before = os.environ.get(EXTENSIONS_OVERRIDE)
+    os.environ[EXTENSIONS_OVERRIDE] = folder
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(EXTENSIONS_OVERRIDE, None)
+        else:
+            os.environ[EXTENSIONS_OVERRIDE] = before
 
 
 def local_rows(

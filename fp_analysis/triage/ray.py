@@ -27,6 +27,7 @@ import tempfile
 from typing import TYPE_CHECKING
 
 from ..errors import ParameterError, install_hint
+from ..run.places import EXTENSIONS_OVERRIDE
 
 if TYPE_CHECKING:
     from ..options import ExplainOptions
@@ -140,9 +141,9 @@ def remote_row(payload: dict, options: dict) -> dict:
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_bytes(data)
         pair = Pair(payload["id"], root / payload["problem"], root / payload["solution"])
-        # empty: the solution builds in the folder of this node's cache its files name (``run.places.
-        # extensions_folder``), not one a variable on the node would make common to all; a later task of the same
-        # files on this node finds the build, and two solutions naming their extension alike build apart
+        # empty: the solution builds in the folder its files name (``run.places.extensions_folder``: in this node's
+        # cache, or the --build-cache every node mounts), not one a variable on the node would make common to all; a
+        # later task of the same files finds the build, and two solutions naming their extension alike build apart
         env = {"TORCH_EXTENSIONS_DIR": ""}
         row = explain_row(pair, ExplainOptions.from_json(options), env=env, built=None)
     if row.get("error"):
@@ -151,11 +152,15 @@ def remote_row(payload: dict, options: dict) -> dict:
     return row
 
 
-def as_finished(ray, todo: list, options: ExplainOptions, version: str, given: dict):
+def as_finished(ray, todo: list, options: ExplainOptions, version: str, given: dict, build_cache: str | None = None):
     """(pair, row) for each pair of ``todo`` as its task finishes under ``options`` (their device resolved against
     the cluster), every task submitted at once (Ray queues them on the cluster's resources); ``version``: the
-    triage's fp_analysis version, which each node must have; ``given``: each pair's snapshot, by id."""
+    triage's fp_analysis version, which each node must have; ``given``: each pair's snapshot, by id;
+    ``build_cache``: the folder every node builds the solutions' extensions in (``--build-cache``; None: each
+    node's own cache), given to each task as ``run.places.EXTENSIONS_OVERRIDE`` (Ray's runtime_env)."""
     resources = {"num_gpus": 1, "num_cpus": 1} if options.device == "cuda" else {"num_cpus": 2}
+    if build_cache is not None:
+        resources["runtime_env"] = {"env_vars": {EXTENSIONS_OVERRIDE: build_cache}}
     task = ray.remote(max_retries=0, **resources)(remote_row)
     checks = options.to_json()
     pending = {task.remote(_payload(pair, given[pair.id], version), checks): pair for pair in todo}

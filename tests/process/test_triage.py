@@ -99,13 +99,21 @@ def test_a_stored_pair_is_reused_only_for_the_same_files_options_and_helpers(run
 
 
 @pytest.mark.long
-def test_a_triage_on_a_local_ray_instance_gives_the_local_pools_verdicts(runs):
+def test_a_triage_on_a_local_ray_instance_gives_the_local_pools_verdicts(runs, tmp_path, monkeypatch):
     """``--ray local``: each pair a Ray task (its files shipped as contents, explained on the node in its own
     processes); the verdicts ``EXPECTED`` holds for the local pool, the hang and the raise each only their own row
-    (arithmetic, a bug, a raise and a hang: the whole corpus through Ray is the slow test below)."""
+    (arithmetic, a bug, a raise and a hang: the whole corpus through Ray is the slow test below). With
+    ``--build-cache`` each task's solution builds in that folder (one a cluster's nodes all mount), not in the
+    node's own cache."""
     pytest.importorskip("ray")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "node_cache"))
+    shared = tmp_path / "shared_builds"
     pairs = [p for p in discover(runs) if p.id.split("/")[2] in ("other_order", "off_by_one", "raises", "hangs")]
-    result = triage(pairs, ExplainOptions(device="cpu", timeout=3, trials=1), Pool(ray="local"), store=False)
+    pool = Pool(ray="local", build_cache=str(shared))
+    result = triage(pairs, ExplainOptions(device="cpu", timeout=3, trials=1), pool, store=False)
+    # a folder per solution whose files differ (each solution process is given its own, and may write only there)
+    assert len(list(shared.iterdir())) == len(pairs)
+    assert not (tmp_path / "node_cache" / "fp_analysis" / "extensions").exists()
     assert {row["pair_id"]: row["verdict"] for row in result["pairs"]} == {p.id: EXPECTED[p.id] for p in pairs}
     rows = {row["pair_id"]: row for row in result["pairs"]}
     assert "raised ValueError" in rows["level1/usercode/raises/solution"]["error"]

@@ -1,11 +1,18 @@
 """Where solutions build their extensions: a folder of fpa's cache named by the solution's files — the same for a
-triage's builder, its job, a later triage with other options and an explain; another for other files."""
+triage's builder, its job, a later triage with other options and an explain; another for other files; all of them
+in the folder ``--build-cache`` names where a triage is given one."""
 
 from __future__ import annotations
 
+import pathlib
+
+import pytest
+
+from fp_analysis.errors import ParameterError
+from fp_analysis.options import ExplainOptions
 from fp_analysis.run import candidate
 from fp_analysis.run.snapshot import Given
-from fp_analysis.triage.pool import pair_extensions
+from fp_analysis.triage.pool import Pool, pair_extensions, placed
 
 KERNEL = "from torch.utils.cpp_extension import load_inline\n# ModelNew would build {name} here\n"
 
@@ -31,3 +38,24 @@ def test_an_explain_of_the_files_a_triage_built_finds_the_build(tmp_path, monkey
     given = _pair(tmp_path / "a", "k")
     chosen = candidate._private_folders(str(tmp_path / "tmp"), given.solution.encoded())
     assert chosen["TORCH_EXTENSIONS_DIR"] == pair_extensions(given)
+
+
+def test_a_build_cache_moves_every_solutions_build_there_for_the_triage(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("FPA_EXTENSIONS_CACHE", raising=False)
+    given, shared = _pair(tmp_path / "a", "k"), tmp_path / "shared"
+    default = pair_extensions(given)
+    with placed(Pool(workers=1, build_cache=str(shared)), ExplainOptions(device="cpu")):
+        assert pair_extensions(given) == str(shared / pathlib.Path(default).name)  # same key, the shared folder
+    assert pair_extensions(given) == default  # the triage's block over: this machine's cache again
+
+
+@pytest.mark.parametrize(
+    ("folder", "words"),
+    [("relative/builds", "absolute path"), ("", "absolute path"), ("{file}/builds", "cannot be made")],
+)
+def test_a_build_cache_that_is_not_an_absolute_folder_we_can_make_is_refused(tmp_path, folder, words):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ParameterError, match="--build-cache") as error:
+        Pool(build_cache=folder.format(file=tmp_path / "file"))
+    assert words in str(error.value)
