@@ -299,19 +299,20 @@ def _default_workers(device: str, gpus: int) -> int:
 # A load_inline extension is two compile units (its C++ bindings and its .cu file), which torch's ninja build runs at
 # once: each builder is given that many jobs (MAX_JOBS), and the cores that many builders' worth.
 BUILD_JOBS = 2
-# Memory allowed per compile unit when sizing the builders: an allowance, not a measurement (nvcc's cicc on torch's
-# extension headers takes on the order of a GB; the device's run for issue 31 is to measure it).
-_COMPILE_BYTES = 2 * 1024**3
+# Memory a builder's two units take at once, for sizing the builders: measured with nvcc 13.0 and torch 2.13's headers
+# on a typical solution (experiments/bench_build_memory.py: the C++ bindings 1.41 GiB, the .cu file 2.94 GiB at its
+# peak, the host compiler parsing torch/extension.h in nvcc's last stage), 4.35 GiB, and a margin for larger files.
+_BUILDER_BYTES = 5 * 1024**3
 
 
 def _default_builders(device: str) -> int:
     """Jobs building extensions ahead on a GPU host: as many as the cores run at ``BUILD_JOBS`` compile units each,
-    and the memory holds at ``_COMPILE_BYTES`` a unit (one where neither can be told); on a CPU one."""
+    and the memory holds at ``_BUILDER_BYTES`` a builder (one where neither can be told); on a CPU one."""
     if device != "cuda":
         return 1
     by_cores = max(1, (os.cpu_count() or 2) // BUILD_JOBS)
     free = available_bytes("cpu")
-    by_memory = max(1, free // (BUILD_JOBS * _COMPILE_BYTES)) if free else by_cores
+    by_memory = max(1, free // _BUILDER_BYTES) if free else by_cores
     return min(by_cores, by_memory)
 
 
