@@ -95,7 +95,7 @@ class CandidateProcess:
                 pathlib.Path(folder),
                 Side.SOLUTION.value,
                 pass_fds=(theirs.fileno(),),
-                env={**_private_folders(self.tmp, sources), _CUDA_ENV: "1" if cuda else "0"},
+                env={**_private_folders(self.tmp, sources, _snapshot_name(solution)), _CUDA_ENV: "1" if cuda else "0"},
             )
         except BaseException:
             ours.close()
@@ -433,21 +433,27 @@ def _answer(sock: socket.socket, seq: int, reply: dict) -> None:
         os._exit(CHANNEL_LOST_STATUS)
 
 
-def _private_folders(tmp: str, sources: dict | None) -> dict[str, str]:
+def _snapshot_name(solution: str) -> str:
+    """The solution's name as its snapshot has it (``Snapshot.take`` reads a link's target): an explain of the files
+    a triage built finds that build."""
+    return pathlib.Path(solution).resolve().name
+
+
+def _private_folders(tmp: str, sources: dict | None, name: str) -> dict[str, str]:
     """The environment that gives a solution's process folders of its own: its temporary folder, and in it the caches
     of numba, Triton, CUDA's JIT compiler and torch's kernels — a cache shared with other solutions, or read by the
     worker (torch's kernel cache is), would carry one's code into another's process. Extensions (and fpa's own
-    kernels, where a solution uses them) are built in fpa's cache under the hash of the solution's files
-    (``extensions_folder``; a triage names that folder itself, so that its builders and its jobs share it), unless
-    the caller chose another: another run of the same solution finds its build, and no other solution can plant
-    one there."""
+    kernels, where a solution uses them) are built in fpa's cache under the hash of the solution's files and of its
+    ``name`` among them (``extensions_folder``; a triage names that folder itself, so that its builders and its jobs
+    share it), unless the caller chose another: another run of the same solution finds its build, and no other
+    solution can plant one there."""
     folder = pathlib.Path(tmp)
     env = {"TMPDIR": tmp, "NUMBA_CACHE_DIR": str(folder / "numba"), "TRITON_CACHE_DIR": str(folder / "triton"),
            "CUDA_CACHE_PATH": str(folder / "nv"),
            "PYTORCH_KERNEL_CACHE_PATH": str(folder / "torch_kernels")}  # fmt: skip
     extensions = os.environ.get("TORCH_EXTENSIONS_DIR")
     if not extensions:
-        extensions = str(folder / "extensions") if sources is None else places.extensions_folder(sources)
+        extensions = str(folder / "extensions") if sources is None else places.extensions_folder(sources, name)
         env["TORCH_EXTENSIONS_DIR"] = extensions
     # fpa's own kernels, where a solution builds them (``fpa_kernels``): in its extensions folder, the one place
     # beside its temporary folder it may write, so they are built once per solution and no other process reads them

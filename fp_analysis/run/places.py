@@ -35,13 +35,15 @@ def cache_dir(name: str, override: str | None = None) -> pathlib.Path:
     return path
 
 
-def extensions_folder(sources: dict) -> str:
+def extensions_folder(sources: dict, name: str) -> str:
     """Where a solution builds its extensions: a folder of fpa's cache named by the hash of the solution's files
-    (``sources``: its snapshot, ``Snapshot.encoded()``) and of the toolchain (``_toolchain``), so that every run of
+    (``sources``: its snapshot, ``Snapshot.encoded()``, which holds its sibling files too), of which of them it is
+    (``name``: two solutions side by side in one folder have the same snapshot, and must not share builds) and of
+    the toolchain (``_toolchain``), so that every run of
     the same files — an explain, a triage with other options, a sample whose files are byte for byte these — finds
     the build, and a solution's process, which may write only there (``hardening.sandbox``), can reach no other
     files' build. ``$FPA_EXTENSIONS_CACHE`` moves the cache's folder (``EXTENSIONS_OVERRIDE``)."""
-    key = json.dumps([sorted(sources.items()), _toolchain()])
+    key = json.dumps([name, sorted(sources.items()), _toolchain()])
     return str(cache_dir("extensions", EXTENSIONS_OVERRIDE) / hashlib.sha256(key.encode()).hexdigest()[:24])
 
 

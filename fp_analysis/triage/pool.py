@@ -163,7 +163,7 @@ def local_rows(
 def pair_extensions(given: Given) -> str:
     """The folder a pair's solution builds its extensions in: the one its files name in fpa's cache
     (``run.places.extensions_folder``), as an explain of the same files uses."""
-    return extensions_folder(given.solution.encoded())
+    return extensions_folder(given.solution.encoded(), given.solution.name)
 
 
 def _needs_build(solution: pathlib.Path) -> bool:

@@ -36,7 +36,7 @@ def test_an_explain_of_the_files_a_triage_built_finds_the_build(tmp_path, monkey
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("TORCH_EXTENSIONS_DIR", raising=False)
     given = _pair(tmp_path / "a", "k")
-    chosen = candidate._private_folders(str(tmp_path / "tmp"), given.solution.encoded())
+    chosen = candidate._private_folders(str(tmp_path / "tmp"), given.solution.encoded(), given.solution.name)
     assert chosen["TORCH_EXTENSIONS_DIR"] == pair_extensions(given)
 
 
@@ -59,3 +59,17 @@ def test_a_build_cache_that_is_not_an_absolute_folder_we_can_make_is_refused(tmp
     with pytest.raises(ParameterError, match="--build-cache") as error:
         Pool(build_cache=folder.format(file=tmp_path / "file"))
     assert words in str(error.value)
+
+
+def test_two_solutions_side_by_side_in_one_folder_build_apart(tmp_path, monkeypatch):
+    """Both snapshots hold both files (a solution may import its siblings): which file is the solution is part of
+    the key, or one could plant a build the other loads."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "side_by_side"
+    folder.mkdir()
+    (folder / "problem.py").write_text("class Model: pass\n")
+    for name in ("first.py", "second.py"):
+        (folder / name).write_text(KERNEL.format(name="same_name"))
+    first, second = (Given.take(folder / "problem.py", folder / name) for name in ("first.py", "second.py"))
+    assert first.solution.encoded() == second.solution.encoded()
+    assert pair_extensions(first) != pair_extensions(second)
