@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from .forms import FORMS, FORMULA_FORMS
-from .graph import DECOMPOSED, HOLDS_PRODUCTS, OpKind, OpRecord, describe_op
+from .graph import HOLDS_PRODUCTS, OpKind, OpRecord, describe_op, sums_terms
 from .interpose import Arithmetic
 from .reduction_orders import ANY_ORDER, ORDER_WORDS, ORDERS
 from .verdict import CauseKind
@@ -182,8 +182,9 @@ def _linear_kind(op: OpRecord) -> str:
 def _sums(op: OpRecord, order: str | None) -> bool:
     """Whether an order rewrite re-orders ``op``'s sums: a reduction or scan, an op decomposed into sums (a norm,
     softmax, a loss), and under the sequential order (None: any order) a matrix product's dot products."""
-    product = op.kind is OpKind.LINEAR and op.name != "convolution" and order in (None, "sequential")
-    return op.kind is OpKind.REDUCTION or op.name in DECOMPOSED or product
+    if op.kind is OpKind.LINEAR:
+        return op.name != "convolution" and order in (None, "sequential")
+    return sums_terms(op)
 
 
 def rewrites_of(ops: Sequence[OpRecord]) -> list[Rewrite]:
