@@ -40,8 +40,9 @@ while [ $# -gt 0 ]; do
                # picking rows by "file family", TOLERANCE_DEADLINE_S: no row past that many seconds)
                python3 experiments/device_tolerance.py "$out/results" "$2" ${TOLERANCE_ONLY:-} || echo "tolerance: exit $?"
                shift 2 ;;
-    triage) # fpa triage --device cuda on 66 load_inline pairs, from cold then with cached builds: verdicts, pairs/hour, GPU idle
-            python3 experiments/device_triage.py "$out/results" "$2" ${TRIAGE_BUILDERS:-} 2>&1 | tail -70 || echo "triage: exit $?"; shift 2 ;;
+    triage) # fpa triage --device cuda on 66 load_inline pairs, from cold then with cached builds (TRIAGE_RUNS: the runs,
+            # experiments/device_triage.py): verdicts, pairs/hour, GPU idle
+            python3 experiments/device_triage.py "$out/results" "$2" ${TRIAGE_RUNS:-} 2>&1 | tail -70 || echo "triage: exit $?"; shift 2 ;;
     speed) # the tool's own speed (issue 18): full-size seed 000 explain --device cuda, this tree beside a baseline
            # checkout (carried: git archive REV | tar -x -C DIR; DIR/.commit names REV), then this tree profiled
            python3 experiments/bench_speed.py --baseline-tree "$3" --baseline-name "$(cat "$3/.commit" 2>/dev/null)" \

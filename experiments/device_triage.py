@@ -10,7 +10,11 @@ the hardware's account), and each pair's verdict against its label. Also what ru
 (as `fpa explain` does, no building ahead) would have cost: each pair's build plus explain seconds, one slot after
 another — a sum of measured times, not a run.
 
-    python experiments/device_triage.py OUT COMMIT [BUILDERS ...]
+A run is ``cold`` (a cache of its own, empty) or ``cached`` (the last cold run's), then ``:option=value`` pairs
+passed to `fpa triage` as ``--option value`` (``cold:builders=12``, ``cached:atol=1e-2:workers=4``). Without runs:
+``cold cached:atol=1e-2``.
+
+    python experiments/device_triage.py OUT COMMIT [RUN ...]
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from fp_analysis.triage.summary import matches_expected
 TIMEOUT_S = 90  # a load_inline build under eight parallel builds must fit in one call
 
 
-def run_once(folder: pathlib.Path, builders: int | None, cache: pathlib.Path, extra: tuple = ()) -> dict | None:
+def run_once(folder: pathlib.Path, cache: pathlib.Path, extra: tuple = ()) -> dict | None:
     """One `fpa triage` run with nvidia-smi sampling, fpa's cache in ``cache`` (``XDG_CACHE_HOME``), ``extra``
     options; its record, or None (printed why) when it gave no JSON."""
     samples = folder / "utilization.csv"
@@ -44,8 +48,6 @@ def run_once(folder: pathlib.Path, builders: int | None, cache: pathlib.Path, ex
         start = time.monotonic()
         command = [sys.executable, "-m", "fp_analysis", "triage", str(folder / "manifest.csv"), "--device", "cuda",
                    "--timeout", str(TIMEOUT_S), "--no-store", "--json"]  # fmt: skip
-        if builders is not None:
-            command += ["--builders", str(builders)]
         command += list(extra)
         env = {k: v for k, v in os.environ.items() if k != "TORCH_EXTENSIONS_DIR"} | {"XDG_CACHE_HOME": str(cache)}
         done = subprocess.run(command, capture_output=True, text=True, timeout=1500, env=env)
@@ -90,19 +92,26 @@ def run_once(folder: pathlib.Path, builders: int | None, cache: pathlib.Path, ex
     return record
 
 
-def main(out: str, commit: str, *builders: str) -> int:
+def _options(spec: str) -> tuple[str, tuple]:
+    """``cold:builders=12`` → ("cold", ("--builders", "12"))."""
+    kind, *pairs = spec.split(":")
+    if kind not in ("cold", "cached") or not all("=" in pair for pair in pairs):
+        raise SystemExit(f"a run is cold or cached, then :option=value pairs; got {spec!r}")
+    return kind, tuple(part for pair in pairs for part in (f"--{pair.split('=')[0]}", pair.split("=", 1)[1]))
+
+
+def main(out: str, commit: str, *specs: str) -> int:
     folder = pathlib.Path(tempfile.mkdtemp(prefix="triage-gpu-"))
     rows = write(folder)
-    cold = pathlib.Path(tempfile.mkdtemp(prefix="triage-cache-"))
-    plan = [("cold", None, cold, ()), ("cached builds, --atol 1e-2", None, cold, ("--atol", "1e-2"))]
-    plan += [(f"cold, {b} builders", int(b), pathlib.Path(tempfile.mkdtemp(prefix="triage-cache-")), ())
-             for b in builders]  # fmt: skip
-    runs = []
-    for name, count, cache, extra in plan:
-        run = run_once(folder, count, cache, extra)
+    runs, cache = [], None
+    for spec in specs or ("cold", "cached:atol=1e-2"):
+        kind, extra = _options(spec)
+        if kind == "cold" or cache is None:
+            cache = pathlib.Path(tempfile.mkdtemp(prefix="triage-cache-"))
+        run = run_once(folder, cache, extra)
         if run is None:
             return 1
-        runs.append({"run": name, **run})
+        runs.append({"run": spec, **run})
         path = write_results(out, "triage", commit, {"runs": runs}, pairs=len(rows))  # a later run may outrun the call
         print(f"wrote {path}")
     return 0
