@@ -9,12 +9,17 @@ solutions) with MAX_JOBS=1, each compiler run under `/usr/bin/time`, and prints 
 them. The link step needs torch's CUDA libraries: on a machine whose torch is the CPU build it fails after both
 units are measured, which is all this reads.
 
-    python experiments/bench_build_memory.py [--repeats 2] [--cuda-home /usr/local/cuda]
+With ``--precompiled``, each repeat is built again with the triage builders' precompiled torch/extension.h
+(``fp_analysis.triage.headers``, made first where fpa's cache does not hold it): the C++ unit's seconds and peak
+with it, and whether its object file is the same bytes as without it.
+
+    python experiments/bench_build_memory.py [--repeats 2] [--cuda-home /usr/local/cuda] [--precompiled]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import pathlib
@@ -62,30 +67,44 @@ def _wrapped_toolchain(folder: pathlib.Path, cuda_home: pathlib.Path, log: pathl
     return home
 
 
-def measure(cuda_home: pathlib.Path, repeats: int) -> list[dict]:
-    """Build the typical extension ``repeats`` times from an empty folder; each compile unit's peak and seconds."""
+def measure(cuda_home: pathlib.Path, repeats: int, header: str | None = None) -> list[dict]:
+    """Build the typical extension ``repeats`` times from an empty folder; each compile unit's peak and seconds, and
+    the C++ unit's object file's SHA-256. ``header``: the folder of a precompiled torch/extension.h, named in CPATH
+    as the triage's builders do."""
     import torch.utils.cpp_extension as extension
 
     rows = []
+    os.environ.pop("CPATH", None)
+    if header:
+        os.environ["CPATH"] = header
     for repeat in range(repeats):
-        with tempfile.TemporaryDirectory(prefix="fpa-build-memory-") as scratch:
-            folder = pathlib.Path(scratch)
+        # one folder for every build: its path is written in the object file, which is compared between builds
+        folder = pathlib.Path(tempfile.gettempdir()) / "fpa-build-memory"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        try:
             log = folder / "units.log"
             home = _wrapped_toolchain(folder, cuda_home, log)
             extension.CUDA_HOME = str(home)  # the CPU build of torch sets none; the wrapper's is the one to use
             os.environ.update(CXX=str(home / "cxx"), MAX_JOBS="1", TORCH_EXTENSIONS_DIR=str(folder / "ext"))
             os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")  # the H200's; with no GPU torch cannot ask one
+            extension.JIT_EXTENSION_VERSIONER.entries.clear()  # else torch skips a name it built in this process
             try:
-                extension.load_inline(f"fpa_build_memory_{repeat}", _CPP, cuda_sources=_CUDA,
+                extension.load_inline("fpa_build_memory", _CPP, cuda_sources=_CUDA,
                                       functions=["scaled_gelu_cuda"], extra_cuda_cflags=["-O3"])  # fmt: skip
                 linked = True
-            except (RuntimeError, OSError, subprocess.CalledProcessError):
+            except (RuntimeError, OSError, ImportError, subprocess.CalledProcessError):
                 linked = False  # the CPU build of torch has no CUDA libraries to link: both units are measured
+            objects = folder / "ext" / "fpa_build_memory" / "main.o"
+            digest = hashlib.sha256(objects.read_bytes()).hexdigest() if objects.is_file() else None
             for line in log.read_text().splitlines():
                 parts = line.split()
                 if len(parts) == 3 and parts[0] in ("cpp", "cu"):
                     rows.append({"repeat": repeat, "unit": parts[0], "peak_bytes": int(parts[1]) * 1024,
-                                 "seconds": float(parts[2]), "linked": linked})  # fmt: skip
+                                 "seconds": float(parts[2]), "linked": linked, "precompiled": bool(header),
+                                 "main_o_sha256": digest})  # fmt: skip
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
     return rows
 
 
@@ -94,28 +113,46 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--cuda-home", default=os.environ.get("CUDA_HOME") or "/usr/local/cuda")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument("--precompiled", action="store_true", help="also build with the precompiled header")
     args = parser.parse_args()
     cuda_home = pathlib.Path(args.cuda_home)
     if not (cuda_home / "bin" / "nvcc").exists() or shutil.which("c++") is None:
         sys.exit(f"needs nvcc under --cuda-home ({cuda_home}) and a c++ compiler")
     from fp_analysis.triage.pool import _BUILDER_BYTES, BUILD_JOBS
 
+    folder = None
+    if args.precompiled:  # made first: the builds below set CXX to a wrapper
+        from fp_analysis.triage.headers import _made
+
+        folder, state = _made()
+        if folder is None:
+            sys.exit(f"the precompiled header was {state}")
     rows = measure(cuda_home, args.repeats)
+    if folder:
+        rows += measure(cuda_home, args.repeats, folder)
     if args.json:
         print(json.dumps(rows, indent=1))
         return
     # torch probes the compiler (c++ -v: a few MB) before the build, and links (c++) after the .cu unit
     units = [r for r in rows if r["peak_bytes"] > 64 * 1024**2]
     for r in units:
-        after_cu = any(o["unit"] == "cu" and o["repeat"] == r["repeat"] for o in units[: units.index(r)])
+        after_cu = any(o["unit"] == "cu" and o["repeat"] == r["repeat"] and o["precompiled"] == r["precompiled"]
+                       for o in units[: units.index(r)])  # fmt: skip
         r["unit"] = "link" if r["unit"] == "cpp" and after_cu else r["unit"]
-        print(f"repeat {r['repeat']}  {r['unit']:>4}  peak {r['peak_bytes'] / 1024**3:.2f} GiB  {r['seconds']:.1f} s")
-    both = max((sum(r["peak_bytes"] for r in units if r["repeat"] == k and r["unit"] != "link")
-                for k in {r["repeat"] for r in units}), default=0)  # fmt: skip
+        mode = "precompiled header" if r["precompiled"] else "parsed header"
+        print(f"repeat {r['repeat']}  {r['unit']:>4}  peak {r['peak_bytes'] / 1024**3:.2f} GiB  {r['seconds']:.1f} s  "
+              f"({mode})")  # fmt: skip
+    both = max((sum(r["peak_bytes"] for r in units if (r["repeat"], r["precompiled"]) == k and r["unit"] != "link")
+                for k in {(r["repeat"], r["precompiled"]) for r in units}), default=0)  # fmt: skip
     print(
         f"both units at once (MAX_JOBS={BUILD_JOBS}): {both / 1024**3:.2f} GiB; the builders' allowance "
         f"{_BUILDER_BYTES / 1024**3:.1f} GiB each"
     )
+    if args.precompiled:
+        digests = {r["precompiled"]: {o["main_o_sha256"] for o in rows if o["precompiled"] == r["precompiled"]}
+                   for r in rows}  # fmt: skip
+        same = digests.get(True) == digests.get(False) and len(digests.get(False, ())) == 1
+        print(f"main.o with the precompiled header the same bytes as without: {same} {digests}")
 
 
 if __name__ == "__main__":

@@ -10,9 +10,10 @@ the hardware's account), and each pair's verdict against its label. Also what ru
 (as `fpa explain` does, no building ahead) would have cost: each pair's build plus explain seconds, one slot after
 another — a sum of measured times, not a run.
 
-A run is ``cold`` (a cache of its own, empty) or ``cached`` (the last cold run's), then ``:option=value`` pairs
-passed to `fpa triage` as ``--option value`` (``cold:builders=12``, ``cached:atol=1e-2:workers=4``). Without runs:
-``cold cached:atol=1e-2``.
+A run is ``cold`` (a cache and a results store of its own, empty) or ``cached`` (the last cold run's: a run with
+another ``atol`` judges the stored rows again, one with another ``seed`` explains every pair again), then
+``:option=value`` pairs passed to `fpa triage` as ``--option value`` (``cold:builders=12``,
+``cached:seed=7:workers=4``). Without runs: ``cold cached:atol=1e-2``.
 
     python experiments/device_triage.py OUT COMMIT [RUN ...]
 """
@@ -47,9 +48,13 @@ def run_once(folder: pathlib.Path, cache: pathlib.Path, extra: tuple = ()) -> di
         )
         start = time.monotonic()
         command = [sys.executable, "-m", "fp_analysis", "triage", str(folder / "manifest.csv"), "--device", "cuda",
-                   "--timeout", str(TIMEOUT_S), "--no-store", "--json"]  # fmt: skip
+                   "--timeout", str(TIMEOUT_S), "--json"]  # fmt: skip
         command += list(extra)
-        env = {k: v for k, v in os.environ.items() if k != "TORCH_EXTENSIONS_DIR"} | {"XDG_CACHE_HOME": str(cache)}
+        # fpa's caches (builds, the precompiled header) and its results store, both as cold as the run is
+        env = {k: v for k, v in os.environ.items() if k != "TORCH_EXTENSIONS_DIR"} | {
+            "XDG_CACHE_HOME": str(cache),
+            "FPA_STORE": str(cache / "store"),
+        }
         done = subprocess.run(command, capture_output=True, text=True, timeout=1500, env=env)
         wall = time.monotonic() - start
         sampler.terminate()
@@ -62,7 +67,8 @@ def run_once(folder: pathlib.Path, cache: pathlib.Path, extra: tuple = ()) -> di
                    and line.split(",")[1].strip().isdigit()]  # fmt: skip
     pairs = [
         {k: row.get(k) for k in ("pair_id", "expected", "verdict", "check_passed", "max_abs", "candidate_vs_fp64",
-                                 "reference_vs_fp64", "needed_atol", "build_seconds", "seconds", "error")}
+                                 "reference_vs_fp64", "needed_atol", "atol_to_pass", "build_seconds", "seconds",
+                                 "error")}
         for row in result["pairs"]
     ]  # fmt: skip
     timing = result["timing"]
@@ -71,6 +77,11 @@ def run_once(folder: pathlib.Path, cache: pathlib.Path, extra: tuple = ()) -> di
         "command": " ".join(command[1:]).replace(str(folder), "<pairs>"),
         "exit_code": done.returncode,
         "wall_s_with_start": round(wall, 1),
+        # the whole command's pairs per hour (its start included): a run that judges stored rows again explains none
+        "command_pairs_per_hour": round(3600 * len(result["pairs"]) / wall, 1),
+        "ran": result["ran"],
+        "reused": result["reused"],
+        "rejudged": result.get("rejudged"),
         "timing": timing,
         "nvidia_smi": {
             "samples": len(utilization),
@@ -83,7 +94,8 @@ def run_once(folder: pathlib.Path, cache: pathlib.Path, extra: tuple = ()) -> di
     }
     matched, labelled = result["summary"]["expected_matched"]
     print(f"triage (builders {timing['builders']}): {len(pairs)} pairs, exit {done.returncode}, {matched}/{labelled} "
-          f"as labelled; timing {timing}")  # fmt: skip
+          f"as labelled; ran {result['ran']}, reused {result['reused']} ({result.get('rejudged')} judged again), "
+          f"{record['command_pairs_per_hour']} pairs/hour with the command's start; timing {timing}")  # fmt: skip
     print(f"nvidia-smi: {record['nvidia_smi']}; builds inside the jobs would take ≈ {serial:.0f} s")
     for row in pairs:
         mark = "ok " if matches_expected(row) else "DIFF"

@@ -26,7 +26,7 @@ def triage(
     builders: Annotated[
         int | None,
         typer.Option(
-            help="GPU only: solutions whose extensions are built ahead at once (default: one per two cores, as memory "
+            help="GPU only: solutions whose extensions are built ahead at once (default: the cores / 1.25, as memory "
             "allows)"
         ),
     ] = None,
@@ -110,8 +110,9 @@ def _print_triage(result: dict, path: str, atol: float, rtol: float) -> None:
     from ..triage.summary import matches_expected
 
     summary = result["summary"]
+    again = f", {result['rejudged']} of them judged again at this atol" if result.get("rejudged") else ""
     table = Table(title=f"fpa triage {shown(path)}: {summary['pairs']} pairs ({result['ran']} run, {result['reused']} "
-                  "stored)")  # fmt: skip
+                  f"stored{again})")  # fmt: skip
     labelled = any(row.get("expected") for row in result["pairs"])
     columns = ("pair", "verdict", *(("expected",) if labelled else ()), "check", "max |diff|", "candidate vs fp64",
                "needed atol", "s")  # fmt: skip

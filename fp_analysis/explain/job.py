@@ -194,7 +194,7 @@ def _explained(checked: _Checked, context: dict, asked: ExplainOptions) -> dict:
     if dev.type == "cuda":
         context["reference_tf32_forced"] = _forced_tf32(reference_file, reference, worst.inputs, worst.candidate)
     with reference_file.watched("Model.forward (checking which batch items can be analysed alone)"):
-        analysed_model, inputs, ref_out, cand_out, items = _batch_subset(reference, worst, mode, atol, rtol)
+        analysed_model, inputs, ref_out, cand_out, items = _batch_subset(reference, worst, mode, rtol)
     output = worst.reference if isinstance(analysed_model, KeptItems) else ref_out  # KeptItems: computed whole
     require_fp64_room(inputs, output, "the fp64 analysis of the Model at this size")
     if items is not None:
@@ -304,6 +304,7 @@ def _wrong_output(wrong: WrongOutput, context: dict, notes: list[str], asked: Ex
     mismatch = {
         "max_abs": None, "mean_abs": None, "allclose_fail_fraction": 1.0, "failed_trials": 1, "outputs": wrong.outputs,
         "finite_pairs": 0, "nonfinite": {}, "atol": asked.atol, "rtol": asked.rtol, "wrong_output": wrong.words,
+        "atol_to_pass": None, "atol_to_pass_known": True,  # another shape or dtype fails at every atol
     }  # fmt: skip
     analysis = Analysis(explained=False, verdict=cause.name, causes=[cause], location={"summary": wrong.words})
     context = {**context, "analysed_trial": wrong.trial}
@@ -315,15 +316,16 @@ def _wrong_output(wrong: WrongOutput, context: dict, notes: list[str], asked: Ex
 _SUBSET_ABOVE = 1 << 22
 
 
-def _batch_subset(model, trial, mode: str, atol: float, rtol: float):
+def _batch_subset(model, trial, mode: str, rtol: float):
     """(Model, inputs, reference, candidate, items): where the output is large, the worst batch item — run alone
     where the Model treats batch items independently, else kept from the whole Model's evaluations (the Model
     wrapped in ``scope.KeptItems``, the inputs whole: a norm over the whole tensor); else everything (items None).
 
     The worst item is the one where the candidate departs furthest from the reference (a NaN or infinity on one side
-    only counts as furthest), then the one with the most outputs failing the check: an item with a bug smaller than
-    the tolerance, beside items that are equal, or one with a large bug, beside items with many small differences
-    (TF32's), is the one analysed — not one where nothing is wrong. Independence is checked, not assumed: the item
+    only counts as furthest), then the one with the most outputs beyond what the check's rtol alone allows (not its
+    atol: the analysis is the same at every atol): an item with a bug smaller than the tolerance, beside items that
+    are equal, or one with a large bug, beside items with many small differences (TF32's), is the one analysed —
+    not one where nothing is wrong. Independence is checked, not assumed: the item
     run alone through the reference's own arithmetic must give the reference's output for it (BatchNorm in training
     mode, or a reduction over the batch, would not).
     """
@@ -337,7 +339,7 @@ def _batch_subset(model, trial, mode: str, atol: float, rtol: float):
         difference = (c.double() - r.double()).abs()
         difference = torch.where(torch.isnan(difference), torch.inf, difference)  # a NaN on one side only
         difference[(c == r) | (torch.isnan(c) & torch.isnan(r))] = 0.0  # equal: the same infinity or NaN too
-        failing = int((~torch.isclose(c, r, atol=atol, rtol=rtol, equal_nan=True)).sum())
+        failing = int((~torch.isclose(c, r, atol=0.0, rtol=rtol, equal_nan=True)).sum())
         return float(difference.max()) if difference.numel() else 0.0, failing
 
     item = max(range(n), key=badness)
@@ -380,7 +382,7 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analy
             judged_model, inputs, ref_out, cand_out = model, trial.inputs, trial.reference, trial.candidate
         else:
             with problem.watched("Model.forward (checking which batch items can be analysed alone)"):
-                judged_model, inputs, ref_out, cand_out, _ = _batch_subset(model, trial, mode, asked.atol, asked.rtol)
+                judged_model, inputs, ref_out, cand_out, _ = _batch_subset(model, trial, mode, asked.rtol)
         judged.append(trial.trial)
         if (
             trial is worst

@@ -25,6 +25,7 @@ from torch.nn.parameter import is_lazy
 
 from ..errors import Fate, FpaError, Side, UserCodeError
 from ..model.interpose import interposed, precision_mode
+from ..numerics.allclose import AtolToPass, atol_to_pass
 from ..numerics.metrics import ErrorStats, error_stats
 from ..options import linear_formats
 from ..run.snapshot import Snapshot
@@ -95,6 +96,10 @@ class TrialResult:
     candidate: torch.Tensor | None = field(default=None, repr=False)
     # the inputs each side wrote into (indices into get_inputs()); each got a copy, so nothing else saw it
     written: dict[str, list[int]] = field(default_factory=dict)
+    # the smallest atol at which this trial's check passes at its rtol (``numerics.allclose``): the check at any atol
+    atol_to_pass: AtolToPass = field(default_factory=lambda: AtolToPass(False, None))
+    # outputs that differ by more than the rtol alone allows: how wrong the trial is, whatever the atol
+    beyond_rtol: int = 0
 
     def to_dict(self) -> dict:
         s = self.stats
@@ -107,6 +112,8 @@ class TrialResult:
             "allclose_fail_fraction": s.allclose_fail_fraction,
             "nonfinite": s.nonfinite.to_dict(),
             "inputs_written": self.written,
+            "atol_to_pass": self.atol_to_pass.atol,
+            "atol_to_pass_known": self.atol_to_pass.known,
         }
 
 
@@ -130,7 +137,17 @@ def mismatch_summary(results: list[TrialResult], atol: float, rtol: float) -> di
         "nonfinite": {**nonfinite.to_dict(), "trial": worst.trial},
         "atol": atol,
         "rtol": rtol,
+        **_atol_to_pass(results),
     }
+
+
+def _atol_to_pass(results: list[TrialResult]) -> dict:
+    """The smallest atol at which every trial passes (the largest of theirs), and whether it is known: the check's
+    outcome at another atol, without running it again. None (known) where some trial passes at no atol."""
+    margins = [r.atol_to_pass for r in results]
+    known = bool(margins) and all(m.known for m in margins)
+    needed = None if not known or any(m.atol is None for m in margins) else max(m.atol for m in margins)
+    return {"atol_to_pass": needed, "atol_to_pass_known": known}
 
 
 def _listed(value, where: str, detail: str | None = None) -> list:
@@ -293,15 +310,21 @@ def run_check(
             # KernelBench's argument order: allclose(reference, candidate), rtol scaling |candidate|
             passed = bool(torch.allclose(ref_out, cand_out, atol=atol, rtol=rtol))
             written = {k: v for k, v in (("reference", ref_written), ("candidate", cand_written)) if v}
+            margin = atol_to_pass(ref_out, cand_out, rtol)
+            if margin.known and margin.passes(atol) != passed:  # never expected: then it is not known, not wrong
+                margin = AtolToPass(False, None)
+            close = torch.isclose(as_real(ref_out), as_real(cand_out), atol=0.0, rtol=rtol, equal_nan=True)
+            beyond = int((~close).sum())
+            scores = {"written": written, "atol_to_pass": margin, "beyond_rtol": beyond}
             if keep_all is None:  # every trial's tensors kept for the analysis where they fit (see _KEEP_TRIALS_BYTES)
                 size = ref_out.nbytes + cand_out.nbytes + sum(t.nbytes for t in inputs if isinstance(t, torch.Tensor))
                 keep_all = trials * size <= _KEEP_TRIALS_BYTES[device.type == "cuda"]
             kept = (inputs, ref_out, cand_out) if keep_all else ()
-            result = TrialResult(trial, seeds[trial], passed, stats, *kept, written=written)
+            result = TrialResult(trial, seeds[trial], passed, stats, *kept, **scores)
             results.append(result)
             if worst is None or _severity(result) > _severity(worst):
                 worst = result if keep_all else TrialResult(trial, seeds[trial], passed, stats, inputs, ref_out,
-                                                            cand_out, written)  # fmt: skip
+                                                            cand_out, **scores)  # fmt: skip
     return reference, parameters, results, worst
 
 
@@ -360,10 +383,12 @@ _KEEP_TRIALS_BYTES = {False: 1 << 30, True: 16 << 30}
 
 def _severity(result: TrialResult) -> tuple:
     """How wrong a trial is, for choosing the one to analyse: outputs non-finite on one side only, then the largest
-    finite difference, then elements failing allclose. The departure before the count: a candidate that adds a
-    large error on some calls and computes in TF32 (many small failures) on the others is analysed where it errs."""
+    finite difference, then the outputs beyond what the rtol alone allows. The departure before the count: a
+    candidate that adds a large error on some calls and computes in TF32 (many small failures) on the others is
+    analysed where it errs. Nothing here reads the check's atol: the analysis is the same at every atol, and a
+    stored one is judged again at another (``triage.keys``)."""
     s = result.stats
-    return (s.nonfinite.mismatched_nonfinite, s.max_abs or 0.0, s.allclose_fail_count)
+    return (s.nonfinite.mismatched_nonfinite, s.max_abs or 0.0, result.beyond_rtol)
 
 
 def numpy32(t: torch.Tensor) -> np.ndarray:

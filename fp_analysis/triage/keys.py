@@ -1,5 +1,6 @@
 """Resuming a triage: which stored row is a pair's. Each pair's files are read before any pair runs (its snapshot);
-its key covers those contents, the check's options and the tool's version, and the store is searched by key. A
+its key covers those contents, the check's options and the tool's version, and the store is searched by key; a
+row stored under another atol is the pair's too, its check judged again (``analysis_key``). A
 triage that stores also checks first that the store can take its rows (it is what a resumed triage reads).
 """
 
@@ -13,12 +14,13 @@ import tempfile
 
 from ..errors import ParameterError
 from ..model.verdict import Outcome
+from ..numerics.allclose import AtolToPass
 from ..options import ExplainOptions
 from ..run.snapshot import Given, Snapshot
 from .discovery import Pair, solution_folders
 from .rows import identity
 
-__all__ = ["pair_key", "require_writable", "snapshots", "stored_rows", "tool_version"]
+__all__ = ["analysis_key", "pair_key", "require_writable", "snapshots", "stored_rows", "tool_version"]
 
 
 def tool_version() -> str:
@@ -50,9 +52,22 @@ def pair_key(given: Given, options: ExplainOptions) -> str:
     (``sources_of``; conservative: where solutions lie beside their problem, editing one runs that folder's pairs
     again), every option of the check (``options``, its device resolved: a CPU result is never reused on a GPU; the
     timeout among them), the tool's version."""
+    return _key(given, options.to_json())
+
+
+def analysis_key(given: Given, options: ExplainOptions) -> str:
+    """``pair_key`` under every option but the check's atol: what the explanation depends on. Nothing the engine
+    does reads the atol (``explain.kernelbench._severity``, ``explain.job._batch_subset``), and each row keeps the
+    smallest atol at which its check passes (``numerics.allclose``), so a row stored at one atol is this pair's at
+    any other, its check judged again."""
+    settings = {k: v for k, v in options.to_json().items() if k != "atol"}
+    return _key(given, {**settings, "key": "analysis"})
+
+
+def _key(given: Given, settings: dict) -> str:
     problem, solution = given.problem, given.solution
-    parts = [problem.digest(problem.name), solution.digest(solution.name),
-             json.dumps(options.to_json(), sort_keys=True), tool_version()]  # fmt: skip
+    parts = [problem.digest(problem.name), solution.digest(solution.name), json.dumps(settings, sort_keys=True),
+             tool_version()]  # fmt: skip
     parts += [
         f"{relative}:{snapshot.digest(relative)}" for snapshot in (problem, solution) for relative in snapshot.sources
     ]
@@ -60,10 +75,15 @@ def pair_key(given: Given, options: ExplainOptions) -> str:
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-def stored_rows(pairs: list[Pair], keys: dict[str, str], directory, unreadable: list[str]) -> dict[str, dict]:
-    """The stored row of each pair (by id) whose key (``keys``: by id) the store holds: the newest triage row of that
-    key (internal errors left out: they are run again), shown as the pair it is now (``rows.identity``). Store
-    files that cannot be read are skipped and named in ``unreadable`` (for the user, not as raw warnings)."""
+def stored_rows(
+    pairs: list[Pair], keys: dict[str, tuple[str, str]], directory, unreadable: list[str], atol: float
+) -> tuple[dict[str, dict], set[str]]:
+    """(the stored row of each pair, by id, the ids of those judged again): the newest triage row of the pair's key
+    (``keys``: by id, (``pair_key``, ``analysis_key``)); else, the newest of its analysis key at another atol, its
+    check judged again at ``atol`` from the smallest atol that passes it (rows that do not know it are not
+    reused). Internal errors are left out (they are run again); each row is shown as the pair it is now
+    (``rows.identity``). Store files that cannot be read are skipped and named in ``unreadable`` (for the user,
+    not as raw warnings)."""
     import warnings
 
     from ..store import read_store
@@ -73,15 +93,29 @@ def stored_rows(pairs: list[Pair], keys: dict[str, str], directory, unreadable: 
         table = read_store(directory, command="triage")
     unreadable += [str(w.message) for w in caught]
     if table.num_rows == 0 or "pair_key" not in table.column_names:
-        return {}
-    wanted, found = set(keys.values()), {}
+        return {}, set()
+    wanted = {key for both in keys.values() for key in both}
+    exact, analysed = {}, {}
     for row in table.to_pylist():  # time order: a later row replaces an earlier one
         # an internal error says nothing of the pair (a node that died, a full disk): run it again
-        if row.get("pair_key") in wanted and row.get("verdict") != Outcome.INTERNAL_ERROR.value:
-            found[row["pair_key"]] = {k: v for k, v in row.items() if not k.startswith("meta_")}
-    return {
-        pair.id: {**found[keys[pair.id]], **identity(pair, keys[pair.id])} for pair in pairs if keys[pair.id] in found
-    }
+        if row.get("verdict") == Outcome.INTERNAL_ERROR.value:
+            continue
+        row = {k: v for k, v in row.items() if not k.startswith("meta_")}
+        if row.get("pair_key") in wanted:
+            exact[row["pair_key"]] = row
+        if row.get("analysis_key") in wanted and (row.get("check_passed") is None or row.get("atol_to_pass_known")):
+            analysed[row["analysis_key"]] = row
+    found, rejudged = {}, set()
+    for pair in pairs:
+        key, analysis = keys[pair.id]
+        if key in exact:
+            found[pair.id] = {**exact[key], **identity(pair, key, analysis)}
+        elif analysis in analysed:
+            row = analysed[analysis]
+            passed = None if row["check_passed"] is None else AtolToPass(True, row["atol_to_pass"]).passes(atol)
+            found[pair.id] = {**row, "check_passed": passed, **identity(pair, key, analysis)}
+            rejudged.add(pair.id)
+    return found, rejudged
 
 
 def require_writable(directory) -> None:

@@ -28,7 +28,7 @@ from ..options import ExplainOptions
 from ..records import safe_text
 from ..run.interrupts import terminate_as_interrupt
 from .discovery import Pair
-from .keys import pair_key, require_writable, snapshots, stored_rows, tool_version
+from .keys import analysis_key, pair_key, require_writable, snapshots, stored_rows, tool_version
 from .pool import Placement, Pool, local_rows, placed, threads_per_job
 from .rows import identity
 from .summary import summarize, timing
@@ -48,6 +48,7 @@ def triage(
 ) -> dict:
     """Explain every pair under ``options`` (see the module docstring), on ``pool`` (None: ``Pool()``, the local
     pool at its default size); returns {"pairs": rows in ``pairs`` order, "summary": …, "ran": n, "reused": n,
+    "rejudged": n (of the reused, those stored at another atol and judged again at this one),
     "not_stored": [why], "unreadable": [store files skipped], "timing": …, "settings": …}. ``rerun``: explain the
     stored pairs again too; ``store``: store the rows (in ``store_dir``, else the results store); ``on_progress``
     gets {"done", "total", "verdicts", "pair"} after each pair.
@@ -83,9 +84,11 @@ def _triage(
     began = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     given = snapshots(pairs)
     refuse_stale_edits({id(s): s for g in given.values() for s in (g.problem, g.solution)}.values())
-    keys = {pair.id: pair_key(given[pair.id], options) for pair in pairs}
+    keys = {pair.id: (pair_key(given[pair.id], options), analysis_key(given[pair.id], options)) for pair in pairs}
     unreadable: list[str] = []
-    done = {} if rerun or not store else stored_rows(pairs, keys, store_dir, unreadable)
+    done, rejudged = {}, set()
+    if store and not rerun:
+        done, rejudged = stored_rows(pairs, keys, store_dir, unreadable, options.atol)
     reused = len(done)
     verdicts = Counter(row["verdict"] for row in done.values())
     not_stored = []
@@ -108,7 +111,7 @@ def _triage(
             finishing = local_rows(placement, todo, options, given)
         stack.enter_context(contextlib.closing(finishing))  # on Ctrl-C, Ray's pending tasks cancelled first
         for pair, result in finishing:
-            row = {**identity(pair, keys[pair.id]), **result}
+            row = {**identity(pair, *keys[pair.id]), **result}
             if row.get("fate") == Fate.MODIFIED_FILES.value:  # judged against files that changed: never reused
                 not_stored.append(f"{row['pair_id']}: its files changed while it ran")
             elif store:
@@ -125,6 +128,6 @@ def _triage(
     ordered = [done[pair.id] for pair in pairs]
     ran_rows = [done[pair.id] for pair in todo]
     return {"pairs": ordered, "summary": summarize(ordered, options.atol, options.rtol), "ran": len(todo),
-            "reused": reused, "not_stored": not_stored, "unreadable": unreadable,
+            "reused": reused, "rejudged": len(rejudged), "not_stored": not_stored, "unreadable": unreadable,
             "timing": timing(ran_rows, wall, placement, options.device),
             "settings": {**options.to_json(), "version": tool_version(), "started": began}}  # fmt: skip

@@ -27,6 +27,7 @@ from ..options import ExplainOptions, check_count, check_device
 from ..run.places import EXTENSIONS_OVERRIDE, extensions_folder
 from ..run.snapshot import Given
 from .discovery import Pair
+from .headers import PrecompiledHeader
 from .rows import explain_row, internal_error_row
 
 __all__ = ["Placement", "Pool", "local_rows", "pair_extensions", "placed", "threads_per_job"]
@@ -35,8 +36,9 @@ __all__ = ["Placement", "Pool", "local_rows", "pair_extensions", "placed", "thre
 @dataclasses.dataclass(frozen=True)
 class Pool:
     """Where a triage's pairs run, as asked: the local pool, ``workers`` jobs at once (None: a CPU job per two
-    cores, or one per GPU) and ``builders`` building extensions ahead on a GPU host (None: half the cores, at most
-    8); or each pair a task on the Ray cluster at ``ray`` (``fp_analysis.triage.ray``), whose resources size it.
+    cores, or one per GPU) and ``builders`` building extensions ahead on a GPU host (None: as the cores and memory
+    allow, ``_default_builders``); or each pair a task on the Ray cluster at ``ray`` (``fp_analysis.triage.ray``),
+    whose resources size it.
     ``build_cache``: the folder the solutions' extensions build in (``run.places.EXTENSIONS_OVERRIDE``; None: this
     machine's cache, or each node's own): on a cluster, one every node mounts, so that each solution builds once
     for all of them. Checked when made: a bad count, a size given with ``ray``, or a build cache that is not an
@@ -87,6 +89,7 @@ class Placement:
     environments: tuple[dict[str, str], ...] = ({},)
     cluster: object | None = None
     build_cache: str | None = None  # ``Pool.build_cache``
+    header: PrecompiledHeader | None = None  # the builders' precompiled torch/extension.h, on a GPU host
 
 
 @contextlib.contextmanager
@@ -102,7 +105,13 @@ def placed(pool: Pool, options: ExplainOptions) -> Iterator[tuple[ExplainOptions
         with _extensions_in(pool.build_cache):
             yield (
                 dataclasses.replace(options, device=device),
-                Placement(workers, builders, tuple(environments), build_cache=pool.build_cache),
+                Placement(
+                    workers,
+                    builders,
+                    tuple(environments),
+                    build_cache=pool.build_cache,
+                    header=PrecompiledHeader() if device == "cuda" else None,
+                ),
             )
         return
     from . import ray as triage_ray
@@ -150,7 +159,11 @@ def local_rows(
 
     def build(pair: Pair) -> dict:
         # ninja's parallelism bounded: the builders together fill the cores (``_default_builders``), not each alone
-        env = {**environment(pair, None), "MAX_JOBS": os.environ.get("MAX_JOBS", str(BUILD_JOBS))}
+        env = {
+            **environment(pair, None),
+            "MAX_JOBS": os.environ.get("MAX_JOBS", str(BUILD_JOBS)),
+            **placement.header.environment(),
+        }
         return _build_ahead(pair, options.timeout, env, given[pair.id])
 
     def run(pair: Pair, built: dict | None, slot: int) -> dict:
@@ -297,8 +310,13 @@ def _default_workers(device: str, gpus: int) -> int:
 
 
 # A load_inline extension is two compile units (its C++ bindings and its .cu file), which torch's ninja build runs at
-# once: each builder is given that many jobs (MAX_JOBS), and the cores that many builders' worth.
+# once: each builder is given that many jobs (MAX_JOBS).
 BUILD_JOBS = 2
+# The cores a builder keeps busy on average: the .cu unit the whole build, the C++ unit a quarter of it (measured with
+# nvcc 13.0 and torch 2.13's headers, experiments/bench_build_memory.py: 91–101 s and 21–28 s; with the precompiled
+# header, ``headers``, less). Builders are as many as the cores run at that: half the cores left a quarter idle
+# (on the H200 host, 8 builders on 16 cores: 60.6 s a build, 66 builds in 540 s).
+BUILD_CORES = 1.25
 # Memory a builder's two units take at once, for sizing the builders: measured with nvcc 13.0 and torch 2.13's headers
 # on a typical solution (experiments/bench_build_memory.py: the C++ bindings 1.41 GiB, the .cu file 2.94 GiB at its
 # peak, the host compiler parsing torch/extension.h in nvcc's last stage), 4.35 GiB, and a margin for larger files.
@@ -306,11 +324,11 @@ _BUILDER_BYTES = 5 * 1024**3
 
 
 def _default_builders(device: str) -> int:
-    """Jobs building extensions ahead on a GPU host: as many as the cores run at ``BUILD_JOBS`` compile units each,
-    and the memory holds at ``_BUILDER_BYTES`` a builder (one where neither can be told); on a CPU one."""
+    """Jobs building extensions ahead on a GPU host: as many as the cores run at ``BUILD_CORES`` each, and the memory
+    holds at ``_BUILDER_BYTES`` a builder (one where neither can be told); on a CPU one."""
     if device != "cuda":
         return 1
-    by_cores = max(1, (os.cpu_count() or 2) // BUILD_JOBS)
+    by_cores = max(1, int((os.cpu_count() or 2) / BUILD_CORES))
     free = available_bytes("cpu")
     by_memory = max(1, free // _BUILDER_BYTES) if free else by_cores
     return min(by_cores, by_memory)

@@ -100,7 +100,12 @@ def header(result: dict, now: datetime.datetime | None = None) -> str:
     mode = settings.get("reference_mode") if "reference_mode" in settings else "not recorded"
     started = settings.get("started")
     rows = [
-        ("pairs", f"{summary['pairs']} ({result.get('ran', 0)} run, {result.get('reused', 0)} reused from the store)"),
+        (
+            "pairs",
+            f"{summary['pairs']} ({result.get('ran', 0)} run, {result.get('reused', 0)} reused from the store"
+            + (f", {result['rejudged']} judged again at this atol" if result.get("rejudged") else "")
+            + ")",
+        ),
         ("device", f"{device}{slots}"),
         ("reference mode", "as given (no precision emulated)" if mode is None else mode),
         (

@@ -50,6 +50,9 @@ def explain_row(
             candidate_vs_fp64=explanation.candidate_vs_fp64.get("max_abs"),
             reference_vs_fp64=explanation.reference_vs_fp64.get("max_abs"),
             needed_atol=explanation.recommended_tolerance.get("atol"),
+            # the check at any other atol (``keys.stored_rows`` judges a stored row again with them)
+            atol_to_pass=mismatch.get("atol_to_pass"),
+            atol_to_pass_known=mismatch.get("atol_to_pass_known"),
             notes=" | ".join(explanation.notes) or None,
         )
     except UserCodeError as error:
@@ -72,8 +75,9 @@ def explain_row(
 def _blank_row() -> dict:
     """Every field of a pair's row, unset: a row has them all, however its job ended (they are the store's columns)."""
     return {"verdict": None, "explained": None, "exit_code": None, "check_passed": None, "max_abs": None,
-            "candidate_vs_fp64": None, "reference_vs_fp64": None, "needed_atol": None, "error": None, "fate": None,
-            "notes": None, "build_seconds": None, "seconds": 0.0}  # fmt: skip
+            "candidate_vs_fp64": None, "reference_vs_fp64": None, "needed_atol": None, "atol_to_pass": None,
+            "atol_to_pass_known": None, "error": None, "fate": None, "notes": None, "build_seconds": None,
+            "seconds": 0.0}  # fmt: skip
 
 
 def internal_error_row(message: str) -> dict:
@@ -82,8 +86,10 @@ def internal_error_row(message: str) -> dict:
             "error": message}  # fmt: skip
 
 
-def identity(pair: Pair, key: str) -> dict:
+def identity(pair: Pair, key: str, analysis: str | None = None) -> dict:
     """The fields of a row that say which pair it is: always the current pair's (a stored result may have been
-    another pair's with the same contents, or this pair's under another id, folder or label)."""
+    another pair's with the same contents, or this pair's under another id, folder or label). ``key``: the pair's
+    under all its options; ``analysis``: under all but the check's atol (``keys.analysis_key``)."""
     return {"pair_id": safe_text(pair.id), "problem": safe_text(str(pair.problem)),
-            "solution": safe_text(str(pair.solution)), "expected": pair.expected, "pair_key": key}  # fmt: skip
+            "solution": safe_text(str(pair.solution)), "expected": pair.expected, "pair_key": key,
+            "analysis_key": analysis}  # fmt: skip

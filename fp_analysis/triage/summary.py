@@ -103,4 +103,6 @@ def timing(rows: list[dict], wall: float, placement: Placement, device: str) -> 
         "build_s": building,
         "explain_s": explaining,
         "slot_idle_share": max(0.0, 1.0 - explaining / (wall * workers)) if rows and wall > 0 else None,
+        # whether the builders had torch/extension.h precompiled (``headers``): "ready", or why not
+        "precompiled_header": placement.header.state if placement.header is not None else None,
     }

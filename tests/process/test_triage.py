@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from fp_analysis.numerics import allclose
 from fp_analysis.options import ExplainOptions
 from fp_analysis.store import read_store
 from fp_analysis.triage.discovery import discover
@@ -89,6 +90,22 @@ def test_a_stored_pair_is_reused_only_for_the_same_files_options_and_helpers(run
     # A reused result is shown as the pair it is now, even where another pair stored it (same contents).
     assert [r["pair_id"] for r in again["pairs"]] == [p.id for p in discover(runs)]
     assert [r["verdict"] for r in again["pairs"]] == [r["verdict"] for r in result["pairs"]]
+    # Another atol: every stored row is the pair's, its check judged again from the smallest atol that passes it —
+    # as the check run afresh at that atol judges it (here the GELU pair's own: it passes there, and below it not).
+    threshold = rows["level1/gelu/tanh/solution"]["atol_to_pass"]
+    assert threshold > 0.0  # the tanh form differs from erf's
+    checks = {}
+    for atol, gelu_passes in ((threshold, True), (allclose._below(threshold), False)):
+        judged = triage(discover(runs), dataclasses.replace(options, atol=atol), pool, store_dir=store)
+        assert (judged["ran"], judged["reused"], judged["rejudged"]) == (0, 6, 6)
+        checks[atol] = {r["pair_id"]: r["check_passed"] for r in judged["pairs"]}
+        assert checks[atol]["level1/gelu/tanh/solution"] is gelu_passes
+        assert [r["verdict"] for r in judged["pairs"]] == [r["verdict"] for r in result["pairs"]]
+    explained = [p for p in discover(runs) if rows[p.id]["check_passed"] is not None]
+    assert len(explained) == 3
+    fresh = triage(explained, dataclasses.replace(options, atol=threshold), pool, store=False)
+    afresh = {r["pair_id"]: r["check_passed"] for r in fresh["pairs"]}
+    assert afresh == {p.id: checks[threshold][p.id] for p in explained}
     pair = next(p for p in discover(runs) if p.id.endswith("raises/solution"))
     other_trials = dataclasses.replace(options, trials=2)
     assert triage([pair], other_trials, pool, store_dir=store)["ran"] == 1  # other check options: not the stored pair

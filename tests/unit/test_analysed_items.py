@@ -41,7 +41,7 @@ def test_a_model_that_mixes_items_keeps_the_worst_item_of_its_whole_evaluation(s
     model = FrobeniusNorm()
     candidate = model(x).clone()
     candidate[4, 3, 5] *= 1.001  # a bug in item 4 alone, larger than any rounding
-    analysed, inputs, ref_out, cand_out, items = job._batch_subset(model, _trial(model, x, candidate), "fp32", 0, 0)
+    analysed, inputs, ref_out, cand_out, items = job._batch_subset(model, _trial(model, x, candidate), "fp32", 0)
     assert isinstance(analysed, KeptItems) and items == [4] and inputs[0].shape == x.shape
     assert torch.equal(ref_out, model(x)[4:5]) and torch.equal(cand_out, candidate[4:5])
     analysis = analyse_model(analysed, inputs, ref_out, cand_out)
@@ -55,7 +55,7 @@ def test_a_model_that_treats_items_apart_runs_the_worst_item_alone(small_subset)
     model = Scaled()
     candidate = model(x).clone()
     candidate[2, 1] += 1.0
-    analysed, inputs, ref_out, _, items = job._batch_subset(model, _trial(model, x, candidate), "fp32", 0, 0)
+    analysed, inputs, ref_out, _, items = job._batch_subset(model, _trial(model, x, candidate), "fp32", 0)
     assert analysed is model and items == [2] and inputs[0].shape == (1, 16, 8)
     assert torch.equal(ref_out, model(x)[2:3])
 

@@ -1,0 +1,102 @@
+"""A precompiled ``torch/extension.h`` for the triage's builders: the C++ bindings unit of every ``load_inline``
+extension (``main.cpp``: torch/extension.h, then the solution's declarations and pybind11's module) spends most of
+its time parsing that header; precompiled once per toolchain, each build loads it instead.
+
+GCC looks for ``NAME.gch`` in each include directory before ``NAME`` (GCC manual, "Using Precompiled Headers"), and
+``CPATH``'s directories are searched after ``-I`` and before ``-isystem`` ones (GCC manual, "Environment
+Variables"): torch's build names its headers with ``-isystem``, so a folder holding ``torch/extension.h.gch``, named
+in the builders' ``CPATH``, is found first. GCC uses a precompiled header only where the compilation's options and
+macros are those it was made with (else it parses the header, as without one), so a solution whose flags differ
+builds as before; where it is used, the object file is the same byte for byte (checked with torch 2.13's flags:
+``experiments/bench_build_memory.py --precompiled``). nvcc's units are unaffected: its host compiler preprocesses
+(``-E`` uses no precompiled header) and its front ends read the preprocessed file.
+
+Made by this process (never a solution's: a solution's process may write only its own folders), in fpa's cache
+under the hash of the command and the toolchain, written under a temporary name and renamed, so that triages at
+once on one machine share one file. Made in the background: builds that start before it is ready build without it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sysconfig
+import tempfile
+import threading
+
+from ..run.places import cache_dir
+
+__all__ = ["PrecompiledHeader"]
+
+# torch 2.13's flags for a load_inline extension's C++ unit that decide whether a precompiled header applies
+# (torch.utils.cpp_extension: ``-DTORCH_API_INCLUDE_EXTENSION_H``, then ``-fPIC -std=c++20``); the include folders
+# are read from torch.
+_FLAGS = ("-DTORCH_API_INCLUDE_EXTENSION_H", "-fPIC", "-std=c++20")
+_BUILD_TIMEOUT_S = 600
+
+
+class PrecompiledHeader:
+    """``environment()``: the variables that let a build use the precompiled header ({} until it is made, or where it
+    cannot be); the first call starts making it in a thread. ``state``: "not asked", "building", "ready" or why not."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._folder: str | None = None
+        self.state = "not asked"
+
+    def environment(self) -> dict[str, str]:
+        with self._lock:
+            if self.state == "not asked":
+                self.state = "building"
+                threading.Thread(target=self._make, name="fpa-pch", daemon=True).start()
+            if self._folder is None:
+                return {}
+        given = os.environ.get("CPATH")
+        return {"CPATH": self._folder + (os.pathsep + given if given else "")}
+
+    def _make(self) -> None:
+        try:
+            folder, state = _made()
+        except Exception as error:  # no compiler, a full disk: the builds parse the header, as without one
+            folder, state = None, f"not made: {type(error).__name__}: {str(error)[:200]}"
+        with self._lock:
+            self._folder, self.state = folder, state
+
+
+def _command(output: str) -> list[str]:
+    """The compiler run that makes ``output`` from torch's extension.h, with torch's flags for a C++ unit."""
+    from torch.utils.cpp_extension import get_cxx_compiler, include_paths
+
+    header = pathlib.Path(include_paths()[0]) / "torch" / "extension.h"
+    includes = [*include_paths(), sysconfig.get_path("include")]
+    return [get_cxx_compiler(), "-x", "c++-header", str(header), "-o", output,
+            *(part for folder in includes for part in ("-isystem", folder)), *_FLAGS]  # fmt: skip
+
+
+def _made() -> tuple[str | None, str]:
+    """(the folder to name in CPATH, "ready"), made now where the cache does not hold it."""
+    command = _command("-")
+    if shutil.which(command[0]) is None:
+        return None, f"not made: no C++ compiler {command[0]!r}"
+    compiler = subprocess.run([command[0], "--version"], capture_output=True, text=True, timeout=30).stdout
+    header = pathlib.Path(command[3]).stat()
+    key = json.dumps([command, compiler, header.st_size, header.st_mtime_ns])
+    folder = cache_dir("headers") / hashlib.sha256(key.encode()).hexdigest()[:24]
+    target = folder / "torch" / "extension.h.gch"
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, partial = tempfile.mkstemp(dir=target.parent, prefix=".extension-", suffix=".gch.part")
+        os.close(handle)
+        try:
+            done = subprocess.run(_command(partial), capture_output=True, text=True, timeout=_BUILD_TIMEOUT_S)
+            if done.returncode != 0:
+                return None, f"not made: the compiler exited {done.returncode}: {done.stderr.strip()[-300:]}"
+            os.replace(partial, target)
+        finally:
+            if os.path.exists(partial):
+                os.unlink(partial)
+    return str(folder), "ready"
