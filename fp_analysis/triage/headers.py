@@ -6,9 +6,10 @@ GCC looks for ``NAME.gch`` in each include directory before ``NAME`` (GCC manual
 ``CPATH``'s directories are searched after ``-I`` and before ``-isystem`` ones (GCC manual, "Environment
 Variables"): torch's build names its headers with ``-isystem``, so a folder holding ``torch/extension.h.gch``, named
 in the builders' ``CPATH``, is found first. GCC uses a precompiled header only where the compilation's options and
-macros are those it was made with (else it parses the header, as without one), so a solution whose flags differ
-builds as before; where it is used, the object file is the same byte for byte (checked with torch 2.13's flags:
-``experiments/bench_build_memory.py --precompiled``). nvcc's units are unaffected: its host compiler preprocesses
+macros are those it was made with (else it parses the header, as without one), so it is made with the flags
+torch's build gives the C++ unit (read from torch, ``_torch_cflags``), and a solution whose own flags differ
+builds as before; where it is used, the object file is the same byte for byte
+(``experiments/bench_build_memory.py --precompiled``). nvcc's units are unaffected: its host compiler preprocesses
 (``-E`` uses no precompiled header) and its front ends read the preprocessed file.
 
 Made by this process (never a solution's: a solution's process may write only its own folders), in fpa's cache
@@ -18,13 +19,15 @@ once on one machine share one file. Made in the background: builds that start be
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import json
 import os
 import pathlib
+import shlex
 import shutil
 import subprocess
-import sysconfig
 import tempfile
 import threading
 
@@ -32,10 +35,6 @@ from ..run.places import cache_dir
 
 __all__ = ["PrecompiledHeader"]
 
-# torch 2.13's flags for a load_inline extension's C++ unit that decide whether a precompiled header applies
-# (torch.utils.cpp_extension: ``-DTORCH_API_INCLUDE_EXTENSION_H``, then ``-fPIC -std=c++20``); the include folders
-# are read from torch.
-_FLAGS = ("-DTORCH_API_INCLUDE_EXTENSION_H", "-fPIC", "-std=c++20")
 _BUILD_TIMEOUT_S = 600
 
 
@@ -68,13 +67,36 @@ class PrecompiledHeader:
 
 
 def _command(output: str) -> list[str]:
-    """The compiler run that makes ``output`` from torch's extension.h, with torch's flags for a C++ unit."""
+    """The compiler run that makes ``output`` from torch's extension.h with the flags torch's build gives an
+    extension's C++ unit (``_torch_cflags``)."""
     from torch.utils.cpp_extension import get_cxx_compiler, include_paths
 
     header = pathlib.Path(include_paths()[0]) / "torch" / "extension.h"
-    includes = [*include_paths(), sysconfig.get_path("include")]
-    return [get_cxx_compiler(), "-x", "c++-header", str(header), "-o", output,
-            *(part for folder in includes for part in ("-isystem", folder)), *_FLAGS]  # fmt: skip
+    return [get_cxx_compiler(), "-x", "c++-header", str(header), "-o", output, *_torch_cflags()]
+
+
+@functools.lru_cache(maxsize=1)
+def _torch_cflags() -> tuple[str, ...]:
+    """The flags of an extension's C++ unit as this torch writes them (its ninja file's ``cflags``), less the one
+    that names the extension (``-DTORCH_EXTENSION_NAME``, which torch's headers do not read): read, not copied,
+    since they change between torch versions (2.11 and 2.13 differ in ``-std``, and a header precompiled with
+    other flags is not used). torch's ninja writer is internal: its parameters are given by name, as far as this
+    version has them."""
+    from torch.utils import cpp_extension
+
+    write = cpp_extension._write_ninja_file_to_build_library
+    with tempfile.TemporaryDirectory(prefix="fpa-cflags-") as folder:
+        source = pathlib.Path(folder) / "main.cpp"
+        source.write_text("")
+        arguments = {"path": str(pathlib.Path(folder) / "build.ninja"), "name": "fpa_cflags",
+                     "sources": [str(source)], "extra_cflags": [], "extra_cuda_cflags": [], "extra_sycl_cflags": [],
+                     "extra_ldflags": [], "extra_include_paths": [], "with_cuda": False, "with_sycl": False,
+                     "is_standalone": False}  # fmt: skip
+        wanted = inspect.signature(write).parameters
+        write(**{name: value for name, value in arguments.items() if name in wanted})
+        lines = (pathlib.Path(folder) / "build.ninja").read_text().splitlines()
+    given = next(line.split("=", 1)[1] for line in lines if line.startswith("cflags ="))
+    return tuple(flag for flag in shlex.split(given) if not flag.startswith("-DTORCH_EXTENSION_NAME="))
 
 
 def _made() -> tuple[str | None, str]:
