@@ -50,7 +50,7 @@ def extensions_folder(sources: dict, name: str) -> str:
 @functools.lru_cache(maxsize=1)
 def _toolchain() -> list[str]:
     """What besides the sources decides an extension's binary: torch's version (its headers and ABI) and the CUDA
-    compiler's, read without importing torch (a triage's own process does not). A build made with others is not
+    compiler's, read without importing torch (a CPU triage's own process does not). A build made with others is not
     found, rather than loaded and failing as if the solution's code had."""
     import importlib.metadata
 

@@ -19,6 +19,7 @@ once on one machine share one file. Made in the background: builds that start be
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -27,9 +28,11 @@ import os
 import pathlib
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
+import time
 
 from ..run.places import cache_dir
 
@@ -40,16 +43,20 @@ _BUILD_TIMEOUT_S = 600
 
 class PrecompiledHeader:
     """``environment()``: the variables that let a build use the precompiled header ({} until it is made, or where it
-    cannot be); the first call starts making it in a thread. ``state``: "not asked", "building", "ready" or why not."""
+    cannot be); the first call starts making it in a thread. ``state``: "not asked", "building", "ready" or why not.
+    ``close()``, when the triage ends: a compiler still making it is stopped and its partial file removed (a
+    triage killed outright leaves one, removed by the next once it is older than any build could be)."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._folder: str | None = None
+        self._compiler: subprocess.Popen | None = None
+        self._closed = False
         self.state = "not asked"
 
     def environment(self) -> dict[str, str]:
         with self._lock:
-            if self.state == "not asked":
+            if self.state == "not asked" and not self._closed:
                 self.state = "building"
                 threading.Thread(target=self._make, name="fpa-pch", daemon=True).start()
             if self._folder is None:
@@ -57,13 +64,35 @@ class PrecompiledHeader:
         given = os.environ.get("CPATH")
         return {"CPATH": self._folder + (os.pathsep + given if given else "")}
 
+    def close(self) -> None:
+        with self._lock:
+            self._closed, compiler = True, self._compiler
+        if compiler is not None and compiler.poll() is None:
+            _kill(compiler)
+            compiler.wait()
+
+    def _started(self, compiler: subprocess.Popen) -> bool:
+        """Hold ``compiler`` so that ``close`` can stop it; False (and it killed) where the triage ended already."""
+        with self._lock:
+            self._compiler = compiler
+            closed = self._closed
+        if closed:
+            _kill(compiler)
+        return not closed
+
     def _make(self) -> None:
         try:
-            folder, state = _made()
+            folder, state = _made(self._started)
         except Exception as error:  # no compiler, a full disk: the builds parse the header, as without one
             folder, state = None, f"not made: {type(error).__name__}: {str(error)[:200]}"
         with self._lock:
             self._folder, self.state = folder, state
+
+
+def _kill(process: subprocess.Popen) -> None:
+    """SIGKILL to the compiler's process group (the driver's children too: they hold its stderr open)."""
+    with contextlib.suppress(OSError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 def _command(output: str) -> list[str]:
@@ -99,26 +128,48 @@ def _torch_cflags() -> tuple[str, ...]:
     return tuple(flag for flag in shlex.split(given) if not flag.startswith("-DTORCH_EXTENSION_NAME="))
 
 
-def _made() -> tuple[str | None, str]:
-    """(the folder to name in CPATH, "ready"), made now where the cache does not hold it."""
+def _made(started) -> tuple[str | None, str]:
+    """(the folder to name in CPATH, "ready"), made now where the cache does not hold it; ``started(process)`` is
+    given the compiler as it starts (False from it: stop). The key holds what decides the header's contents: the
+    command, the compiler, torch's version and header, and the include paths the environment adds."""
+    import importlib.metadata
+
     command = _command("-")
     if shutil.which(command[0]) is None:
         return None, f"not made: no C++ compiler {command[0]!r}"
     compiler = subprocess.run([command[0], "--version"], capture_output=True, text=True, timeout=30).stdout
     header = pathlib.Path(command[3]).stat()
-    key = json.dumps([command, compiler, header.st_size, header.st_mtime_ns])
+    environment = [os.environ.get(name) for name in ("CPATH", "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH")]
+    key = json.dumps([command, compiler, importlib.metadata.version("torch"), header.st_size, header.st_mtime_ns,
+                      environment])  # fmt: skip
     folder = cache_dir("headers") / hashlib.sha256(key.encode()).hexdigest()[:24]
     target = folder / "torch" / "extension.h.gch"
-    if not target.is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        handle, partial = tempfile.mkstemp(dir=target.parent, prefix=".extension-", suffix=".gch.part")
-        os.close(handle)
+    if target.is_file():
+        return str(folder), "ready"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for stale in target.parent.glob(".extension-*.gch.part"):  # left by a triage killed while it made one
+        with contextlib.suppress(OSError):
+            if time.time() - stale.stat().st_mtime > _BUILD_TIMEOUT_S:
+                stale.unlink()
+    handle, partial = tempfile.mkstemp(dir=target.parent, prefix=".extension-", suffix=".gch.part")
+    os.close(handle)
+    try:
+        process = subprocess.Popen(
+            _command(partial), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )  # its own group: the driver and cc1plus stop together
+        if not started(process):
+            process.wait()
+            return None, "not made: the triage ended first"
         try:
-            done = subprocess.run(_command(partial), capture_output=True, text=True, timeout=_BUILD_TIMEOUT_S)
-            if done.returncode != 0:
-                return None, f"not made: the compiler exited {done.returncode}: {done.stderr.strip()[-300:]}"
-            os.replace(partial, target)
-        finally:
-            if os.path.exists(partial):
-                os.unlink(partial)
+            _, errors = process.communicate(timeout=_BUILD_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            _kill(process)
+            process.wait()
+            return None, f"not made: the compiler took over {_BUILD_TIMEOUT_S} s"
+        if process.returncode != 0:
+            return None, f"not made: the compiler exited {process.returncode}: {errors.strip()[-300:]}"
+        os.replace(partial, target)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
     return str(folder), "ready"

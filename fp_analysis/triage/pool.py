@@ -102,17 +102,16 @@ def placed(pool: Pool, options: ExplainOptions) -> Iterator[tuple[ExplainOptions
         environments = _slot_environments(device)
         workers = pool.workers if pool.workers is not None else _default_workers(device, len(environments))
         builders = pool.builders if pool.builders is not None else _default_builders(device)
-        with _extensions_in(pool.build_cache):
-            yield (
-                dataclasses.replace(options, device=device),
-                Placement(
-                    workers,
-                    builders,
-                    tuple(environments),
-                    build_cache=pool.build_cache,
-                    header=PrecompiledHeader() if device == "cuda" else None,
-                ),
-            )
+        header = PrecompiledHeader() if device == "cuda" else None
+        try:
+            with _extensions_in(pool.build_cache):
+                yield (
+                    dataclasses.replace(options, device=device),
+                    Placement(workers, builders, tuple(environments), build_cache=pool.build_cache, header=header),
+                )
+        finally:  # a compiler still making the header is stopped with the triage
+            if header is not None:
+                header.close()
         return
     from . import ray as triage_ray
 

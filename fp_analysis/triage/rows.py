@@ -38,21 +38,21 @@ def explain_row(
             raise built["error"]
         explanation = explain_files(pair.problem, pair.solution, options, env=env, given=given)
         mismatch = explanation.mismatch
+        # unknown where the check did not run to its end at the problem's size (analysed on a smaller instance): then
+        # so is the atol it passes at (the smaller instance's says nothing of the grader's check)
+        full_size = explanation.context.get("full_size_check_ran") is not False
         row.update(
             verdict=explanation.verdict,
             explained=explanation.explained,
             exit_code=int(ExitCode.OK if explanation.explained else ExitCode.NOT_EXPLAINED),
-            # unknown where the check did not run to its end at the problem's size (analysed on a smaller instance)
-            check_passed=None
-            if explanation.context.get("full_size_check_ran") is False
-            else mismatch.get("failed_trials") == 0,
+            check_passed=mismatch.get("failed_trials") == 0 if full_size else None,
             max_abs=mismatch.get("max_abs"),
             candidate_vs_fp64=explanation.candidate_vs_fp64.get("max_abs"),
             reference_vs_fp64=explanation.reference_vs_fp64.get("max_abs"),
             needed_atol=explanation.recommended_tolerance.get("atol"),
             # the check at any other atol (``keys.stored_rows`` judges a stored row again with them)
-            atol_to_pass=mismatch.get("atol_to_pass"),
-            atol_to_pass_known=mismatch.get("atol_to_pass_known"),
+            atol_to_pass=mismatch.get("atol_to_pass") if full_size else None,
+            atol_to_pass_known=mismatch.get("atol_to_pass_known") if full_size else False,
             notes=" | ".join(explanation.notes) or None,
         )
     except UserCodeError as error:

@@ -70,3 +70,20 @@ def test_a_compiler_that_fails_leaves_the_builds_without_it(small_header, monkey
     assert _ready(header) == {}
     assert header.state.startswith("not made: the compiler exited")
     assert not list(small_header.parents[2].rglob("*.gch*"))  # no partial file left behind
+
+
+def test_a_header_still_being_made_when_the_triage_ends_is_stopped_and_leaves_nothing(small_header, monkeypatch):
+    monkeypatch.setattr(headers, "_command", lambda output: ["sh", "-c", "sleep 60", str(small_header), output])
+    header = headers.PrecompiledHeader()
+    assert header.environment() == {}
+    deadline = time.monotonic() + 30
+    while header._compiler is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    compiler = header._compiler
+    started = time.monotonic()
+    header.close()
+    assert compiler.poll() is not None and time.monotonic() - started < 5  # killed, not waited for
+    while header.state == "building" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert header.state.startswith("not made") and header.environment() == {}
+    assert not list(small_header.parents[2].rglob("*.gch*"))  # its partial file removed
