@@ -2,7 +2,7 @@
 # One call on the GPU machine: validate every kernel variant, then bench the ops; results under $OUT.
 #   bash experiments/device_run.sh <kernels-tree> [gputests] [slowtests] [memcheck] [validate] [bench OP...] [sass] [probe] [quick OP TEXT]
 #                                  [isolation COMMIT] [general COMMIT] [beyond COMMIT] [tf32probe COMMIT] [fuzz COMMIT]
-#                                  [triage COMMIT]
+#                                  [triage COMMIT] [buildbench]
 #                                  [speed COMMIT BASELINE_DIR] [startup] [fastmath COMMIT] [tolerance COMMIT]
 # The tree id comes from this machine (`git rev-parse HEAD:kernels`): the device copy has no git HEAD.
 set -euo pipefail
@@ -43,6 +43,11 @@ while [ $# -gt 0 ]; do
     triage) # fpa triage --device cuda on 66 load_inline pairs, from cold then with cached builds (TRIAGE_RUNS: the runs,
             # experiments/device_triage.py): verdicts, pairs/hour, GPU idle
             python3 experiments/device_triage.py "$out/results" "$2" ${TRIAGE_RUNS:-} 2>&1 | tail -70 || echo "triage: exit $?"; shift 2 ;;
+    buildbench) # a load_inline extension's two compile units, each timed, with and without the builders' precompiled
+                # torch/extension.h (is it used by this torch? is main.o the same bytes?)
+                XDG_CACHE_HOME=/tmp/fpa_build_cache python3 experiments/bench_build_memory.py --repeats 1 --precompiled \
+                  2>&1 | tail -9 | tee "$out/results/build_bench.txt" || echo "buildbench: exit $?"
+                shift ;;
     speed) # the tool's own speed (issue 18): full-size seed 000 explain --device cuda, this tree beside a baseline
            # checkout (carried: git archive REV | tar -x -C DIR; DIR/.commit names REV), then this tree profiled
            python3 experiments/bench_speed.py --baseline-tree "$3" --baseline-name "$(cat "$3/.commit" 2>/dev/null)" \
