@@ -110,7 +110,9 @@ def _print_triage(result: dict, path: str, atol: float, rtol: float) -> None:
     from ..triage.summary import matches_expected
 
     summary = result["summary"]
-    again = f", {result['rejudged']} of them judged again at this atol" if result.get("rejudged") else ""
+    again = ""
+    if result.get("rejudged"):  # reused across atols: their checks judged at this one
+        again = f", {result['rejudged']} of them stored at another atol"
     table = Table(title=f"fpa triage {shown(path)}: {summary['pairs']} pairs ({result['ran']} run, {result['reused']} "
                   f"stored{again})")  # fmt: skip
     labelled = any(row.get("expected") for row in result["pairs"])

@@ -103,7 +103,7 @@ def header(result: dict, now: datetime.datetime | None = None) -> str:
         (
             "pairs",
             f"{summary['pairs']} ({result.get('ran', 0)} run, {result.get('reused', 0)} reused from the store"
-            + (f", {result['rejudged']} judged again at this atol" if result.get("rejudged") else "")
+            + (f", {result['rejudged']} stored at another atol" if result.get("rejudged") else "")
             + ")",
         ),
         ("device", f"{device}{slots}"),
