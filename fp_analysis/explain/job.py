@@ -25,6 +25,7 @@ from ..model.judge import nondeterministic, parameter_analysis, parameters_first
 from ..model.rewrites import Rewrite
 from ..model.scope import KeptItems
 from ..model.verdict import Analysis, Cause, CauseKind, Explanation
+from ..numerics.allclose import beyond_rtol
 from ..numerics.backends import tf32, tf32_settings
 from ..options import ExplainOptions, autocast_format, linear_formats, resolve_device
 from ..run.candidate import CandidateProcess
@@ -339,7 +340,7 @@ def _batch_subset(model, trial, mode: str, rtol: float):
         difference = (c.double() - r.double()).abs()
         difference = torch.where(torch.isnan(difference), torch.inf, difference)  # a NaN on one side only
         difference[(c == r) | (torch.isnan(c) & torch.isnan(r))] = 0.0  # equal: the same infinity or NaN too
-        failing = int((~torch.isclose(c, r, atol=0.0, rtol=rtol, equal_nan=True)).sum())
+        failing = beyond_rtol(r, c, rtol)
         return float(difference.max()) if difference.numel() else 0.0, failing
 
     item = max(range(n), key=badness)

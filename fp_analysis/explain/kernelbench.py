@@ -25,7 +25,7 @@ from torch.nn.parameter import is_lazy
 
 from ..errors import Fate, FpaError, Side, UserCodeError
 from ..model.interpose import interposed, precision_mode
-from ..numerics.allclose import AtolToPass, atol_to_pass
+from ..numerics.allclose import AtolToPass, atol_to_pass, beyond_rtol
 from ..numerics.metrics import ErrorStats, error_stats
 from ..options import linear_formats
 from ..run.snapshot import Snapshot
@@ -313,8 +313,7 @@ def run_check(
             margin = atol_to_pass(ref_out, cand_out, rtol)
             if margin.known and margin.passes(atol) != passed:  # never expected: then it is not known, not wrong
                 margin = AtolToPass(False, None)
-            close = torch.isclose(as_real(ref_out), as_real(cand_out), atol=0.0, rtol=rtol, equal_nan=True)
-            beyond = int((~close).sum())
+            beyond = beyond_rtol(as_real(ref_out), as_real(cand_out), rtol)
             scores = {"written": written, "atol_to_pass": margin, "beyond_rtol": beyond}
             if keep_all is None:  # every trial's tensors kept for the analysis where they fit (see _KEEP_TRIALS_BYTES)
                 size = ref_out.nbytes + cand_out.nbytes + sum(t.nbytes for t in inputs if isinstance(t, torch.Tensor))

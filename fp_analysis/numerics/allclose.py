@@ -20,31 +20,23 @@ confirmation catches it).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import torch
 
-__all__ = ["AtolToPass", "atol_to_pass"]
+__all__ = ["AtolToPass", "atol_to_pass", "beyond_rtol"]
 
 _F32_MAX = float(np.finfo(np.float32).max)
 _CHUNK = 1 << 24  # elements per pass of the element-by-element estimate: its float64 copies stay at 128 MB each
 
 
-class AtolToPass(tuple):
+class AtolToPass(NamedTuple):
     """(``known``, ``atol``): whether the check's outcome at every atol is known, and the smallest float32 atol at
     which it passes (None where no atol does: an output non-finite on one side, or where ``known`` is False)."""
 
-    __slots__ = ()
-
-    def __new__(cls, known: bool, atol: float | None):
-        return super().__new__(cls, (known, atol))
-
-    @property
-    def known(self) -> bool:
-        return self[0]
-
-    @property
-    def atol(self) -> float | None:
-        return self[1]
+    known: bool
+    atol: float | None
 
     def passes(self, atol: float) -> bool:
         """Whether the check passes at ``atol`` (a finite number ≥ 0, rounded to float32 as allclose rounds it)."""
@@ -72,6 +64,13 @@ def atol_to_pass(reference: torch.Tensor, candidate: torch.Tensor, rtol: float) 
     if not passes(_F32_MAX):  # an output non-finite on one side only fails at every atol
         return AtolToPass(True, None)
     return AtolToPass(True, _bisect(passes))
+
+
+def beyond_rtol(reference: torch.Tensor, candidate: torch.Tensor, rtol: float) -> int:
+    """The outputs that fail the check at atol 0 — beyond what its rtol alone allows, in KernelBench's argument order
+    (rtol scaling |candidate|), NaNs alike counted as equal: how wrong outputs are, whatever the atol (what the
+    analysis chooses its trial and batch item by)."""
+    return int((~torch.isclose(reference, candidate, atol=0.0, rtol=rtol, equal_nan=True)).sum())
 
 
 def _estimate(reference: torch.Tensor, candidate: torch.Tensor, rtol: float) -> float:
