@@ -95,13 +95,57 @@ def _kill(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-def _command(output: str) -> list[str]:
-    """The compiler run that makes ``output`` from torch's extension.h with the flags torch's build gives an
-    extension's C++ unit (``_torch_cflags``)."""
+def _toolchain() -> tuple[str, pathlib.Path, tuple[str, ...]]:
+    """The C++ compiler torch's builds run, torch/extension.h, and the flags torch gives an extension's C++ unit."""
     from torch.utils.cpp_extension import get_cxx_compiler, include_paths
 
-    header = pathlib.Path(include_paths()[0]) / "torch" / "extension.h"
-    return [get_cxx_compiler(), "-x", "c++-header", str(header), "-o", output, *_torch_cflags()]
+    return get_cxx_compiler(), pathlib.Path(include_paths()[0]) / "torch" / "extension.h", _torch_cflags()
+
+
+def _command(output: str) -> list[str]:
+    """The compiler run that makes ``output`` from torch/extension.h with the builds' own flags."""
+    compiler, header, flags = _toolchain()
+    return [compiler, "-x", "c++-header", str(header), "-o", output, *flags]
+
+
+def _unused(folder: pathlib.Path, started) -> str | None:
+    """None where the compiler uses the header in ``folder`` for a unit that starts with ``#include
+    <torch/extension.h>``, compiled with the builds' flags; else why not. GCC's ``-H`` lists each header it reads,
+    a precompiled one marked ``!`` where used and ``x`` where found but invalid, and ``-Winvalid-pch`` says why
+    (GCC manual, "Using Precompiled Headers"); a compiler that ignores ``.gch`` files (clang looks for them only
+    through ``-include``) lists the header itself."""
+    compiler, _, flags = _toolchain()
+    with tempfile.TemporaryDirectory(prefix="fpa-pch-probe-") as probe:
+        source = pathlib.Path(probe) / "probe.cpp"
+        source.write_text("#include <torch/extension.h>\n")
+        command = [compiler, *flags, "-fsyntax-only", "-H", "-Winvalid-pch", str(source)]
+        returncode, errors = _held(command, started, {**os.environ, "CPATH": str(folder)})
+    lines = errors.splitlines()
+    if returncode == 0 and lines and lines[0] == f"! {folder / 'torch' / 'extension.h.gch'}":
+        return None
+    said = [line for line in lines if any(kind in line for kind in ("warning:", "error:", "note:"))][:4] or lines[:1]
+    return f"made, not used by {compiler} (exit {returncode}): {' | '.join(said)[:400]}"
+
+
+def _held(command: list[str], started, environment: dict | None = None) -> tuple[int, str]:
+    """Run ``command`` in its own process group (the driver and cc1plus stop together), given to ``started`` as it
+    starts; (its exit status, its stderr). Raises ``_Stopped`` where the triage ended first or it ran too long."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True, env=environment)  # fmt: skip
+    if not started(process):
+        process.wait()
+        raise _Stopped("the triage ended first")
+    try:
+        _, errors = process.communicate(timeout=_BUILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        _kill(process)
+        process.wait()
+        raise _Stopped(f"the compiler took over {_BUILD_TIMEOUT_S} s") from None
+    return process.returncode, errors
+
+
+class _Stopped(Exception):
+    """A compiler run stopped before it ended: the triage ended, or it ran past ``_BUILD_TIMEOUT_S``."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -135,17 +179,29 @@ def _made(started) -> tuple[str | None, str]:
     import importlib.metadata
 
     command = _command("-")
-    if shutil.which(command[0]) is None:
-        return None, f"not made: no C++ compiler {command[0]!r}"
-    compiler = subprocess.run([command[0], "--version"], capture_output=True, text=True, timeout=30).stdout
-    header = pathlib.Path(command[3]).stat()
+    compiler_name, header_path, _ = _toolchain()
+    if shutil.which(compiler_name) is None:
+        return None, f"not made: no C++ compiler {compiler_name!r}"
+    compiler = subprocess.run([compiler_name, "--version"], capture_output=True, text=True, timeout=30).stdout
+    header = header_path.stat()
     environment = [os.environ.get(name) for name in ("CPATH", "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH")]
     key = json.dumps([command, compiler, importlib.metadata.version("torch"), header.st_size, header.st_mtime_ns,
                       environment])  # fmt: skip
     folder = cache_dir("headers") / hashlib.sha256(key.encode()).hexdigest()[:24]
     target = folder / "torch" / "extension.h.gch"
-    if target.is_file():
-        return str(folder), "ready"
+    try:
+        if not target.is_file():
+            _make(target, started)
+        why = _unused(folder, started)
+    except _Stopped as stopped:
+        return None, f"not made: {stopped}"
+    except _Failed as failed:
+        return None, f"not made: {failed}"
+    return (str(folder), "ready") if why is None else (None, why)
+
+
+def _make(target: pathlib.Path, started) -> None:
+    """Compile torch/extension.h into ``target`` under a temporary name, then rename it (triages at once share it)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     for stale in target.parent.glob(".extension-*.gch.part"):  # left by a triage killed while it made one
         with contextlib.suppress(OSError):
@@ -154,22 +210,14 @@ def _made(started) -> tuple[str | None, str]:
     handle, partial = tempfile.mkstemp(dir=target.parent, prefix=".extension-", suffix=".gch.part")
     os.close(handle)
     try:
-        process = subprocess.Popen(
-            _command(partial), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
-        )  # its own group: the driver and cc1plus stop together
-        if not started(process):
-            process.wait()
-            return None, "not made: the triage ended first"
-        try:
-            _, errors = process.communicate(timeout=_BUILD_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            _kill(process)
-            process.wait()
-            return None, f"not made: the compiler took over {_BUILD_TIMEOUT_S} s"
-        if process.returncode != 0:
-            return None, f"not made: the compiler exited {process.returncode}: {errors.strip()[-300:]}"
+        returncode, errors = _held(_command(partial), started)
+        if returncode != 0:
+            raise _Failed(f"the compiler exited {returncode}: {errors.strip()[-300:]}")
         os.replace(partial, target)
     finally:
         if os.path.exists(partial):
             os.unlink(partial)
-    return str(folder), "ready"
+
+
+class _Failed(Exception):
+    """The compiler could not make the header (its message)."""

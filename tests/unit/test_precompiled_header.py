@@ -32,9 +32,7 @@ def small_header(tmp_path, monkeypatch):
     source.write_text("#pragma once\nstatic inline int fpa_answer() { return 42; }\n")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("CPATH", raising=False)
-    monkeypatch.setattr(
-        headers, "_command", lambda output: ["c++", "-x", "c++-header", str(source), "-o", output, "-fPIC"]
-    )
+    monkeypatch.setattr(headers, "_toolchain", lambda: ("c++", source, ("-fPIC", "-isystem", str(source.parents[1]))))
     return source
 
 
@@ -70,6 +68,16 @@ def test_a_compiler_that_fails_leaves_the_builds_without_it(small_header, monkey
     assert _ready(header) == {}
     assert header.state.startswith("not made: the compiler exited")
     assert not list(small_header.parents[2].rglob("*.gch*"))  # no partial file left behind
+
+
+def test_a_header_the_compiler_passes_over_is_not_named_to_the_builds(small_header, monkeypatch):
+    """A file GCC finds but will not use (here not a precompiled header at all; on a machine, one made with other
+    options, or by another compiler): each build would read it and parse the header anyway."""
+    monkeypatch.setattr(headers, "_command", lambda output: ["sh", "-c", 'printf junk > "$1"', "sh", output])
+    header = headers.PrecompiledHeader()
+    assert _ready(header) == {}
+    assert header.state.startswith("made, not used by c++ (exit 0)"), header.state
+    assert "extension.h.gch" in header.state  # GCC's -Winvalid-pch line, naming the file it passed over
 
 
 def test_a_header_still_being_made_when_the_triage_ends_is_stopped_and_leaves_nothing(small_header, monkeypatch):
