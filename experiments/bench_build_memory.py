@@ -55,22 +55,25 @@ _CPP = "torch::Tensor scaled_gelu_cuda(torch::Tensor x, double scale);"
 _WRAPPER = '#!/bin/sh\nexec /usr/bin/time -f "{label} %M %e" -a -o {log} {compiler} "$@"\n'
 
 
-def _wrapped_toolchain(folder: pathlib.Path, cuda_home: pathlib.Path, log: pathlib.Path) -> pathlib.Path:
-    """A CUDA_HOME whose nvcc, and a C++ compiler, that run the real ones under /usr/bin/time, appending to ``log``."""
+def _wrapped_toolchain(folder: pathlib.Path, cuda_home: pathlib.Path, log: pathlib.Path, cxx: str) -> pathlib.Path:
+    """A CUDA_HOME whose nvcc, and a C++ compiler, that run the real ones (``cxx``: the one torch's builds run, as
+    $CXX named it before the wrapper took its place) under /usr/bin/time, appending to ``log``."""
     home = folder / "cuda"
     (home / "bin").mkdir(parents=True)
     (home / "include").symlink_to(cuda_home / "include")
-    for name, label, compiler in (("bin/nvcc", "cu", cuda_home / "bin" / "nvcc"), ("cxx", "cpp", "c++")):
+    for name, label, compiler in (("bin/nvcc", "cu", cuda_home / "bin" / "nvcc"), ("cxx", "cpp", cxx)):
         path = home / name
         path.write_text(_WRAPPER.format(label=label, log=log, compiler=compiler))
         path.chmod(0o755)
     return home
 
 
-def measure(cuda_home: pathlib.Path, repeats: int, header: str | None = None) -> list[dict]:
+def measure(cuda_home: pathlib.Path, repeats: int, cxx: str, header: str | None = None) -> list[dict]:
     """Build the typical extension ``repeats`` times from an empty folder; each compile unit's peak and seconds, and
-    the C++ unit's object file's SHA-256. ``header``: the folder of a precompiled torch/extension.h, named in CPATH
-    as the triage's builders do."""
+    the C++ unit's object file's SHA-256. ``cxx``: the C++ compiler torch's builds run (read before the wrapper
+    takes $CXX's place: a GPU host may set $CXX to a GCC of its own, and GCC passes over a precompiled header another
+    GCC made). ``header``: the folder of a precompiled torch/extension.h, named in CPATH as the triage's builders
+    do."""
     import torch.utils.cpp_extension as extension
 
     rows = []
@@ -84,7 +87,7 @@ def measure(cuda_home: pathlib.Path, repeats: int, header: str | None = None) ->
         folder.mkdir()
         try:
             log = folder / "units.log"
-            home = _wrapped_toolchain(folder, cuda_home, log)
+            home = _wrapped_toolchain(folder, cuda_home, log, cxx)
             extension.CUDA_HOME = str(home)  # the CPU build of torch sets none; the wrapper's is the one to use
             os.environ.update(CXX=str(home / "cxx"), MAX_JOBS="1", TORCH_EXTENSIONS_DIR=str(folder / "ext"))
             os.environ.setdefault("TORCH_CUDA_ARCH_LIST", "9.0")  # the H200's; with no GPU torch cannot ask one
@@ -116,20 +119,23 @@ def main() -> None:
     parser.add_argument("--precompiled", action="store_true", help="also build with the precompiled header")
     args = parser.parse_args()
     cuda_home = pathlib.Path(args.cuda_home)
-    if not (cuda_home / "bin" / "nvcc").exists() or shutil.which("c++") is None:
-        sys.exit(f"needs nvcc under --cuda-home ({cuda_home}) and a c++ compiler")
+    from torch.utils.cpp_extension import get_cxx_compiler
+
     from fp_analysis.triage.pool import _BUILDER_BYTES, BUILD_JOBS
 
-    folder = None
+    cxx, folder = get_cxx_compiler(), None
+    if not (cuda_home / "bin" / "nvcc").exists() or shutil.which(cxx) is None:
+        sys.exit(f"needs nvcc under --cuda-home ({cuda_home}) and the C++ compiler torch builds with ({cxx})")
+    print(f"C++ compiler: {cxx}")
     if args.precompiled:  # made first: the builds below set CXX to a wrapper
         from fp_analysis.triage.headers import _made
 
         folder, state = _made(lambda compiler: True)  # nothing to stop it early here
         if folder is None:
             sys.exit(f"the precompiled header was {state}")
-    rows = measure(cuda_home, args.repeats)
+    rows = measure(cuda_home, args.repeats, cxx)
     if folder:
-        rows += measure(cuda_home, args.repeats, folder)
+        rows += measure(cuda_home, args.repeats, cxx, folder)
     if args.json:
         print(json.dumps(rows, indent=1))
         return

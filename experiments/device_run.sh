@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
     buildbench) # a load_inline extension's two compile units, each timed, with and without the builders' precompiled
                 # torch/extension.h (is it used by this torch? is main.o the same bytes?)
                 XDG_CACHE_HOME=/tmp/fpa_build_cache python3 experiments/bench_build_memory.py --repeats 1 --precompiled \
-                  2>&1 | tail -9 | tee "$out/results/build_bench.txt" || echo "buildbench: exit $?"
+                  2>&1 | tail -10 | tee "$out/results/build_bench.txt" || echo "buildbench: exit $?"
                 shift ;;
     speed) # the tool's own speed (issue 18): full-size seed 000 explain --device cuda, this tree beside a baseline
            # checkout (carried: git archive REV | tar -x -C DIR; DIR/.commit names REV), then this tree profiled
