@@ -163,7 +163,7 @@ def local_rows(
             "MAX_JOBS": os.environ.get("MAX_JOBS", str(BUILD_JOBS)),
             **placement.header.environment(),
         }
-        return _build_ahead(pair, options.timeout, env, given[pair.id])
+        return build_ahead(pair, options.timeout, env, given[pair.id])
 
     def run(pair: Pair, built: dict | None, slot: int) -> dict:
         return explain_row(pair, options, environment(pair, slot), built, given[pair.id])
@@ -178,7 +178,7 @@ def pair_extensions(given: Given) -> str:
     return extensions_folder(given.solution.encoded(), given.solution.name)
 
 
-def _needs_build(solution: pathlib.Path) -> bool:
+def needs_build(solution: pathlib.Path) -> bool:
     """Whether the solution's import may build a torch extension (``load_inline``, ``load``, ``cpp_extension``):
     such pairs are built ahead on the CPU cores. A plain-PyTorch solution is not imported twice."""
     try:
@@ -188,7 +188,7 @@ def _needs_build(solution: pathlib.Path) -> bool:
     return "load_inline" in text or "cpp_extension" in text
 
 
-def _build_ahead(pair: Pair, timeout: float, env: dict[str, str], given: Given | None = None) -> dict:
+def build_ahead(pair: Pair, timeout: float, env: dict[str, str], given: Given | None = None) -> dict:
     """Import the pair's solution alone (``jobs.prepare_file``), so that its extensions are built into the pair's
     extensions folder before a GPU's worker takes it; {"seconds", "error": the UserCodeError or FpaError or None}."""
     start = time.perf_counter()
@@ -211,7 +211,7 @@ def _as_finished(
 ):
     """(pair, ``run(pair, built, slot)``) for each pair of ``todo`` as it finishes, ``workers`` at a time, each
     worker on its own ``slot`` (0 … workers-1: its GPU). With ``build``, ``builders`` threads first run
-    ``build(pair)`` on the pairs whose solution builds an extension (``_needs_build``), in order, and such a pair
+    ``build(pair)`` on the pairs whose solution builds an extension (``needs_build``), in order, and such a pair
     is run once built (``built`` is what ``build`` gave; None for the others); the other pairs are run at once,
     so the slots work while the builders do.
 
@@ -227,7 +227,7 @@ def _as_finished(
 
     building = 0
     for pair in todo:
-        if build is not None and _needs_build(pair.solution):
+        if build is not None and needs_build(pair.solution):
             to_build.put(pair)
             building += 1
         else:
@@ -295,10 +295,14 @@ def _slot_environments(device: str) -> list[dict[str, str]]:
     ids = [v.strip() for v in visible.split(",") if v.strip()][:count] if visible else [str(i) for i in range(count)]
     extra = {}
     if "TORCH_CUDA_ARCH_LIST" not in os.environ:
-        archs = sorted({torch.cuda.get_device_capability(i) for i in range(count)})
-        # with PTX, as torch's own default for the GPUs it sees
-        extra["TORCH_CUDA_ARCH_LIST"] = ";".join(f"{major}.{minor}" for major, minor in archs) + "+PTX"
+        extra["TORCH_CUDA_ARCH_LIST"] = arch_list([torch.cuda.get_device_capability(i) for i in range(count)])
     return [{"CUDA_VISIBLE_DEVICES": gpu, **extra} for gpu in ids]
+
+
+def arch_list(capabilities) -> str:
+    """``TORCH_CUDA_ARCH_LIST`` for GPUs of these (major, minor) compute capabilities: each once, in order, PTX with the
+    last, as torch's own default for the GPUs it sees (``torch.utils.cpp_extension._get_cuda_arch_flags``)."""
+    return ";".join(f"{major}.{minor}" for major, minor in sorted(set(capabilities))) + "+PTX"
 
 
 def _default_workers(device: str, gpus: int) -> int:

@@ -10,9 +10,12 @@ paths and messages name the original files.
 
 Resources: a GPU triage's task asks for one GPU (Ray sets its ``CUDA_VISIBLE_DEVICES``, which the job's
 processes inherit), a CPU triage's for two CPUs (a job runs two processes), so Ray runs as many at once as the
-cluster holds. Each task builds its solution's extensions itself: building ahead (``--builders``) is the local
-pool's. ``ADDRESS``: ``auto`` (the running cluster this machine belongs to), ``ray://host:port`` or
-``host:port``, or ``local`` to start a Ray instance on this machine's cores (what the tests use).
+cluster holds. A pair whose solution builds an extension (``pool.needs_build``) is built first, as the local pool's
+builders do, in a task of its own (``BUILD_CORES`` CPUs, no GPU) on a node dealt to it (``_build_nodes``), then
+explained on that node, where the build is and what it was built for; each node runs as many builds at once as the
+CPUs its explains leave and its memory hold, so that its GPU is not held through a compiler and its explains find a
+CPU. ``ADDRESS``: ``auto`` (the running cluster this machine belongs to), ``ray://host:port`` or ``host:port``, or
+``local`` to start a Ray instance on this machine's cores (what the tests use).
 
 Ray is optional (``pip install "fp_analysis[cluster]"``); without it ``--ray`` is a usage error naming the
 install. This module imports Ray only when asked to.
@@ -22,7 +25,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import pathlib
+import re
 import tempfile
 from typing import TYPE_CHECKING
 
@@ -32,7 +37,7 @@ from ..run.places import EXTENSIONS_OVERRIDE
 if TYPE_CHECKING:
     from ..options import ExplainOptions
 
-__all__ = ["as_finished", "cluster", "cluster_device", "cluster_slots", "remote_row"]
+__all__ = ["as_finished", "cluster", "cluster_device", "cluster_slots", "remote_build", "remote_row"]
 
 
 @contextlib.contextmanager
@@ -121,12 +126,70 @@ def _payload(pair, given, version: str) -> dict:
     }
 
 
-def remote_row(payload: dict, options: dict) -> dict:
+@contextlib.contextmanager
+def _written(payload: dict):
+    """The pair's files written to a temporary folder on the node for the block; yields (that folder, the Pair)."""
+    from .discovery import Pair
+
+    with tempfile.TemporaryDirectory(prefix="fpa-ray-pair-") as folder:
+        root = pathlib.Path(folder)
+        for name, data in payload["files"].items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(data)
+        yield root, Pair(payload["id"], root / payload["problem"], root / payload["solution"])
+
+
+# the solution's extensions are built in the folder its files name (``run.places.extensions_folder``: in the node's
+# cache, or the --build-cache every node mounts), not one a variable on the node would make common to all: the
+# explain task of the same files finds the build, and two solutions naming their extension alike build apart
+_OWN_FOLDER = {"TORCH_EXTENSIONS_DIR": ""}
+
+
+def remote_build(payload: dict, options: dict) -> dict | None:
+    """A build task's work, on the node: import the pair's solution alone (``pool.build_ahead``), so that its
+    extensions are built before its explain task runs there; {"seconds", "environment": what the explain task must
+    build under to find the build (``_node_arch_list``)}. None where the import failed: a build task sees no GPU,
+    and an import that needs one fails here but not in the explain task, which imports again (a solution that does
+    not compile is compiled twice); None on a node with another fp_analysis version (the explain task says so)."""
+    from ..options import ExplainOptions
+    from .keys import tool_version
+    from .pool import BUILD_JOBS, build_ahead
+
+    if payload["version"] != tool_version():
+        return None
+    environment = _node_arch_list()
+    timeout = ExplainOptions.from_json(options).timeout
+    with _written(payload) as (_, pair):
+        built = build_ahead(pair, timeout, {**_OWN_FOLDER, **environment, "MAX_JOBS": str(BUILD_JOBS)})
+    return None if built["error"] is not None else {"seconds": built["seconds"], "environment": environment}
+
+
+def _node_arch_list() -> dict[str, str]:
+    """{"TORCH_CUDA_ARCH_LIST": the node's GPUs' architectures} for a build task and its explain task, where the
+    node's environment does not set it: a build task sees no GPU, and torch would build it for every architecture,
+    and again in the explain task, which sees one (``pool.arch_list``, from ``nvidia-smi``, which lists every GPU of
+    the node whatever the task sees). {} without nvidia-smi (a CPU node)."""
+    import subprocess
+
+    from .pool import arch_list
+
+    if "TORCH_CUDA_ARCH_LIST" in os.environ:
+        return {}
+    try:
+        listed = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                                capture_output=True, text=True, timeout=30).stdout  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    capabilities = [tuple(map(int, line.split("."))) for line in map(str.strip, listed.splitlines())
+                    if re.fullmatch(r"\d+\.\d+", line)]  # fmt: skip
+    return {"TORCH_CUDA_ARCH_LIST": arch_list(capabilities)} if capabilities else {}
+
+
+def remote_row(payload: dict, options: dict, built: dict | None = None) -> dict:
     """A task's work, on the node: write the pair's files, explain it as a local slot would, name the originals.
     ``options``: the check's ``ExplainOptions`` as ``to_json`` gives them, read back once the node's version is
-    known to be the triage's."""
+    known to be the triage's; ``built``: what its build task gave (``remote_build``), None where none ran."""
     from ..options import ExplainOptions
-    from .discovery import Pair
     from .keys import tool_version
     from .rows import explain_row, internal_error_row
 
@@ -135,39 +198,97 @@ def remote_row(payload: dict, options: dict) -> dict:
             f"this Ray node has fp_analysis {tool_version()}, the triage {payload['version']}: install the same "
             "version on every node"
         )
-    with tempfile.TemporaryDirectory(prefix="fpa-ray-pair-") as folder:
-        root = pathlib.Path(folder)
-        for name, data in payload["files"].items():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_bytes(data)
-        pair = Pair(payload["id"], root / payload["problem"], root / payload["solution"])
-        # empty: the solution builds in the folder its files name (``run.places.extensions_folder``: in this node's
-        # cache, or the --build-cache every node mounts), not one a variable on the node would make common to all; a
-        # later task of the same files finds the build, and two solutions naming their extension alike build apart
-        env = {"TORCH_EXTENSIONS_DIR": ""}
-        row = explain_row(pair, ExplainOptions.from_json(options), env=env, built=None)
+    environment = {**_OWN_FOLDER, **(built["environment"] if built else {})}
+    with _written(payload) as (root, pair):
+        row = explain_row(pair, ExplainOptions.from_json(options), env=environment, built=built)
     if row.get("error"):
         for label, original in payload["folders"].items():
             row["error"] = row["error"].replace(str(root / label), original)
     return row
 
 
+def _build_nodes(ray, device: str) -> list[tuple[str, int, int]]:
+    """(node id, its explain slots, builds it runs at once) for each live node that explains pairs (one with a GPU
+    for a GPU triage): builds at ``pool.BUILD_CORES`` CPUs each in the CPUs its explain tasks leave (a GPU triage's
+    take one per GPU; a CPU triage's, two each, keep half), and ``pool._BUILDER_BYTES`` each in its memory; one at
+    least."""
+    from .pool import _BUILDER_BYTES, BUILD_CORES
+
+    nodes = []
+    for node in ray.nodes():
+        resources = node.get("Resources") or {}
+        if not node.get("Alive") or (device == "cuda" and resources.get("GPU", 0) < 1):
+            continue
+        cpus = resources.get("CPU", 0)
+        slots = int(resources.get("GPU", 0)) if device == "cuda" else int(cpus // 2)
+        left = cpus - slots if device == "cuda" else cpus / 2
+        builds = int(left / BUILD_CORES)
+        if resources.get("memory"):
+            builds = min(builds, int(resources["memory"] // _BUILDER_BYTES))
+        if slots >= 1:  # one build at a time at least: on a small node builds and explains take turns
+            nodes.append((node["NodeID"], slots, max(1, builds)))
+    return nodes
+
+
 def as_finished(ray, todo: list, options: ExplainOptions, version: str, given: dict, build_cache: str | None = None):
     """(pair, row) for each pair of ``todo`` as its task finishes under ``options`` (their device resolved against
-    the cluster), every task submitted at once (Ray queues them on the cluster's resources); ``version``: the
-    triage's fp_analysis version, which each node must have; ``given``: each pair's snapshot, by id;
-    ``build_cache``: the folder every node builds the solutions' extensions in (``--build-cache``; None: each
-    node's own cache), given to each task as ``run.places.EXTENSIONS_OVERRIDE`` (Ray's runtime_env)."""
-    resources = {"num_gpus": 1, "num_cpus": 1} if options.device == "cuda" else {"num_cpus": 2}
-    if build_cache is not None:
-        resources["runtime_env"] = {"env_vars": {EXTENSIONS_OVERRIDE: build_cache}}
-    task = ray.remote(max_retries=0, **resources)(remote_row)
+    the cluster); ``version``: the triage's fp_analysis version, which each node must have; ``given``: each pair's
+    snapshot, by id; ``build_cache``: the folder every node builds the solutions' extensions in (``--build-cache``;
+    None: each node's own cache), given to each task as ``run.places.EXTENSIONS_OVERRIDE`` (Ray's runtime_env).
+
+    The pairs that build an extension are dealt to the nodes in turn, as many to a node as it has explain slots
+    (``_build_nodes``); each node's builds are submitted as it has room for them, and a pair's explain task once its
+    build task returned, on its node, where the build is and what it was built for (Ray's node affinity; soft: a
+    node that died leaves the explain to another, which builds for itself). The other pairs' explain tasks are
+    submitted at once, anywhere (Ray queues them)."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    from .pool import BUILD_CORES, needs_build
+
+    explaining = {"num_gpus": 1, "num_cpus": 1} if options.device == "cuda" else {"num_cpus": 2}
+    environment = {} if build_cache is None else {"runtime_env": {"env_vars": {EXTENSIONS_OVERRIDE: build_cache}}}
+    explain = ray.remote(max_retries=0, **explaining, **environment)(remote_row)
+    build = ray.remote(max_retries=0, num_cpus=BUILD_CORES, **environment)(remote_build)
     checks = options.to_json()
-    pending = {task.remote(_payload(pair, given[pair.id], version), checks): pair for pair in todo}
+    payloads = {pair.id: ray.put(_payload(pair, given[pair.id], version)) for pair in todo}
+    nodes = _build_nodes(ray, options.device)
+    turns = [node for node, slots, _ in nodes for _ in range(slots)]
+    queued = {node: [] for node, _, _ in nodes}
+    room = {node: builds for node, _, builds in nodes}
+    pending = {}  # a task's ref: (pair, its node, whether it is the pair's build)
+
+    def on(node: str | None) -> dict:
+        return {} if node is None else {"scheduling_strategy": NodeAffinitySchedulingStrategy(node, soft=True)}
+
+    def submit_builds(node: str) -> None:
+        while room[node] and queued[node]:
+            pair = queued[node].pop(0)
+            room[node] -= 1
+            pending[build.options(**on(node)).remote(payloads[pair.id], checks)] = (pair, node, True)
+
+    dealt = 0
+    for pair in todo:
+        if turns and needs_build(pair.solution):
+            queued[turns[dealt % len(turns)]].append(pair)
+            dealt += 1
+        else:
+            pending[explain.remote(payloads[pair.id], checks)] = (pair, None, False)
+    for node in queued:
+        submit_builds(node)
     try:
         while pending:
             (ready,), _ = ray.wait(list(pending), num_returns=1)
-            pair = pending.pop(ready)
+            pair, node, is_build = pending.pop(ready)
+            if is_build:
+                try:
+                    built = ray.get(ready)
+                except Exception:  # the build task failed (its node died): the explain task builds for itself
+                    built = None
+                room[node] += 1
+                submit_builds(node)
+                # on its node even with a shared cache: built for that node's GPUs (``_node_arch_list``)
+                pending[explain.options(**on(node)).remote(payloads[pair.id], checks, built)] = (pair, node, False)
+                continue
             try:
                 row = ray.get(ready)
             except Exception as error:  # the task itself failed (its node died): that pair's row

@@ -115,28 +115,48 @@ def test_a_stored_pair_is_reused_only_for_the_same_files_options_and_helpers(run
     assert triage([pair], options, pool, store_dir=store)["ran"] == 1  # nor an edited helper module beside the solution
 
 
+# A solution the triage takes for one that builds an extension (it names torch.utils.cpp_extension), whose import
+# counts itself in a file of the folder its builds go to
+_COUNTED_IMPORT = """
+import os, pathlib  # torch.utils.cpp_extension: built ahead, as a load_inline solution
+with open(pathlib.Path(os.environ["TORCH_EXTENSIONS_DIR"]) / "imports.txt", "a") as counted:
+    counted.write(os.environ.get("TORCH_CUDA_ARCH_LIST", "-") + "\\n")
+"""
+
+
 @pytest.mark.long
 def test_a_triage_on_a_local_ray_instance_gives_the_local_pools_verdicts(runs, tmp_path, monkeypatch):
     """``--ray local``: each pair a Ray task (its files shipped as contents, explained on the node in its own
     processes); the verdicts ``EXPECTED`` holds for the local pool, the hang and the raise each only their own row
     (arithmetic, a bug, a raise and a hang: the whole corpus through Ray is the slow test below). With
     ``--build-cache`` each task's solution builds in that folder (one a cluster's nodes all mount), not in the
-    node's own cache."""
+    node's own cache. A solution that builds an extension is imported first by a build task of its own, then by
+    its explain task, in the same folder, and its row has the build's seconds."""
     pytest.importorskip("ray")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "node_cache"))
     shared = tmp_path / "shared_builds"
-    pairs = [p for p in discover(runs) if p.id.split("/")[2] in ("other_order", "off_by_one", "raises", "hangs")]
+    built = runs / "level1" / "conv" / "built_ahead" / "solution.py"
+    built.parent.mkdir()
+    built.write_text((runs / "level1/conv/other_order/solution.py").read_text() + _COUNTED_IMPORT)
+    picked = ("other_order", "off_by_one", "raises", "hangs", "built_ahead")
+    pairs = [p for p in discover(runs) if p.id.split("/")[2] in picked]
     pool = Pool(ray="local", build_cache=str(shared))
     result = triage(pairs, ExplainOptions(device="cpu", timeout=3, trials=1), pool, store=False)
     # a folder per solution whose files differ (each solution process is given its own, and may write only there)
     assert len(list(shared.iterdir())) == len(pairs)
     assert not (tmp_path / "node_cache" / "fp_analysis" / "extensions").exists()
-    assert {row["pair_id"]: row["verdict"] for row in result["pairs"]} == {p.id: EXPECTED[p.id] for p in pairs}
+    expected = {**EXPECTED, "level1/conv/built_ahead/solution": EXPECTED["level1/conv/other_order/solution"]}
+    assert {row["pair_id"]: row["verdict"] for row in result["pairs"]} == {p.id: expected[p.id] for p in pairs}
     rows = {row["pair_id"]: row for row in result["pairs"]}
     assert "raised ValueError" in rows["level1/usercode/raises/solution"]["error"]
     assert "did not return within 3 s" in rows["level1/usercode/hangs/solution"]["error"]
     assert rows["level1/conv/off_by_one/solution"]["solution"] == str(runs / "level1/conv/off_by_one/solution.py")
-    assert result["timing"]["slots"] >= 1 and result["ran"] == 4
+    assert result["timing"]["slots"] >= 1 and result["ran"] == 5
+    # built ahead: two imports in its one folder (the build task's, then the explain's), under the same variables
+    counted = list(shared.glob("*/imports.txt"))
+    assert len(counted) == 1 and counted[0].read_text().splitlines() == ["-", "-"]
+    assert rows["level1/conv/built_ahead/solution"]["build_seconds"] > 0
+    assert all(rows[p.id]["build_seconds"] is None for p in pairs if not p.id.endswith("built_ahead/solution"))
 
 
 @pytest.mark.slow

@@ -1,0 +1,70 @@
+"""Building ahead on a Ray cluster (``triage.ray``): which nodes build, how many builds each runs at once, and the
+architectures a build task, which sees no GPU, builds for. The builds themselves run in
+tests/process/test_triage.py (``--ray local``)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from fp_analysis.triage import ray as triage_ray
+from fp_analysis.triage.pool import _BUILDER_BYTES, BUILD_CORES, arch_list
+
+GIB = 1024**3
+
+
+class _Cluster:
+    """What ``_build_nodes`` reads of Ray: ``nodes()``, as Ray gives it."""
+
+    def __init__(self, *nodes):
+        self._nodes = [{"NodeID": f"node{i}", "Alive": alive, "Resources": resources}
+                       for i, (alive, resources) in enumerate(nodes)]  # fmt: skip
+
+    def nodes(self):
+        return self._nodes
+
+
+def test_a_gpu_triage_builds_on_the_gpu_nodes_in_the_cpus_their_explains_leave_and_within_their_memory():
+    cluster = _Cluster(
+        (True, {"CPU": 16.0, "GPU": 1.0, "memory": 128.0 * GIB}),  # the H200 host: 15 CPUs left, 12 builds
+        (True, {"CPU": 64.0}),  # no GPU: explains nothing, so builds nothing (its build would be on the wrong node)
+        (False, {"CPU": 16.0, "GPU": 1.0}),  # dead
+        (True, {"CPU": 32.0, "GPU": 4.0, "memory": 12.0 * GIB}),  # memory for two builders only
+    )
+    assert triage_ray._build_nodes(cluster, "cuda") == [
+        ("node0", 1, int(15 / BUILD_CORES)),
+        ("node3", 4, int(12 * GIB // _BUILDER_BYTES)),
+    ]
+
+
+def test_a_cpu_triage_keeps_half_of_each_nodes_cpus_for_its_explains_and_builds_one_at_a_time_at_least():
+    cluster = _Cluster((True, {"CPU": 2.0}), (True, {"CPU": 40.0}), (True, {"CPU": 1.0}))
+    assert triage_ray._build_nodes(cluster, "cpu") == [("node0", 1, 1), ("node1", 20, int(20 / BUILD_CORES))]
+
+
+def test_the_arch_list_is_torchs_default_for_the_gpus_seen():
+    assert arch_list([(9, 0), (8, 0), (9, 0)]) == "8.0;9.0+PTX"
+
+
+@pytest.mark.parametrize(
+    ("listed", "expected"),
+    [("9.0\n9.0\n", {"TORCH_CUDA_ARCH_LIST": "9.0+PTX"}), ("8.6\n9.0\n", {"TORCH_CUDA_ARCH_LIST": "8.6;9.0+PTX"}),
+     ("", {}), ("[N/A]\n", {})],
+)  # fmt: skip
+def test_a_build_task_builds_for_the_gpus_nvidia_smi_lists_on_its_node(listed, expected, monkeypatch):
+    monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)
+    answer = subprocess.CompletedProcess([], 0, stdout=listed, stderr="")
+    monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: answer)
+    assert triage_ray._node_arch_list() == expected
+
+
+def test_a_node_without_nvidia_smi_or_with_its_own_arch_list_adds_none(monkeypatch):
+    def missing(*args, **kwargs):
+        raise FileNotFoundError("nvidia-smi")
+
+    monkeypatch.setattr(subprocess, "run", missing)
+    monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)
+    assert triage_ray._node_arch_list() == {}
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.0")  # the node's own: torch reads it in both tasks
+    assert triage_ray._node_arch_list() == {}
