@@ -2,7 +2,7 @@
 
 A KernelBench solution's extension is two units, its C++ bindings (`main.cpp`: torch/extension.h and pybind11) and
 its `.cu` file (torch/extension.h, the kernel, the launcher), which torch's ninja build compiles at once; the
-triage's builders are sized by cores and by memory at an allowance per builder (`triage.pool._BUILDER_BYTES`). This
+triage's builders are sized by cores and by memory at an allowance per builder (`triage.builds.BUILDER_BYTES`). This
 builds a typical solution (an elementwise kernel and a launcher over torch tensors, the shape of most KernelBench
 solutions) with MAX_JOBS=1, each compiler run under `/usr/bin/time`, and prints each unit's peak resident memory
 (the largest process of the unit: nvcc runs its stages one after another) and seconds, with the allowance beside
@@ -121,7 +121,7 @@ def main() -> None:
     cuda_home = pathlib.Path(args.cuda_home)
     from torch.utils.cpp_extension import get_cxx_compiler
 
-    from fp_analysis.triage.pool import _BUILDER_BYTES, BUILD_JOBS
+    from fp_analysis.triage.builds import BUILD_JOBS, BUILDER_BYTES
 
     cxx, folder = get_cxx_compiler(), None
     if not (cuda_home / "bin" / "nvcc").exists() or shutil.which(cxx) is None:
@@ -152,7 +152,7 @@ def main() -> None:
                 for k in {(r["repeat"], r["precompiled"]) for r in units}), default=0)  # fmt: skip
     print(
         f"both units at once (MAX_JOBS={BUILD_JOBS}): {both / 1024**3:.2f} GiB; the builders' allowance "
-        f"{_BUILDER_BYTES / 1024**3:.1f} GiB each"
+        f"{BUILDER_BYTES / 1024**3:.1f} GiB each"
     )
     if args.precompiled:
         digests = {r["precompiled"]: {o["main_o_sha256"] for o in rows if o["precompiled"] == r["precompiled"]}

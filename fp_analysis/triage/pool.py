@@ -17,15 +17,14 @@ import os
 import pathlib
 import queue
 import threading
-import time
 from collections.abc import Callable, Iterator
 
-from ..errors import FpaError, InternalError, ParameterError
-from ..explain.jobs import prepare_file
+from ..errors import ParameterError
 from ..numerics.memory import available_bytes
 from ..options import ExplainOptions, check_count, check_device
 from ..run.places import EXTENSIONS_OVERRIDE, extensions_folder
 from ..run.snapshot import Given
+from .builds import BUILD_CORES, BUILD_JOBS, BUILDER_BYTES, arch_list, build_ahead, needs_build
 from .discovery import Pair
 from .headers import PrecompiledHeader
 from .rows import explain_row, internal_error_row
@@ -178,30 +177,6 @@ def pair_extensions(given: Given) -> str:
     return extensions_folder(given.solution.encoded(), given.solution.name)
 
 
-def needs_build(solution: pathlib.Path) -> bool:
-    """Whether the solution's import may build a torch extension (``load_inline``, ``load``, ``cpp_extension``):
-    such pairs are built ahead on the CPU cores. A plain-PyTorch solution is not imported twice."""
-    try:
-        text = solution.read_text(errors="replace")
-    except OSError:
-        return False
-    return "load_inline" in text or "cpp_extension" in text
-
-
-def build_ahead(pair: Pair, timeout: float, env: dict[str, str], given: Given | None = None) -> dict:
-    """Import the pair's solution alone (``jobs.prepare_file``), so that its extensions are built into the pair's
-    extensions folder before a GPU's worker takes it; {"seconds", "error": the UserCodeError or FpaError or None}."""
-    start = time.perf_counter()
-    error = None
-    try:
-        prepare_file(pair.solution, timeout=timeout, env=env, given=given)
-    except InternalError:
-        pass  # ours, not the solution's: the explain job meets it again and its row says so
-    except FpaError as failure:
-        error = failure
-    return {"seconds": time.perf_counter() - start, "error": error}
-
-
 def _as_finished(
     todo: list[Pair],
     workers: int,
@@ -299,12 +274,6 @@ def _slot_environments(device: str) -> list[dict[str, str]]:
     return [{"CUDA_VISIBLE_DEVICES": gpu, **extra} for gpu in ids]
 
 
-def arch_list(capabilities) -> str:
-    """``TORCH_CUDA_ARCH_LIST`` for GPUs of these (major, minor) compute capabilities: each once, in order, PTX with the
-    last, as torch's own default for the GPUs it sees (``torch.utils.cpp_extension._get_cuda_arch_flags``)."""
-    return ";".join(f"{major}.{minor}" for major, minor in sorted(set(capabilities))) + "+PTX"
-
-
 def _default_workers(device: str, gpus: int) -> int:
     """On a CPU a job per two cores (each job runs two processes); on a GPU host one job per GPU."""
     if device == "cpu":
@@ -312,28 +281,14 @@ def _default_workers(device: str, gpus: int) -> int:
     return max(1, gpus)
 
 
-# A load_inline extension is two compile units (its C++ bindings and its .cu file), which torch's ninja build runs at
-# once: each builder is given that many jobs (MAX_JOBS).
-BUILD_JOBS = 2
-# The cores a builder keeps busy on average: the .cu unit the whole build, the C++ unit a quarter of it (measured with
-# nvcc 13.0 and torch 2.13's headers, experiments/bench_build_memory.py: 91–101 s and 21–28 s; with the precompiled
-# header, ``headers``, less). Builders are as many as the cores run at that: half the cores left a quarter idle
-# (on the H200 host, 8 builders on 16 cores: 60.6 s a build, 66 builds in 540 s).
-BUILD_CORES = 1.25
-# Memory a builder's two units take at once, for sizing the builders: measured with nvcc 13.0 and torch 2.13's headers
-# on a typical solution (experiments/bench_build_memory.py: the C++ bindings 1.41 GiB, the .cu file 2.94 GiB at its
-# peak, the host compiler parsing torch/extension.h in nvcc's last stage), 4.35 GiB, and a margin for larger files.
-_BUILDER_BYTES = 5 * 1024**3
-
-
 def _default_builders(device: str) -> int:
     """Jobs building extensions ahead on a GPU host: as many as the cores run at ``BUILD_CORES`` each, and the memory
-    holds at ``_BUILDER_BYTES`` a builder (one where neither can be told); on a CPU one."""
+    holds at ``BUILDER_BYTES`` a builder (one where neither can be told); on a CPU one."""
     if device != "cuda":
         return 1
     by_cores = max(1, int((os.cpu_count() or 2) / BUILD_CORES))
     free = available_bytes("cpu")
-    by_memory = max(1, free // _BUILDER_BYTES) if free else by_cores
+    by_memory = max(1, free // BUILDER_BYTES) if free else by_cores
     return min(by_cores, by_memory)
 
 

@@ -10,7 +10,7 @@ paths and messages name the original files.
 
 Resources: a GPU triage's task asks for one GPU (Ray sets its ``CUDA_VISIBLE_DEVICES``, which the job's
 processes inherit), a CPU triage's for two CPUs (a job runs two processes), so Ray runs as many at once as the
-cluster holds. A pair whose solution builds an extension (``pool.needs_build``) is built first, as the local pool's
+cluster holds. A pair whose solution builds an extension (``builds.needs_build``) is built first, as the local pool's
 builders do, in a task of its own (``BUILD_CORES`` CPUs, no GPU) on a node dealt to it (``_build_nodes``), then
 explained on that node, where the build is and what it was built for; each node runs as many builds at once as the
 CPUs its explains leave and its memory hold, so that its GPU is not held through a compiler and its explains find a
@@ -146,14 +146,14 @@ _OWN_FOLDER = {"TORCH_EXTENSIONS_DIR": ""}
 
 
 def remote_build(payload: dict, options: dict) -> dict | None:
-    """A build task's work, on the node: import the pair's solution alone (``pool.build_ahead``), so that its
+    """A build task's work, on the node: import the pair's solution alone (``builds.build_ahead``), so that its
     extensions are built before its explain task runs there; {"seconds", "environment": what the explain task must
     build under to find the build (``_node_arch_list``)}. None where the import failed: a build task sees no GPU,
     and an import that needs one fails here but not in the explain task, which imports again (a solution that does
     not compile is compiled twice); None on a node with another fp_analysis version (the explain task says so)."""
     from ..options import ExplainOptions
+    from .builds import BUILD_JOBS, build_ahead
     from .keys import tool_version
-    from .pool import BUILD_JOBS, build_ahead
 
     if payload["version"] != tool_version():
         return None
@@ -167,11 +167,11 @@ def remote_build(payload: dict, options: dict) -> dict | None:
 def _node_arch_list() -> dict[str, str]:
     """{"TORCH_CUDA_ARCH_LIST": the node's GPUs' architectures} for a build task and its explain task, where the
     node's environment does not set it: a build task sees no GPU, and torch would build it for every architecture,
-    and again in the explain task, which sees one (``pool.arch_list``, from ``nvidia-smi``, which lists every GPU of
+    and again in the explain task, which sees one (``builds.arch_list``, from ``nvidia-smi``, which lists every GPU of
     the node whatever the task sees). {} without nvidia-smi (a CPU node)."""
     import subprocess
 
-    from .pool import arch_list
+    from .builds import arch_list
 
     if "TORCH_CUDA_ARCH_LIST" in os.environ:
         return {}
@@ -209,10 +209,10 @@ def remote_row(payload: dict, options: dict, built: dict | None = None) -> dict:
 
 def _build_nodes(ray, device: str) -> list[tuple[str, int, int]]:
     """(node id, its explain slots, builds it runs at once) for each live node that explains pairs (one with a GPU
-    for a GPU triage): builds at ``pool.BUILD_CORES`` CPUs each in the CPUs its explain tasks leave (a GPU triage's
-    take one per GPU; a CPU triage's, two each, keep half), and ``pool._BUILDER_BYTES`` each in its memory; one at
+    for a GPU triage): builds at ``builds.BUILD_CORES`` CPUs each in the CPUs its explain tasks leave (a GPU triage's
+    take one per GPU; a CPU triage's, two each, keep half), and ``builds.BUILDER_BYTES`` each in its memory; one at
     least."""
-    from .pool import _BUILDER_BYTES, BUILD_CORES
+    from .builds import BUILD_CORES, BUILDER_BYTES
 
     nodes = []
     for node in ray.nodes():
@@ -224,7 +224,7 @@ def _build_nodes(ray, device: str) -> list[tuple[str, int, int]]:
         left = cpus - slots if device == "cuda" else cpus / 2
         builds = int(left / BUILD_CORES)
         if resources.get("memory"):
-            builds = min(builds, int(resources["memory"] // _BUILDER_BYTES))
+            builds = min(builds, int(resources["memory"] // BUILDER_BYTES))
         if slots >= 1:  # one build at a time at least: on a small node builds and explains take turns
             nodes.append((node["NodeID"], slots, max(1, builds)))
     return nodes
@@ -243,7 +243,7 @@ def as_finished(ray, todo: list, options: ExplainOptions, version: str, given: d
     submitted at once, anywhere (Ray queues them)."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    from .pool import BUILD_CORES, needs_build
+    from .builds import BUILD_CORES, needs_build
 
     explaining = {"num_gpus": 1, "num_cpus": 1} if options.device == "cuda" else {"num_cpus": 2}
     environment = {} if build_cache is None else {"runtime_env": {"env_vars": {EXTENSIONS_OVERRIDE: build_cache}}}

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from fp_analysis.triage import ray as triage_ray
-from fp_analysis.triage.pool import _BUILDER_BYTES, BUILD_CORES, arch_list
+from fp_analysis.triage.builds import BUILD_CORES, BUILDER_BYTES, arch_list
 
 GIB = 1024**3
 
@@ -34,7 +34,7 @@ def test_a_gpu_triage_builds_on_the_gpu_nodes_in_the_cpus_their_explains_leave_a
     )
     assert triage_ray._build_nodes(cluster, "cuda") == [
         ("node0", 1, int(15 / BUILD_CORES)),
-        ("node3", 4, int(12 * GIB // _BUILDER_BYTES)),
+        ("node3", 4, int(12 * GIB // BUILDER_BYTES)),
     ]
 
 

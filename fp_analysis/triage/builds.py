@@ -1,0 +1,58 @@
+"""Building a solution's extensions ahead of its explain: which solutions build one, the build itself (the
+solution's import alone, in the folder its files name), and what a build costs the machine, for sizing the builders
+(the local pool's, ``pool``; a Ray node's, ``ray``) — so that no GPU is held through a compiler."""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+from ..errors import FpaError, InternalError
+from ..explain.jobs import prepare_file
+from ..run.snapshot import Given
+from .discovery import Pair
+
+__all__ = ["BUILDER_BYTES", "BUILD_CORES", "BUILD_JOBS", "arch_list", "build_ahead", "needs_build"]
+
+# A load_inline extension is two compile units (its C++ bindings and its .cu file), which torch's ninja build runs at
+# once: each builder is given that many jobs (MAX_JOBS).
+BUILD_JOBS = 2
+# The cores a builder keeps busy on average: the .cu unit the whole build, the C++ unit a quarter of it (measured with
+# nvcc 13.0 and torch 2.13's headers, experiments/bench_build_memory.py: 91–101 s and 21–28 s; with the precompiled
+# header, ``headers``, less). Builders are as many as the cores run at that: half the cores left a quarter idle
+# (on the H200 host, 8 builders on 16 cores: 60.6 s a build, 66 builds in 540 s).
+BUILD_CORES = 1.25
+# Memory a builder's two units take at once, for sizing the builders: measured with nvcc 13.0 and torch 2.13's headers
+# on a typical solution (experiments/bench_build_memory.py: the C++ bindings 1.41 GiB, the .cu file 2.94 GiB at its
+# peak, the host compiler parsing torch/extension.h in nvcc's last stage), 4.35 GiB, and a margin for larger files.
+BUILDER_BYTES = 5 * 1024**3
+
+
+def needs_build(solution: pathlib.Path) -> bool:
+    """Whether the solution's import may build a torch extension (``load_inline``, ``load``, ``cpp_extension``):
+    such pairs are built ahead on the CPU cores. A plain-PyTorch solution is not imported twice."""
+    try:
+        text = solution.read_text(errors="replace")
+    except OSError:
+        return False
+    return "load_inline" in text or "cpp_extension" in text
+
+
+def build_ahead(pair: Pair, timeout: float, env: dict[str, str], given: Given | None = None) -> dict:
+    """Import the pair's solution alone (``jobs.prepare_file``), so that its extensions are built into the pair's
+    extensions folder before a GPU's worker takes it; {"seconds", "error": the UserCodeError or FpaError or None}."""
+    start = time.perf_counter()
+    error = None
+    try:
+        prepare_file(pair.solution, timeout=timeout, env=env, given=given)
+    except InternalError:
+        pass  # ours, not the solution's: the explain job meets it again and its row says so
+    except FpaError as failure:
+        error = failure
+    return {"seconds": time.perf_counter() - start, "error": error}
+
+
+def arch_list(capabilities) -> str:
+    """``TORCH_CUDA_ARCH_LIST`` for GPUs of these (major, minor) compute capabilities: each once, in order, PTX with the
+    last, as torch's own default for the GPUs it sees (``torch.utils.cpp_extension._get_cuda_arch_flags``)."""
+    return ";".join(f"{major}.{minor}" for major, minor in sorted(set(capabilities))) + "+PTX"
