@@ -33,6 +33,7 @@ import signal
 import socket
 import stat
 import sys
+import time
 import traceback
 
 from .forkserver import MAX_MESSAGE, TARGETS
@@ -48,6 +49,7 @@ _PRELOAD = ("torch", "numpy", "fp_analysis.run.candidate", "fp_analysis.explain.
 _MAY_PRELOAD = frozenset({"fp_analysis.explain.job", "fp_analysis.fuzz.search", "fp_analysis.run.candidate"})
 
 _ADOPTED_SCAN_S = 1.0  # how often the server looks for orphans it adopted (_end_adopted)
+_LAST_SWEEP_S = 2.0  # how long the server, its requester gone, waits for its jobs' descendants to reach it (_end_all)
 _MAX_FDS = 64
 
 _threads = 1  # torch's thread count for a process whose environment does not set one
@@ -80,7 +82,8 @@ def serve(connection_fd: int, alive_fd: int) -> None:
     while True:
         ready = select.select([alive_fd, wake_read, *clients], [], [], _ADOPTED_SCAN_S)[0]
         _end_adopted(statuses)
-        if alive_fd in ready:  # the requester has ended: so do we (the children watch their own parents)
+        if alive_fd in ready:  # the requester has ended: so do we, and what our jobs started
+            _end_all(statuses)
             os._exit(0)
         if wake_read in ready:
             with contextlib.suppress(BlockingIOError):
@@ -125,6 +128,25 @@ def _end_adopted(statuses: dict[int, socket.socket]) -> None:
         if int(parent) == me:  # a zombie too: a leader that left by SYS_exit looks one while its threads run
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(int(name), signal.SIGKILL)
+
+
+def _end_all(statuses: dict[int, socket.socket]) -> None:
+    """The requester has ended: SIGKILL each job's session leader's group (the jobs watch their parents too, a moment
+    later), then, until no child is left or ``_LAST_SWEEP_S`` passed, every child: what a job started in a process
+    group of its own (ninja puts each compiler in one) is re-parented here as its parent dies, and would otherwise
+    outlive us under init, compiling for a triage that has ended."""
+    for pid in list(statuses):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+    deadline = time.monotonic() + _LAST_SWEEP_S
+    while time.monotonic() < deadline:
+        _end_adopted({})  # every child now: the jobs' leaders and what they left
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0] != 0:
+                pass
+        except ChildProcessError:
+            return
+        time.sleep(0.02)
 
 
 def _reap(statuses: dict[int, socket.socket]) -> None:

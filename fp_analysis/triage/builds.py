@@ -5,6 +5,7 @@ solution's import alone, in the folder its files name), and what a build costs t
 from __future__ import annotations
 
 import pathlib
+import re
 import time
 
 from ..errors import FpaError, InternalError
@@ -52,7 +53,13 @@ def build_ahead(pair: Pair, timeout: float, env: dict[str, str], given: Given | 
     return {"seconds": time.perf_counter() - start, "error": error}
 
 
-def arch_list(capabilities) -> str:
-    """``TORCH_CUDA_ARCH_LIST`` for GPUs of these (major, minor) compute capabilities: each once, in order, PTX with the
-    last, as torch's own default for the GPUs it sees (``torch.utils.cpp_extension._get_cuda_arch_flags``)."""
-    return ";".join(f"{major}.{minor}" for major, minor in sorted(set(capabilities))) + "+PTX"
+def arch_list(capabilities, supported) -> str:
+    """``TORCH_CUDA_ARCH_LIST`` for GPUs of these (major, minor) compute capabilities, as torch's own default for the
+    GPUs it sees (``torch.utils.cpp_extension._get_cuda_arch_flags``): each lowered to the highest architecture
+    torch was built for (``supported``: ``torch.cuda.get_arch_list()``; empty: as they are), each once, sorted as
+    text, PTX with the last."""
+    digits = [re.sub(r"\D", "", name.split("_", 1)[1]) for name in supported if name.startswith("sm_")]
+    built_for = [divmod(int(number), 10) for number in digits if number]  # sm_90a: 9.0
+    highest = max(built_for, default=None)
+    names = sorted({f"{major}.{minor}" for major, minor in (min(c, highest) if highest else c for c in capabilities)})
+    return ";".join(names) + "+PTX"

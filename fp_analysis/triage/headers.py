@@ -141,6 +141,8 @@ def _held(command: list[str], started, environment: dict | None = None) -> tuple
         _kill(process)
         process.wait()
         raise _Stopped(f"the compiler took over {_BUILD_TIMEOUT_S} s") from None
+    if process.returncode < 0:  # killed: by ``close`` as the triage ended, or by the system
+        raise _Stopped(f"the compiler was ended by signal {-process.returncode}")
     return process.returncode, errors
 
 

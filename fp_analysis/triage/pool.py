@@ -270,7 +270,8 @@ def _slot_environments(device: str) -> list[dict[str, str]]:
     ids = [v.strip() for v in visible.split(",") if v.strip()][:count] if visible else [str(i) for i in range(count)]
     extra = {}
     if "TORCH_CUDA_ARCH_LIST" not in os.environ:
-        extra["TORCH_CUDA_ARCH_LIST"] = arch_list([torch.cuda.get_device_capability(i) for i in range(count)])
+        capabilities = [torch.cuda.get_device_capability(i) for i in range(count)]
+        extra["TORCH_CUDA_ARCH_LIST"] = arch_list(capabilities, torch.cuda.get_arch_list())
     return [{"CUDA_VISIBLE_DEVICES": gpu, **extra} for gpu in ids]
 
 

@@ -10,11 +10,13 @@ paths and messages name the original files.
 
 Resources: a GPU triage's task asks for one GPU (Ray sets its ``CUDA_VISIBLE_DEVICES``, which the job's
 processes inherit), a CPU triage's for two CPUs (a job runs two processes), so Ray runs as many at once as the
-cluster holds. A pair whose solution builds an extension (``builds.needs_build``) is built first, as the local pool's
-builders do, in a task of its own (``BUILD_CORES`` CPUs, no GPU) on a node dealt to it (``_build_nodes``), then
-explained on that node, where the build is and what it was built for; each node runs as many builds at once as the
-CPUs its explains leave and its memory hold, so that its GPU is not held through a compiler and its explains find a
-CPU. ``ADDRESS``: ``auto`` (the running cluster this machine belongs to), ``ray://host:port`` or ``host:port``, or
+cluster holds. A pair whose solution builds an extension (``builds.needs_build``) is built first, as the local
+pool's builders do on a GPU host, in a task of its own (``BUILD_CORES`` CPUs, no GPU) on a node dealt to it
+(``_build_nodes``), then explained on that node, where the build is and what it was built for; each node runs as
+many builds at once as the CPUs its explains leave and its memory hold, so that its GPU is not held through a
+compiler and its explains find a CPU. A CPU triage builds ahead too: there it changes little (a build holds 1.25
+CPUs instead of an explain's two), and the path is then the one a GPU cluster takes, which the tests run on CPUs.
+``ADDRESS``: ``auto`` (the running cluster this machine belongs to), ``ray://host:port`` or ``host:port``, or
 ``local`` to start a Ray instance on this machine's cores (what the tests use).
 
 Ray is optional (``pip install "fp_analysis[cluster]"``); without it ``--ray`` is a usage error naming the
@@ -146,11 +148,15 @@ _OWN_FOLDER = {"TORCH_EXTENSIONS_DIR": ""}
 
 
 def remote_build(payload: dict, options: dict) -> dict | None:
-    """A build task's work, on the node: import the pair's solution alone (``builds.build_ahead``), so that its
-    extensions are built before its explain task runs there; {"seconds", "environment": what the explain task must
-    build under to find the build (``_node_arch_list``)}. None where the import failed: a build task sees no GPU,
-    and an import that needs one fails here but not in the explain task, which imports again (a solution that does
-    not compile is compiled twice); None on a node with another fp_analysis version (the explain task says so)."""
+    """A build task's work, on the node: import the pair's solution alone (``builds.build_ahead``), with no GPU
+    visible (Ray leaves a GPU-less task's ``CUDA_VISIBLE_DEVICES`` as the node has it: the solution's import must not
+    run on a GPU another pair's explain holds), so that its extensions are built before its explain task runs;
+    {"seconds", "environment": what the explain task must build under to find the build (``_node_arch_list``),
+    "node": where it ran}. A failed import is not handed on: an import that needs a GPU fails here and not in the
+    explain task, which imports again (so a solution that does not compile is compiled twice). None on a node with
+    another fp_analysis version (the explain task says so)."""
+    import ray
+
     from ..options import ExplainOptions
     from .builds import BUILD_JOBS, build_ahead
     from .keys import tool_version
@@ -160,15 +166,17 @@ def remote_build(payload: dict, options: dict) -> dict | None:
     environment = _node_arch_list()
     timeout = ExplainOptions.from_json(options).timeout
     with _written(payload) as (_, pair):
-        built = build_ahead(pair, timeout, {**_OWN_FOLDER, **environment, "MAX_JOBS": str(BUILD_JOBS)})
-    return None if built["error"] is not None else {"seconds": built["seconds"], "environment": environment}
+        unseen = {"CUDA_VISIBLE_DEVICES": "", "MAX_JOBS": str(BUILD_JOBS)}
+        built = build_ahead(pair, timeout, {**_OWN_FOLDER, **environment, **unseen})
+    node = ray.get_runtime_context().get_node_id()
+    return {"seconds": built["seconds"], "environment": environment, "node": node}
 
 
 def _node_arch_list() -> dict[str, str]:
     """{"TORCH_CUDA_ARCH_LIST": the node's GPUs' architectures} for a build task and its explain task, where the
-    node's environment does not set it: a build task sees no GPU, and torch would build it for every architecture,
-    and again in the explain task, which sees one (``builds.arch_list``, from ``nvidia-smi``, which lists every GPU of
-    the node whatever the task sees). {} without nvidia-smi (a CPU node)."""
+    node's environment does not set it: the build sees no GPU, and torch would build for every architecture, and
+    again in the explain task, which sees one (``builds.arch_list`` of what ``nvidia-smi`` lists, every GPU of the
+    node, lowered to what this torch was built for). {} without nvidia-smi (a CPU node)."""
     import subprocess
 
     from .builds import arch_list
@@ -182,7 +190,11 @@ def _node_arch_list() -> dict[str, str]:
         return {}
     capabilities = [tuple(map(int, line.split("."))) for line in map(str.strip, listed.splitlines())
                     if re.fullmatch(r"\d+\.\d+", line)]  # fmt: skip
-    return {"TORCH_CUDA_ARCH_LIST": arch_list(capabilities)} if capabilities else {}
+    if not capabilities:
+        return {}
+    import torch  # what it was built for; this task's own process sees the node's GPUs (or none: nothing lowered)
+
+    return {"TORCH_CUDA_ARCH_LIST": arch_list(capabilities, torch.cuda.get_arch_list())}
 
 
 def remote_row(payload: dict, options: dict, built: dict | None = None) -> dict:
@@ -209,23 +221,24 @@ def remote_row(payload: dict, options: dict, built: dict | None = None) -> dict:
 
 def _build_nodes(ray, device: str) -> list[tuple[str, int, int]]:
     """(node id, its explain slots, builds it runs at once) for each live node that explains pairs (one with a GPU
-    for a GPU triage): builds at ``builds.BUILD_CORES`` CPUs each in the CPUs its explain tasks leave (a GPU triage's
-    take one per GPU; a CPU triage's, two each, keep half), and ``builds.BUILDER_BYTES`` each in its memory; one at
-    least."""
+    for a GPU triage) and can run a build (``builds.BUILD_CORES`` CPUs; elsewhere Ray would move the build to another
+    node, or wait for ever): as many builds as the CPUs its explains leave (a GPU triage's take one a GPU; a CPU
+    triage's, two each, share the node's CPUs with its builds, which take at most half) run at ``BUILD_CORES`` each,
+    and its memory holds at ``builds.BUILDER_BYTES`` each; one at least (then builds and explains take turns)."""
     from .builds import BUILD_CORES, BUILDER_BYTES
 
     nodes = []
     for node in ray.nodes():
         resources = node.get("Resources") or {}
-        if not node.get("Alive") or (device == "cuda" and resources.get("GPU", 0) < 1):
-            continue
         cpus = resources.get("CPU", 0)
+        if not node.get("Alive") or cpus < BUILD_CORES or (device == "cuda" and resources.get("GPU", 0) < 1):
+            continue
         slots = int(resources.get("GPU", 0)) if device == "cuda" else int(cpus // 2)
         left = cpus - slots if device == "cuda" else cpus / 2
         builds = int(left / BUILD_CORES)
         if resources.get("memory"):
             builds = min(builds, int(resources["memory"] // BUILDER_BYTES))
-        if slots >= 1:  # one build at a time at least: on a small node builds and explains take turns
+        if slots >= 1:
             nodes.append((node["NodeID"], slots, max(1, builds)))
     return nodes
 
@@ -286,8 +299,10 @@ def as_finished(ray, todo: list, options: ExplainOptions, version: str, given: d
                     built = None
                 room[node] += 1
                 submit_builds(node)
-                # on its node even with a shared cache: built for that node's GPUs (``_node_arch_list``)
-                pending[explain.options(**on(node)).remote(payloads[pair.id], checks, built)] = (pair, node, False)
+                # where the build ran (its node's, unless that one died first), even with a shared cache: built for
+                # that node's GPUs (``_node_arch_list``)
+                where = built["node"] if built else node
+                pending[explain.options(**on(where)).remote(payloads[pair.id], checks, built)] = (pair, where, False)
                 continue
             try:
                 row = ray.get(ready)

@@ -1,9 +1,10 @@
 """Ending fpa ends its job: SIGTERM while the candidate hangs exits 130 and leaves no process of the job
-(the worker, the candidate's process, the fork server they came from).
+(the worker, the candidate's process, the fork server they came from, what the candidate started).
 """
 
 from __future__ import annotations
 
+import contextlib
 import pathlib
 import time
 
@@ -20,14 +21,22 @@ def _isolated_files(tmp_path, monkeypatch):
 
 
 def test_ending_fpa_ends_its_workers(tmp_path):
-    """SIGTERM to fpa while the candidate hangs: exit 130, and no process of the job is left (the worker,
-    the candidate process, the fork server they came from)."""
+    """SIGTERM to ``fpa triage`` while a candidate hangs: exit 130, and no process of the job is left (the worker,
+    the candidate process, the fork server they came from, and what the candidate started in a process group of its
+    own, as ninja starts a torch extension's compilers: the triage's end once left it running under init)."""
     import os
+    import shutil
     import signal
     import subprocess
     import sys
 
-    args = ["explain", "--problem", str(CASES / "problem.py"), "--solution", str(CASES / "hang.py"), "--device", "cpu"]
+    pair = tmp_path / "runs" / "level1" / "hang" / "compiling"
+    pair.mkdir(parents=True)
+    shutil.copy(CASES / "problem.py", pair.parent / "problem.py")
+    shutil.copy(CASES / "hang_compiling.py", pair / "solution.py")
+    for folder in (pair, pair.parent):
+        shutil.copy(CASES / "_conv.py", folder / "_conv.py")
+    args = ["triage", str(tmp_path / "runs"), "--device", "cpu", "--timeout", "60"]
     fpa = subprocess.Popen([sys.executable, "-m", "fp_analysis", *args, "--no-store"], stderr=subprocess.PIPE)
 
     def descendants():
@@ -50,12 +59,18 @@ def test_ending_fpa_ends_its_workers(tmp_path):
         except OSError:
             return False
 
+    def compiling():  # the candidate's own process group's process, once it started
+        for pid in descendants():
+            with contextlib.suppress(OSError):
+                if b"time.sleep(600)" in pathlib.Path(f"/proc/{pid}/cmdline").read_bytes():
+                    return pid
+        return None
+
     deadline = time.monotonic() + 60
-    while len(descendants()) < 2 and time.monotonic() < deadline:
+    while compiling() is None and time.monotonic() < deadline:
         time.sleep(0.2)
-    time.sleep(3)  # the candidate process started, into the hanging forward
     started = descendants()
-    assert len(started) >= 2, "the job's processes never started"
+    assert len(started) >= 3 and compiling() in started, "the job's processes never started"
     fpa.send_signal(signal.SIGTERM)
     _, stderr = fpa.communicate(timeout=30)
     assert fpa.returncode == 130 and b"interrupted" in stderr

@@ -31,6 +31,7 @@ def test_a_gpu_triage_builds_on_the_gpu_nodes_in_the_cpus_their_explains_leave_a
         (True, {"CPU": 64.0}),  # no GPU: explains nothing, so builds nothing (its build would be on the wrong node)
         (False, {"CPU": 16.0, "GPU": 1.0}),  # dead
         (True, {"CPU": 32.0, "GPU": 4.0, "memory": 12.0 * GIB}),  # memory for two builders only
+        (True, {"CPU": 1.0, "GPU": 1.0}),  # no room for a build at all: its builds would go elsewhere, or wait
     )
     assert triage_ray._build_nodes(cluster, "cuda") == [
         ("node0", 1, int(15 / BUILD_CORES)),
@@ -44,7 +45,12 @@ def test_a_cpu_triage_keeps_half_of_each_nodes_cpus_for_its_explains_and_builds_
 
 
 def test_the_arch_list_is_torchs_default_for_the_gpus_seen():
-    assert arch_list([(9, 0), (8, 0), (9, 0)]) == "8.0;9.0+PTX"
+    """Each once, sorted as text as torch sorts them (10.0 before 9.0), each lowered to the highest architecture torch
+    was built for, PTX with the last."""
+    assert arch_list([(9, 0), (8, 0), (9, 0)], []) == "8.0;9.0+PTX"
+    assert arch_list([(10, 0), (9, 0)], []) == "10.0;9.0+PTX"
+    assert arch_list([(12, 0), (9, 0)], ["sm_80", "sm_90", "compute_90"]) == "9.0+PTX"
+    assert arch_list([(10, 3)], ["sm_90", "sm_100a"]) == "10.0+PTX"
 
 
 @pytest.mark.parametrize(
