@@ -2,7 +2,7 @@
 # One call on the GPU machine: validate every kernel variant, then bench the ops; results under $OUT.
 #   bash experiments/device_run.sh <kernels-tree> [gputests] [slowtests] [memcheck] [validate] [bench OP...] [sass] [probe] [quick OP TEXT]
 #                                  [isolation COMMIT] [general COMMIT] [beyond COMMIT] [tf32probe COMMIT] [fuzz COMMIT]
-#                                  [triage COMMIT] [buildbench]
+#                                  [triage COMMIT] [buildbench] [ray]
 #                                  [speed COMMIT BASELINE_DIR] [startup] [fastmath COMMIT] [tolerance COMMIT]
 # The tree id comes from this machine (`git rev-parse HEAD:kernels`): the device copy has no git HEAD.
 set -euo pipefail
@@ -42,8 +42,13 @@ while [ $# -gt 0 ]; do
                # picking rows by "file family", TOLERANCE_DEADLINE_S: no row past that many seconds)
                python3 experiments/device_tolerance.py "$out/results" "$2" ${TOLERANCE_ONLY:-} || echo "tolerance: exit $?"
                shift 2 ;;
+    ray) # Ray for the steps after it (the image has none): carry .raybundle (experiments/ray_bundle.sh makes it)
+         mkdir -p /tmp/raysite && tar -xJf .raybundle/ray_site.tar.xz -C /tmp/raysite
+         export PYTHONPATH=$PYTHONPATH:/tmp/raysite  # the Ray workers inherit it
+         python3 -c "import ray; print('ray', ray.__version__)"; shift ;;
     triage) # fpa triage --device cuda on 66 load_inline pairs, from cold then with cached builds (TRIAGE_RUNS: the runs,
-            # experiments/device_triage.py): verdicts, pairs/hour, GPU idle
+            # experiments/device_triage.py; TRIAGE_PAIRS=N: N of them; after `ray`, TRIAGE_RUNS=cold:ray=local runs them
+            # as Ray tasks, build tasks ahead): verdicts, pairs/hour, GPU idle
             python3 experiments/device_triage.py "$out/results" "$2" ${TRIAGE_RUNS:-} 2>&1 | tail -70 || echo "triage: exit $?"; shift 2 ;;
     buildbench) # a load_inline extension's two compile units, each timed, with and without the builders' precompiled
                 # torch/extension.h (is it used by this torch? is main.o the same bytes?)

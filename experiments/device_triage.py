@@ -13,13 +13,16 @@ another — a sum of measured times, not a run.
 A run is ``cold`` (a cache and a results store of its own, empty) or ``cached`` (the last cold run's: a run with
 another ``atol`` judges the stored rows again, one with another ``seed`` explains every pair again), then
 ``:option=value`` pairs passed to `fpa triage` as ``--option value`` (``cold:builders=12``,
-``cached:seed=7:workers=4``). Without runs: ``cold cached:atol=1e-2``.
+``cached:seed=7:workers=4``; ``cold:ray=local``: on a local Ray instance, build tasks ahead of the GPU tasks, written
+to OUT/triage_ray_<gpu>.json). Without runs: ``cold cached:atol=1e-2``. ``TRIAGE_PAIRS=N``: N of the pairs, evenly
+spaced (every problem and kind of solution), for a shorter call.
 
     python experiments/device_triage.py OUT COMMIT [RUN ...]
 """
 
 from __future__ import annotations
 
+import csv
 import os
 import pathlib
 import subprocess
@@ -112,9 +115,21 @@ def _options(spec: str) -> tuple[str, tuple]:
     return kind, tuple(part for pair in pairs for part in (f"--{pair.split('=')[0]}", pair.split("=", 1)[1]))
 
 
+def _fewer(folder: pathlib.Path, rows: list[dict], count: int) -> list[dict]:
+    """The manifest cut to ``count`` of its rows, evenly spaced (every problem and kind of solution represented)."""
+    kept = [rows[round(i * len(rows) / count)] for i in range(count)] if 0 < count < len(rows) else rows
+    with open(folder / "manifest.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["problem", "solution", "id", "expected"])
+        writer.writeheader()
+        writer.writerows(kept)
+    return kept
+
+
 def main(out: str, commit: str, *specs: str) -> int:
     folder = pathlib.Path(tempfile.mkdtemp(prefix="triage-gpu-"))
-    rows = write(folder)
+    rows = _fewer(folder, write(folder), int(os.environ.get("TRIAGE_PAIRS", "0")))
+    # a run on Ray (``cold:ray=local``: the build tasks ahead of the GPU tasks) is recorded apart from the local pool's
+    name = "triage_ray" if any(":ray=" in spec for spec in specs) else "triage"
     runs, cache = [], None
     for spec in specs or ("cold", "cached:atol=1e-2"):
         kind, extra = _options(spec)
@@ -124,7 +139,7 @@ def main(out: str, commit: str, *specs: str) -> int:
         if run is None:
             return 1
         runs.append({"run": spec, **run})
-        path = write_results(out, "triage", commit, {"runs": runs}, pairs=len(rows))  # a later run may outrun the call
+        path = write_results(out, name, commit, {"runs": runs}, pairs=len(rows))  # a later run may outrun the call
         print(f"wrote {path}")
     return 0
 
