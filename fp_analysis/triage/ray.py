@@ -152,11 +152,14 @@ def remote_build(payload: dict, options: dict) -> dict | None:
     visible (Ray leaves a GPU-less task's ``CUDA_VISIBLE_DEVICES`` as the node has it: the solution's import must not
     run on a GPU another pair's explain holds), so that its extensions are built before its explain task runs;
     {"seconds", "environment": what the explain task must build under to find the build (``_node_arch_list``),
-    "node": where it ran}. A failed import is not handed on: an import that needs a GPU fails here and not in the
-    explain task, which imports again (so a solution that does not compile is compiled twice). None on a node with
-    another fp_analysis version (the explain task says so)."""
+    "node": where it ran, "error"}. ``error``: where torch's build of the extension failed (``_COMPILE_FAILED``), the
+    failure as ``UserCodeError.to_dict`` with the original files named, which the explain task reports without
+    compiling again (the same sources, flags and architectures fail the same); any other failure is not handed on
+    (None): an import that needs a GPU fails here and not in the explain task, which imports again. None on a node
+    with another fp_analysis version (the explain task says so)."""
     import ray
 
+    from ..errors import Fate, UserCodeError
     from ..options import ExplainOptions
     from .builds import BUILD_JOBS, build_ahead
     from .keys import tool_version
@@ -165,11 +168,30 @@ def remote_build(payload: dict, options: dict) -> dict | None:
         return None
     environment = _node_arch_list()
     timeout = ExplainOptions.from_json(options).timeout
-    with _written(payload) as (_, pair):
+    with _written(payload) as (root, pair):
         unseen = {"CUDA_VISIBLE_DEVICES": "", "MAX_JOBS": str(BUILD_JOBS)}
         built = build_ahead(pair, timeout, {**_OWN_FOLDER, **environment, **unseen})
+    error = built["error"]
+    failed = isinstance(error, UserCodeError) and error.fate is Fate.RAISED and _COMPILE_FAILED in str(error)
     node = ray.get_runtime_context().get_node_id()
-    return {"seconds": built["seconds"], "environment": environment, "node": node}
+    handed = _originals(error.to_dict(), root, payload["folders"]) if failed else None
+    return {"seconds": built["seconds"], "environment": environment, "node": node, "error": handed}
+
+
+_COMPILE_FAILED = "Error building extension '"  # torch's words where the ninja build of a JIT extension fails
+
+
+def _originals(value, root: pathlib.Path, folders: dict):
+    """``value`` (a message, or a record of them) with the node's temporary paths replaced by the original files'."""
+    if isinstance(value, str):
+        for label, original in folders.items():
+            value = value.replace(str(root / label), original)
+        return value
+    if isinstance(value, dict):
+        return {key: _originals(item, root, folders) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_originals(item, root, folders) for item in value]
+    return value
 
 
 def _node_arch_list() -> dict[str, str]:
@@ -201,6 +223,7 @@ def remote_row(payload: dict, options: dict, built: dict | None = None) -> dict:
     """A task's work, on the node: write the pair's files, explain it as a local slot would, name the originals.
     ``options``: the check's ``ExplainOptions`` as ``to_json`` gives them, read back once the node's version is
     known to be the triage's; ``built``: what its build task gave (``remote_build``), None where none ran."""
+    from ..errors import UserCodeError
     from ..options import ExplainOptions
     from .keys import tool_version
     from .rows import explain_row, internal_error_row
@@ -211,11 +234,12 @@ def remote_row(payload: dict, options: dict, built: dict | None = None) -> dict:
             "version on every node"
         )
     environment = {**_OWN_FOLDER, **(built["environment"] if built else {})}
+    if built and built["error"]:  # its extension did not compile: reported as the build task met it
+        built = {**built, "error": UserCodeError.from_dict(built["error"])}
     with _written(payload) as (root, pair):
         row = explain_row(pair, ExplainOptions.from_json(options), env=environment, built=built)
     if row.get("error"):
-        for label, original in payload["folders"].items():
-            row["error"] = row["error"].replace(str(root / label), original)
+        row["error"] = _originals(row["error"], root, payload["folders"])
     return row
 
 

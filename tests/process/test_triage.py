@@ -115,51 +115,66 @@ def test_a_stored_pair_is_reused_only_for_the_same_files_options_and_helpers(run
     assert triage([pair], options, pool, store_dir=store)["ran"] == 1  # nor an edited helper module beside the solution
 
 
-# A solution the triage takes for one that builds an extension (it names torch.utils.cpp_extension), whose import
-# counts itself in a file of the folder its builds go to
+# What a solution the triage takes for one that builds an extension (it names torch.utils.cpp_extension) adds to
+# its import: a line counting the import (``tag``, and what it saw) in a file of the folder its builds go to, then
+# ``then``
 _COUNTED_IMPORT = """
 import os, pathlib  # torch.utils.cpp_extension: built ahead, as a load_inline solution
 with open(pathlib.Path(os.environ["TORCH_EXTENSIONS_DIR"]) / "imports.txt", "a") as counted:
-    counted.write(f"{os.environ.get('TORCH_CUDA_ARCH_LIST')!r} {os.environ.get('CUDA_VISIBLE_DEVICES')!r}\\n")
+    counted.write(f"{tag} {{os.environ.get('TORCH_CUDA_ARCH_LIST')!r}} {{os.environ.get('CUDA_VISIBLE_DEVICES')!r}}\\n")
+{then}
 """
+_BUILT_AHEAD = {  # sample: what its import does after counting itself, its verdict
+    "built_ahead": ("", EXPECTED["level1/conv/other_order/solution"]),
+    "compile_fails": ("raise RuntimeError(\"Error building extension 'case': nvcc exited 2\")", "user_code_failed"),
+    "needs_a_gpu": ("raise RuntimeError('Found no NVIDIA driver on your system')", "user_code_failed"),
+}
 
 
 @pytest.mark.long
 def test_a_triage_on_a_local_ray_instance_gives_the_local_pools_verdicts(runs, tmp_path, monkeypatch):
     """``--ray local``: each pair a Ray task (its files shipped as contents, explained on the node in its own
-    processes); the verdicts ``EXPECTED`` holds for the local pool, the hang and the raise each only their own row
-    (arithmetic, a bug, a raise and a hang: the whole corpus through Ray is the slow test below). With
-    ``--build-cache`` each task's solution builds in that folder (one a cluster's nodes all mount), not in the
-    node's own cache. A solution that builds an extension is imported first by a build task of its own, then by
-    its explain task, in the same folder, and its row has the build's seconds."""
+    processes); the verdicts ``EXPECTED`` holds for the local pool, a hang only its own row (arithmetic, a bug and
+    a hang: the whole corpus through Ray is the slow test below). With ``--build-cache`` each task's solution builds
+    in that folder (one a cluster's nodes all mount), not in the node's own cache. A solution that builds an
+    extension is imported first by a build task of its own, with no GPU visible, then by its explain task, in the
+    same folder under the same architectures, and its row has the build's seconds; one whose extension does not
+    compile is reported from its build, not compiled again; one whose import fails otherwise (without a GPU, say) is
+    imported again by its explain task."""
     pytest.importorskip("ray")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "node_cache"))
     shared = tmp_path / "shared_builds"
-    built = runs / "level1" / "conv" / "built_ahead" / "solution.py"
-    built.parent.mkdir()
-    built.write_text((runs / "level1/conv/other_order/solution.py").read_text() + _COUNTED_IMPORT)
-    picked = ("other_order", "off_by_one", "raises", "hangs", "built_ahead")
+    other_order = (runs / "level1/conv/other_order/solution.py").read_text()
+    for sample, (then, _) in _BUILT_AHEAD.items():
+        (runs / "level1" / "conv" / sample).mkdir()
+        text = other_order + _COUNTED_IMPORT.format(tag=sample, then=then)
+        (runs / "level1" / "conv" / sample / "solution.py").write_text(text)
+    picked = ("other_order", "off_by_one", "hangs", *_BUILT_AHEAD)
     pairs = [p for p in discover(runs) if p.id.split("/")[2] in picked]
     pool = Pool(ray="local", build_cache=str(shared))
     result = triage(pairs, ExplainOptions(device="cpu", timeout=3, trials=1), pool, store=False)
     # a folder per solution whose files differ (each solution process is given its own, and may write only there)
     assert len(list(shared.iterdir())) == len(pairs)
     assert not (tmp_path / "node_cache" / "fp_analysis" / "extensions").exists()
-    expected = {**EXPECTED, "level1/conv/built_ahead/solution": EXPECTED["level1/conv/other_order/solution"]}
+    expected = {**EXPECTED, **{f"level1/conv/{sample}/solution": v for sample, (_, v) in _BUILT_AHEAD.items()}}
     assert {row["pair_id"]: row["verdict"] for row in result["pairs"]} == {p.id: expected[p.id] for p in pairs}
     rows = {row["pair_id"]: row for row in result["pairs"]}
-    assert "raised ValueError" in rows["level1/usercode/raises/solution"]["error"]
     assert "did not return within 3 s" in rows["level1/usercode/hangs/solution"]["error"]
     assert rows["level1/conv/off_by_one/solution"]["solution"] == str(runs / "level1/conv/off_by_one/solution.py")
-    assert result["timing"]["slots"] >= 1 and result["ran"] == 5
-    # built ahead: two imports in its one folder, the build task's (no GPU visible) then the explain's, which builds
-    # for the same architectures (none named on a machine without nvidia-smi)
-    counted = list(shared.glob("*/imports.txt"))
-    assert len(counted) == 1
-    (build_archs, build_gpus), (explain_archs, _) = (line.split() for line in counted[0].read_text().splitlines())
-    assert build_gpus == "''" and build_archs == explain_archs == "None"
-    assert rows["level1/conv/built_ahead/solution"]["build_seconds"] > 0
-    assert all(rows[p.id]["build_seconds"] is None for p in pairs if not p.id.endswith("built_ahead/solution"))
+    assert result["timing"]["slots"] >= 1 and result["ran"] == len(pairs)
+    imports = {sample: [] for sample in _BUILT_AHEAD}  # the (TORCH_CUDA_ARCH_LIST, CUDA_VISIBLE_DEVICES) each saw
+    for counted in shared.glob("*/imports.txt"):
+        for sample, *seen in (line.split() for line in counted.read_text().splitlines()):
+            imports[sample].append(tuple(seen))
+    # the build task's import sees no GPU; the explain's builds for the same architectures (none named here: no
+    # nvidia-smi), so finds the build
+    assert imports["built_ahead"] == [("None", "''"), ("None", imports["built_ahead"][1][1])]
+    assert len(imports["compile_fails"]) == 1 and len(imports["needs_a_gpu"]) == 2
+    assert rows["level1/conv/compile_fails/solution"]["error"] == (
+        "importing solution.py raised RuntimeError: Error building extension 'case': nvcc exited 2"
+    )
+    assert all(rows[f"level1/conv/{sample}/solution"]["build_seconds"] > 0 for sample in _BUILT_AHEAD)
+    assert all(rows[p.id]["build_seconds"] is None for p in pairs if p.id.split("/")[2] not in _BUILT_AHEAD)
 
 
 @pytest.mark.slow
