@@ -13,9 +13,9 @@ another — a sum of measured times, not a run.
 A run is ``cold`` (a cache and a results store of its own, empty) or ``cached`` (the last cold run's: a run with
 another ``atol`` judges the stored rows again, one with another ``seed`` explains every pair again), then
 ``:option=value`` pairs passed to `fpa triage` as ``--option value`` (``cold:builders=12``,
-``cached:seed=7:workers=4``; ``cold:ray=local``: on a local Ray instance, build tasks ahead of the GPU tasks, written
-to OUT/triage_ray_<gpu>.json). Without runs: ``cold cached:atol=1e-2``. ``TRIAGE_PAIRS=N``: N of the pairs, evenly
-spaced (every problem and kind of solution), for a shorter call.
+``cached:seed=7:workers=4``; ``cold:ray=local``: on a local Ray instance, build tasks ahead of the GPU tasks; a plan
+with a Ray run is written to OUT/triage_ray_<gpu>.json). Without runs: ``cold cached:atol=1e-2``. ``TRIAGE_PAIRS=N``:
+N of the pairs (``_fewer``: every kind of solution from N = 12), for a shorter call.
 
     python experiments/device_triage.py OUT COMMIT [RUN ...]
 """
@@ -116,8 +116,21 @@ def _options(spec: str) -> tuple[str, tuple]:
 
 
 def _fewer(folder: pathlib.Path, rows: list[dict], count: int) -> list[dict]:
-    """The manifest cut to ``count`` of its rows, evenly spaced (every problem and kind of solution represented)."""
-    kept = [rows[round(i * len(rows) / count)] for i in range(count)] if 0 < count < len(rows) else rows
+    """The manifest cut to ``count`` of its rows: the kinds of solution (its variants) in turn, each kind's rows on
+    the problems in turn, starting each kind on another problem, so that a ``count`` of at least the kinds holds
+    every kind (the one compile error too) and the problems are spread."""
+    if not 0 < count < len(rows):
+        kept = rows
+    else:
+        kinds: dict[str, list[dict]] = {}
+        for row in rows:
+            kinds.setdefault(row["id"].split("/")[1], []).append(row)
+        turns = [each[index % len(each) :] + each[: index % len(each)] for index, each in enumerate(kinds.values())]
+        kept = []
+        while len(kept) < count:
+            for turn in turns:
+                if turn and len(kept) < count:
+                    kept.append(turn.pop(0))
     with open(folder / "manifest.csv", "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=["problem", "solution", "id", "expected"])
         writer.writeheader()

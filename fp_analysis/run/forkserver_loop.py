@@ -118,29 +118,41 @@ def _end_adopted(statuses: dict[int, socket.socket]) -> None:
     descendants (``hardening.adopt_orphans``), such as a daemon a solution left in a session of its own, which would
     otherwise outlive its job (and act on the next: edit its files, signal its processes). ``_reap`` collects them."""
     me = os.getpid()
+    for pid, parent in _parents().items():
+        if parent == me and pid not in statuses:  # a zombie too: a leader that left by SYS_exit looks one while its
+            with contextlib.suppress(ProcessLookupError, PermissionError):  # threads run
+                os.kill(pid, signal.SIGKILL)
+
+
+def _parents() -> dict[int, int]:
+    """Every process's parent, from /proc (a process that ends meanwhile is left out)."""
+    parents = {}
     for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) in statuses:
-            continue
-        try:
-            parent = pathlib.Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[1]
-        except (OSError, IndexError):
-            continue
-        if int(parent) == me:  # a zombie too: a leader that left by SYS_exit looks one while its threads run
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(name), signal.SIGKILL)
+        if name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                parents[int(name)] = int(pathlib.Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    return parents
 
 
 def _end_all(statuses: dict[int, socket.socket]) -> None:
-    """The requester has ended: SIGKILL each job's session leader's group (the jobs watch their parents too, a moment
-    later), then, until no child is left or ``_LAST_SWEEP_S`` passed, every child: what a job started in a process
-    group of its own (ninja puts each compiler in one) is re-parented here as its parent dies, and would otherwise
-    outlive us under init, compiling for a triage that has ended."""
-    for pid in list(statuses):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
+    """The requester has ended: every descendant of the server stopped (SIGSTOP: none forks again), then killed, until
+    none is left or ``_LAST_SWEEP_S`` passed. The jobs watch their parents too, but what a job started in a process
+    group of its own (ninja puts each compiler in one), at any depth, would otherwise outlive us under init,
+    compiling for a triage that has ended; one started between two looks is re-parented here as its parent dies,
+    and found by the next."""
     deadline = time.monotonic() + _LAST_SWEEP_S
     while time.monotonic() < deadline:
-        _end_adopted({})  # every child now: the jobs' leaders and what they left
+        parents, found = _parents(), {os.getpid()}
+        while True:  # the server's descendants, level by level
+            below = {pid for pid, parent in parents.items() if parent in found} - found
+            if not below:
+                break
+            found |= below
+        found.discard(os.getpid())
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in found:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
         try:
             while os.waitpid(-1, os.WNOHANG)[0] != 0:
                 pass

@@ -4,11 +4,12 @@ solution's import alone, in the folder its files name), and what a build costs t
 
 from __future__ import annotations
 
+import json
 import pathlib
 import re
 import time
 
-from ..errors import FpaError, InternalError
+from ..errors import Fate, FpaError, InternalError, UserCodeError
 from ..explain.jobs import prepare_file
 from ..run.snapshot import Given
 from .discovery import Pair
@@ -39,9 +40,12 @@ def needs_build(solution: pathlib.Path) -> bool:
     return "load_inline" in text or "cpp_extension" in text
 
 
-def build_ahead(pair: Pair, timeout: float, env: dict[str, str], given: Given | None = None) -> dict:
+def build_ahead(
+    pair: Pair, timeout: float, env: dict[str, str], given: Given | None = None, *, gpu_seen: bool = True
+) -> dict:
     """Import the pair's solution alone (``jobs.prepare_file``), so that its extensions are built into the pair's
-    extensions folder before a GPU's worker takes it; {"seconds", "error": the UserCodeError or FpaError or None}."""
+    extensions folder before a GPU's worker takes it; {"seconds", "error": the import's failure where it stands as
+    the pair's verdict (``_stands``; ``gpu_seen``: whether the import could see a GPU), else None}."""
     start = time.perf_counter()
     error = None
     try:
@@ -49,8 +53,34 @@ def build_ahead(pair: Pair, timeout: float, env: dict[str, str], given: Given | 
     except InternalError:
         pass  # ours, not the solution's: the explain job meets it again and its row says so
     except FpaError as failure:
-        error = failure
+        error = failure if _stands(failure, pair.solution, gpu_seen) else None
     return {"seconds": time.perf_counter() - start, "error": error}
+
+
+# How torch words a failed build of a JIT extension (torch.utils.cpp_extension._jit_compile), and how the compilers
+# and ninja say a compiler was killed (gcc: "Killed signal terminated program cc1plus"; nvcc: "died due to signal")
+_COMPILE_FAILED = "Error building extension '"
+_KILLED = ("signal terminated program", "died due to signal", "Killed")
+
+
+def _stands(failure: FpaError, solution: pathlib.Path, gpu_seen: bool) -> bool:
+    """Whether a build's failure is the pair's verdict, which its job reports without importing the solution again:
+    the solution's own doing (it raised, or changed its files), not a compiler the system killed (out of memory:
+    the builders' load, not the solution's code). Where the build saw no GPU, only a failure of torch's build of
+    the extension, by a solution that does not ask torch.cuda (one that does may build otherwise with a GPU); any
+    other import may need the GPU the job has."""
+    if not isinstance(failure, UserCodeError) or failure.fate not in (Fate.RAISED, Fate.MODIFIED_FILES):
+        return False
+    said = json.dumps(failure.to_dict(), default=str)  # the message and the traceback: the compiler's output
+    if any(words in said for words in _KILLED):
+        return False
+    if gpu_seen:
+        return True
+    try:
+        asks_the_gpu = "torch.cuda" in solution.read_text(errors="replace")
+    except OSError:
+        asks_the_gpu = True
+    return _COMPILE_FAILED in said and not asks_the_gpu
 
 
 def arch_list(capabilities, supported) -> str:

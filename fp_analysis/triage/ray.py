@@ -149,17 +149,16 @@ _OWN_FOLDER = {"TORCH_EXTENSIONS_DIR": ""}
 
 def remote_build(payload: dict, options: dict) -> dict | None:
     """A build task's work, on the node: import the pair's solution alone (``builds.build_ahead``), with no GPU
-    visible (Ray leaves a GPU-less task's ``CUDA_VISIBLE_DEVICES`` as the node has it: the solution's import must not
-    run on a GPU another pair's explain holds), so that its extensions are built before its explain task runs;
-    {"seconds", "environment": what the explain task must build under to find the build (``_node_arch_list``),
-    "node": where it ran, "error"}. ``error``: where torch's build of the extension failed (``_COMPILE_FAILED``), the
-    failure as ``UserCodeError.to_dict`` with the original files named, which the explain task reports without
-    compiling again (the same sources, flags and architectures fail the same); any other failure is not handed on
-    (None): an import that needs a GPU fails here and not in the explain task, which imports again. None on a node
-    with another fp_analysis version (the explain task says so)."""
+    visible (Ray leaves a GPU-less task's ``CUDA_VISIBLE_DEVICES`` as the node has it; so that the solution's import
+    does not run on a GPU another pair's explain holds — a courtesy, not a boundary: its code may set the variable
+    again), so that its extensions are built before its explain task runs; {"seconds", "environment": what the
+    explain task must build under to find the build (``_node_arch_list``), "node": where it ran, "error": where the
+    import's failure stands as the verdict (an extension that did not compile: ``builds._stands``), the failure as
+    ``UserCodeError.to_dict`` with the original files named, reported by the explain task without compiling again;
+    else None, and the explain task imports again}. None on a node with another fp_analysis version (the explain
+    task says so)."""
     import ray
 
-    from ..errors import Fate, UserCodeError
     from ..options import ExplainOptions
     from .builds import BUILD_JOBS, build_ahead
     from .keys import tool_version
@@ -170,15 +169,11 @@ def remote_build(payload: dict, options: dict) -> dict | None:
     timeout = ExplainOptions.from_json(options).timeout
     with _written(payload) as (root, pair):
         unseen = {"CUDA_VISIBLE_DEVICES": "", "MAX_JOBS": str(BUILD_JOBS)}
-        built = build_ahead(pair, timeout, {**_OWN_FOLDER, **environment, **unseen})
+        built = build_ahead(pair, timeout, {**_OWN_FOLDER, **environment, **unseen}, gpu_seen=False)
     error = built["error"]
-    failed = isinstance(error, UserCodeError) and error.fate is Fate.RAISED and _COMPILE_FAILED in str(error)
     node = ray.get_runtime_context().get_node_id()
-    handed = _originals(error.to_dict(), root, payload["folders"]) if failed else None
+    handed = _originals(error.to_dict(), root, payload["folders"]) if error is not None else None
     return {"seconds": built["seconds"], "environment": environment, "node": node, "error": handed}
-
-
-_COMPILE_FAILED = "Error building extension '"  # torch's words where the ninja build of a JIT extension fails
 
 
 def _originals(value, root: pathlib.Path, folders: dict):

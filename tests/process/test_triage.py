@@ -126,7 +126,7 @@ with open(pathlib.Path(os.environ["TORCH_EXTENSIONS_DIR"]) / "imports.txt", "a")
 """
 _BUILT_AHEAD = {  # sample: what its import does after counting itself, its verdict
     "built_ahead": ("", EXPECTED["level1/conv/other_order/solution"]),
-    "compile_fails": ("raise RuntimeError(\"Error building extension 'case': nvcc exited 2\")", "user_code_failed"),
+    "compile_fails": ("raise RuntimeError(\"Error building extension 'case': \" + __file__)", "user_code_failed"),
     "needs_a_gpu": ("raise RuntimeError('Found no NVIDIA driver on your system')", "user_code_failed"),
 }
 
@@ -143,6 +143,12 @@ def test_a_triage_on_a_local_ray_instance_gives_the_local_pools_verdicts(runs, t
     imported again by its explain task."""
     pytest.importorskip("ray")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "node_cache"))
+    tools = tmp_path / "tools"  # an nvidia-smi that lists one Hopper GPU: the architectures the builds are made for
+    tools.mkdir()
+    (tools / "nvidia-smi").write_text("#!/bin/sh\necho 9.0\n")
+    (tools / "nvidia-smi").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)
     shared = tmp_path / "shared_builds"
     other_order = (runs / "level1/conv/other_order/solution.py").read_text()
     for sample, (then, _) in _BUILT_AHEAD.items():
@@ -166,12 +172,13 @@ def test_a_triage_on_a_local_ray_instance_gives_the_local_pools_verdicts(runs, t
     for counted in shared.glob("*/imports.txt"):
         for sample, *seen in (line.split() for line in counted.read_text().splitlines()):
             imports[sample].append(tuple(seen))
-    # the build task's import sees no GPU; the explain's builds for the same architectures (none named here: no
-    # nvidia-smi), so finds the build
-    assert imports["built_ahead"] == [("None", "''"), ("None", imports["built_ahead"][1][1])]
+    # the build task's import sees no GPU and builds for the one nvidia-smi lists; the explain's for the same, so it
+    # finds the build
+    assert imports["built_ahead"] == [("'9.0+PTX'", "''"), ("'9.0+PTX'", imports["built_ahead"][1][1])]
     assert len(imports["compile_fails"]) == 1 and len(imports["needs_a_gpu"]) == 2
-    assert rows["level1/conv/compile_fails/solution"]["error"] == (
-        "importing solution.py raised RuntimeError: Error building extension 'case': nvcc exited 2"
+    assert rows["level1/conv/compile_fails/solution"]["error"] == (  # the original file named, not the node's copy
+        f"importing solution.py raised RuntimeError: Error building extension 'case': "
+        f"{runs / 'level1/conv/compile_fails/solution.py'}"
     )
     assert all(rows[f"level1/conv/{sample}/solution"]["build_seconds"] > 0 for sample in _BUILT_AHEAD)
     assert all(rows[p.id]["build_seconds"] is None for p in pairs if p.id.split("/")[2] not in _BUILT_AHEAD)

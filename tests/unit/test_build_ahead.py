@@ -1,6 +1,6 @@
-"""Building ahead on a Ray cluster (``triage.ray``): which nodes build, how many builds each runs at once, and the
-architectures a build task, which sees no GPU, builds for. The builds themselves run in
-tests/process/test_triage.py (``--ray local``)."""
+"""Building ahead (``triage.builds``): which of a build's failures stand as the pair's verdict; and on a Ray cluster
+(``triage.ray``), which nodes build, how many builds each runs at once, and the architectures a build task, which
+sees no GPU, builds for. The builds themselves run in tests/process/test_triage.py (``--ray local``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import subprocess
 
 import pytest
 
+from fp_analysis.errors import Fate, InternalError, UserCodeError
+from fp_analysis.triage import builds
 from fp_analysis.triage import ray as triage_ray
 from fp_analysis.triage.builds import BUILD_CORES, BUILDER_BYTES, arch_list
 
@@ -74,3 +76,31 @@ def test_a_node_without_nvidia_smi_or_with_its_own_arch_list_adds_none(monkeypat
     assert triage_ray._node_arch_list() == {}
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.0")  # the node's own: torch reads it in both tasks
     assert triage_ray._node_arch_list() == {}
+
+
+_NINJA = "Error building extension 'case': [1/3] c++ -c main.cpp -o main.o\n"
+_UNDECLARED = _NINJA + "main.cpp:3:1: error: 'x' was not declared"
+
+
+@pytest.mark.parametrize(
+    ("message", "fate", "gpu_seen", "source", "stands"),
+    [
+        (_UNDECLARED, Fate.RAISED, False, "", True),
+        (_NINJA + "c++: fatal error: Killed signal terminated program cc1plus", Fate.RAISED, True, "", False),
+        (_NINJA + "nvcc error   : 'cicc' died due to signal 9 (Kill signal)", Fate.RAISED, False, "", False),
+        (_UNDECLARED, Fate.RAISED, False, "torch.cuda.get_device_capability()", False),
+        ("RuntimeError: Found no NVIDIA driver on your system", Fate.RAISED, False, "", False),
+        ("RuntimeError: Found no NVIDIA driver on your system", Fate.RAISED, True, "", True),
+        ("the solution changed files", Fate.MODIFIED_FILES, True, "", True),
+        ("did not return within 60 s", Fate.TIMED_OUT, True, "", False),
+    ],
+)  # fmt: skip
+def test_a_builds_failure_stands_only_where_it_is_the_solutions_own(message, fate, gpu_seen, source, stands, tmp_path):
+    """The solution's own failure (it raised, or changed its files) stands, unless a compiler was killed (out of
+    memory: the builders' load); where the build saw no GPU, only an extension that did not compile, by a solution
+    that does not ask torch.cuda."""
+    solution = tmp_path / "solution.py"
+    solution.write_text(f"# load_inline\n{source}\n")
+    failure = UserCodeError(message, side="solution", where="importing solution.py", fate=fate)
+    assert builds._stands(failure, solution, gpu_seen) is stands
+    assert builds._stands(InternalError("ours"), solution, gpu_seen) is False
