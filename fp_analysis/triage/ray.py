@@ -154,8 +154,8 @@ def remote_build(payload: dict, options: dict) -> dict | None:
     again), so that its extensions are built before its explain task runs; {"seconds", "environment": what the
     explain task must build under to find the build (``_node_arch_list``), "node": where it ran, "error": where the
     import's failure stands as the verdict (an extension that did not compile: ``builds._stands``), the failure as
-    ``UserCodeError.to_dict`` with the original files named, reported by the explain task without compiling again;
-    else None, and the explain task imports again}. None on a node with another fp_analysis version (the explain
+    ``UserCodeError.to_dict`` with the original files named, which is the pair's row (``as_finished``: no explain
+    task); else None, and the explain task imports again}. None on a node with another fp_analysis version (the explain
     task says so)."""
     import ray
 
@@ -217,8 +217,8 @@ def _node_arch_list() -> dict[str, str]:
 def remote_row(payload: dict, options: dict, built: dict | None = None) -> dict:
     """A task's work, on the node: write the pair's files, explain it as a local slot would, name the originals.
     ``options``: the check's ``ExplainOptions`` as ``to_json`` gives them, read back once the node's version is
-    known to be the triage's; ``built``: what its build task gave (``remote_build``), None where none ran."""
-    from ..errors import UserCodeError
+    known to be the triage's; ``built``: what its build task gave (``remote_build``, without an error), None where
+    none ran."""
     from ..options import ExplainOptions
     from .keys import tool_version
     from .rows import explain_row, internal_error_row
@@ -229,8 +229,6 @@ def remote_row(payload: dict, options: dict, built: dict | None = None) -> dict:
             "version on every node"
         )
     environment = {**_OWN_FOLDER, **(built["environment"] if built else {})}
-    if built and built["error"]:  # its extension did not compile: reported as the build task met it
-        built = {**built, "error": UserCodeError.from_dict(built["error"])}
     with _written(payload) as (root, pair):
         row = explain_row(pair, ExplainOptions.from_json(options), env=environment, built=built)
     if row.get("error"):
@@ -318,6 +316,13 @@ def as_finished(ray, todo: list, options: ExplainOptions, version: str, given: d
                     built = None
                 room[node] += 1
                 submit_builds(node)
+                if built and built["error"]:  # its extension did not compile: the row, with no GPU task to wait for
+                    from ..errors import UserCodeError
+                    from .rows import explain_row
+
+                    failed = {**built, "error": UserCodeError.from_dict(built["error"])}
+                    yield pair, explain_row(pair, options, env={}, built=failed)
+                    continue
                 # where the build ran (its node's, unless that one died first), even with a shared cache: built for
                 # that node's GPUs (``_node_arch_list``)
                 where = built["node"] if built else node

@@ -27,10 +27,11 @@ def explain_row(
     """The pair's row (a local slot's or a Ray task's work): its verdict and numbers, or how its job ended without
     one. ``built``: what building the solution ahead gave (``pool``), None where it was not built ahead.
     A solution whose import raised there (a compile error, say) has that as its row: the job would import the
-    same file the same way. Any other failure of the build (a timeout under parallel builds, a kill by the OOM
-    killer, a usage error) is left to the job, which meets it again or not, the problem's errors first as on a
-    CPU. ``given``: the pair's snapshot (``keys.snapshots``); a job whose files changed is that pair's failure
-    (``Fate.MODIFIED_FILES``, which the triage does not store)."""
+    same file the same way (``builds._stands`` says which failures ``built`` carries). Any other failure of the
+    build (a timeout under parallel builds, a compiler or the import killed by the OOM killer, a usage error) is
+    left to the job, which meets it again or not, the problem's errors first as on a CPU. ``given``: the pair's
+    snapshot (``keys.snapshots``); a job whose files changed is that pair's failure (``Fate.MODIFIED_FILES``, which
+    the triage does not store)."""
     start = time.perf_counter()
     row = {**_blank_row(), "build_seconds": None if built is None else built["seconds"]}
     try:
