@@ -273,7 +273,9 @@ def as_finished(ray, todo: list, options: ExplainOptions, version: str, given: d
     submitted at once, anywhere (Ray queues them)."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+    from ..errors import UserCodeError
     from .builds import BUILD_CORES, needs_build
+    from .rows import explain_row, internal_error_row
 
     explaining = {"num_gpus": 1, "num_cpus": 1} if options.device == "cuda" else {"num_cpus": 2}
     environment = {} if build_cache is None else {"runtime_env": {"env_vars": {EXTENSIONS_OVERRIDE: build_cache}}}
@@ -317,9 +319,6 @@ def as_finished(ray, todo: list, options: ExplainOptions, version: str, given: d
                 room[node] += 1
                 submit_builds(node)
                 if built and built["error"]:  # its extension did not compile: the row, with no GPU task to wait for
-                    from ..errors import UserCodeError
-                    from .rows import explain_row
-
                     failed = {**built, "error": UserCodeError.from_dict(built["error"])}
                     yield pair, explain_row(pair, options, env={}, built=failed)
                     continue
@@ -331,8 +330,6 @@ def as_finished(ray, todo: list, options: ExplainOptions, version: str, given: d
             try:
                 row = ray.get(ready)
             except Exception as error:  # the task itself failed (its node died): that pair's row
-                from .rows import internal_error_row
-
                 first = (str(error).splitlines() or [""])[0]
                 row = internal_error_row(f"the Ray task failed: {type(error).__name__}: {first}")
             yield pair, row
