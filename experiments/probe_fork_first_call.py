@@ -9,6 +9,10 @@ times on the same input. It prints, per outcome, how many children saw it: "firs
 child's first forward gave other bits than its later ones. ``--warm`` runs a parallel sum in each child first.
 On a 2-core machine (2026-12-03): 3 to 11 of 24 children differ over four runs, 5 to 6 of 24 with --warm (so a
 warm-up of the thread pool is not the fix); 10 fresh interpreters running the same Model all gave one set of bits.
+On 2026-12-04, another 2-core machine (AMD EPYC, AVX-512; torch 2.13.0 CPU): 0 of 24 and 0 of 48 children differ
+in six runs, with and without --warm, under ATEN_CPU_CAPABILITY=avx2 and default, and with three busy loops beside
+it; the triage pair of 2026-12-03 gave accumulation_order with the same max_abs in ten runs. So the flip depends on
+the machine; its cause is not known. The line it prints first names the machine it ran on.
 
     python experiments/probe_fork_first_call.py [--warm] [--children 24]
 """
@@ -50,6 +54,8 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.nn.Conv2d(2, 3, 3)(torch.rand(1, 2, 6, 6))  # as the fork server's warm-up
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
+    print(f"{cpu}, {os.cpu_count()} CPUs, torch {torch.__version__} ({torch.backends.cpu.get_cpu_capability()})")
     seen = collections.Counter()
     for _ in range(args.children):
         read, write = os.pipe()
