@@ -14,16 +14,29 @@ from ..explain.jobs import prepare_file
 from ..run.snapshot import Given
 from .discovery import Pair
 
-__all__ = ["BUILDER_BYTES", "BUILD_CORES", "BUILD_JOBS", "arch_list", "build_ahead", "needs_build"]
+__all__ = [
+    "BUILDER_BYTES",
+    "BUILD_CORES",
+    "BUILD_CORES_WITH_HEADER",
+    "BUILD_JOBS",
+    "arch_list",
+    "build_ahead",
+    "needs_build",
+]
 
 # A load_inline extension is two compile units (its C++ bindings and its .cu file), which torch's ninja build runs at
 # once: each builder is given that many jobs (MAX_JOBS).
 BUILD_JOBS = 2
 # The cores a builder keeps busy on average: the .cu unit the whole build, the C++ unit a quarter of it (measured with
-# nvcc 13.0 and torch 2.13's headers, experiments/bench_build_memory.py: 91–101 s and 21–28 s; with the precompiled
-# header, ``headers``, less). Builders are as many as the cores run at that: half the cores left a quarter idle
-# (on the H200 host, 8 builders on 16 cores: 60.6 s a build, 66 builds in 540 s).
+# nvcc 13.0 and torch 2.13's headers, experiments/bench_build_memory.py: 91–101 s and 21–28 s). Builders are as many
+# as the cores run at that: half the cores left a quarter idle (on the H200 host, 8 builders on 16 cores: 60.6 s a
+# build, 66 builds in 540 s). A Ray node's builds parse torch/extension.h (no precompiled header there).
 BUILD_CORES = 1.25
+# The same where the builders' C++ units read the precompiled header (``headers``: the local pool on a GPU host): the
+# C++ unit a tenth of the .cu one. On the H200 host (16 cores, 66 builds, experiments/results/triage_h200.json,
+# 2026-12-04) 12 builders (cores / 1.25) gave 614 pairs/hour with the GPU slot idle 41 %, 14 (cores / 1.1) 627 and
+# 37 %; where the header turns out unusable, cores / 1.1 builders ask ~1.14 × the cores.
+BUILD_CORES_WITH_HEADER = 1.1
 # Memory a builder's two units take at once, for sizing the builders: measured with nvcc 13.0 and torch 2.13's headers
 # on a typical solution (experiments/bench_build_memory.py: the C++ bindings 1.41 GiB, the .cu file 2.94 GiB at its
 # peak, the host compiler parsing torch/extension.h in nvcc's last stage), 4.35 GiB, and a margin for larger files.

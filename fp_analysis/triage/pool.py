@@ -24,7 +24,7 @@ from ..numerics.memory import available_bytes
 from ..options import ExplainOptions, check_count, check_device
 from ..run.places import EXTENSIONS_OVERRIDE, extensions_folder
 from ..run.snapshot import Given
-from .builds import BUILD_CORES, BUILD_JOBS, BUILDER_BYTES, arch_list, build_ahead, needs_build
+from .builds import BUILD_CORES_WITH_HEADER, BUILD_JOBS, BUILDER_BYTES, arch_list, build_ahead, needs_build
 from .discovery import Pair
 from .headers import PrecompiledHeader
 from .rows import explain_row, internal_error_row
@@ -283,11 +283,12 @@ def _default_workers(device: str, gpus: int) -> int:
 
 
 def _default_builders(device: str) -> int:
-    """Jobs building extensions ahead on a GPU host: as many as the cores run at ``BUILD_CORES`` each, and the memory
-    holds at ``BUILDER_BYTES`` a builder (one where neither can be told); on a CPU one."""
+    """Jobs building extensions ahead on a GPU host: as many as the cores run at ``BUILD_CORES_WITH_HEADER`` each (the
+    builders are given the precompiled header), and the memory holds at ``BUILDER_BYTES`` a builder (one where neither
+    can be told); on a CPU one."""
     if device != "cuda":
         return 1
-    by_cores = max(1, int((os.cpu_count() or 2) / BUILD_CORES))
+    by_cores = max(1, int((os.cpu_count() or 2) / BUILD_CORES_WITH_HEADER))
     free = available_bytes("cpu")
     by_memory = max(1, free // BUILDER_BYTES) if free else by_cores
     return min(by_cores, by_memory)
