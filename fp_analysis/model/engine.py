@@ -463,7 +463,9 @@ class _Analysis:
         value, candidate = self.value(closest), self.sides["candidate"]
         bad, found = self._departing(closest, table)
         nonfinite = bad & ~torch.isfinite(candidate) & torch.isfinite(value)
-        location = locate(bad, nonfinite, tuple(self.y64.shape))
+        # within the floor, the outputs counted are those of the slices above the level the rest never reaches
+        how = "beyond the floor" if found is None else "departing beyond what the rest of the output does"
+        location = locate(bad, nonfinite, tuple(self.y64.shape), how)
         kind = judge_unexplained(int(bad.sum()), int(nonfinite.sum()))
         label = " + ".join(k.value for k in closest.kinds("candidate", self.ops)) or "plain fp32"
         departure = compare.max_abs(candidate, value)

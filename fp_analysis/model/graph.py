@@ -25,10 +25,10 @@ __all__ = [
     "REDUCTIONS",
     "OpKind",
     "OpRecord",
+    "combines_terms",
     "describe_op",
     "detail_of",
     "kind_of",
-    "sums_terms",
     "terms_of",
 ]
 
@@ -79,6 +79,10 @@ REDUCTIONS = frozenset({
     "_adaptive_avg_pool3d", "adaptive_avg_pool1d",
 })  # fmt: skip
 
+# Products over many terms: each multiplication rounds relative to the partial product, so the error grows with how
+# many are multiplied, in any order (``reduction_orders.product_error_scale``).
+PRODUCTS = frozenset({"prod", "cumprod"})
+
 # Composite ops evaluated through their decomposition (``torch._decomp``) in fp64, so that each sum inside them (a
 # norm's statistics, softmax's denominator, a loss's mean) carries its own rounding error in the floor, and each
 # of their reductions is computed in a rewrite's order: the op as one result would carry one rounding of it.
@@ -122,6 +126,8 @@ class OpKind(str, Enum):
     """An op whose fast-math form is an approximation (tanh, exp, GELU, norms and softmax through them)."""
     REDUCTION = "reduction"
     """A sum over many terms (sum, mean, cumsum, average pooling): its error scales with Σ|x| and the order."""
+    PRODUCT = "product"
+    """A product over many terms (prod, cumprod): its error scales with |result| and the number of multiplications."""
     ARITHMETIC = "arithmetic"
     """An op that rounds its result once (add, mul, exp...)."""
     EXACT = "exact"
@@ -140,6 +146,8 @@ def kind_of(func) -> OpKind:
         return OpKind.EXACT
     if name in REDUCTIONS:
         return OpKind.REDUCTION
+    if name in PRODUCTS:
+        return OpKind.PRODUCT
     if name in _TRANSCENDENTAL or name.rstrip("_") in _TRANSCENDENTAL:
         return OpKind.TRANSCENDENTAL
     return OpKind.ARITHMETIC
@@ -169,10 +177,11 @@ class OpRecord:
         return {**dataclasses.asdict(self), "kind": self.kind.value}
 
 
-def sums_terms(op: OpRecord) -> bool:
-    """Whether ``op`` adds many terms, so that its rounding depends on their order: a convolution or matrix product,
-    a reduction or scan, or a composite op decomposed into sums (a norm's statistics, softmax's denominator)."""
-    return op.kind in (OpKind.LINEAR, OpKind.REDUCTION) or op.name in DECOMPOSED
+def combines_terms(op: OpRecord) -> bool:
+    """Whether ``op`` adds or multiplies many terms, so that its rounding depends on their order: a convolution or
+    matrix product, a reduction or scan (of sums or products), or a composite op decomposed into sums (a norm's
+    statistics, softmax's denominator)."""
+    return op.kind in (OpKind.LINEAR, OpKind.REDUCTION, OpKind.PRODUCT) or op.name in DECOMPOSED
 
 
 def describe_op(ops: Sequence[OpRecord], index: int) -> str:

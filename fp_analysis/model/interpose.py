@@ -54,7 +54,15 @@ from .graph import (
     kind_of,
     terms_of,
 )
-from .reduction_orders import ordered_cumsum, ordered_sum, sequential_error_scale, sequential_product
+from .reduction_orders import (
+    ordered_cumprod,
+    ordered_cumsum,
+    ordered_prod,
+    ordered_sum,
+    product_error_scale,
+    sequential_error_scale,
+    sequential_product,
+)
 
 __all__ = [
     "Arithmetic",
@@ -74,8 +82,8 @@ _ETA32 = float.fromhex("0x1p-150")
 
 _KIND_NAMES = {"conv": "convolution", "matmul": "matrix product"}  # a reference mode's op kinds
 
-# Sums an order rewrite computes in its order (``Arithmetic.reduction_order``).
-_ORDERED = frozenset({"sum", "mean", "cumsum"})
+# Sums and products an order rewrite computes in its order (``Arithmetic.reduction_order``).
+_ORDERED = frozenset({"sum", "mean", "cumsum", "prod", "cumprod"})
 # Matrix products a sequential order rewrite computes one fmaf at a time (convolutions keep their own kernels).
 _PRODUCTS = frozenset(op for op, kind in LINEAR_OPS.items() if kind == "matrix product")
 # Activations of the form x·g(x): computed in fp32 with g near 0 (GELU's 1 + erf(x/√2) for x ≪ 0) they err by
@@ -326,7 +334,7 @@ class _Interposer(EagerDispatchMode):
             out = fast_math.EMULATED[name.rstrip("_")](*args, **kwargs)
             if name.endswith("_"):  # in place: the caller reads its first operand
                 out = args[0].copy_(out)
-        elif a.reduction_order and name in _ORDERED and not name.endswith("_"):
+        elif a.reduction_order and name in _ORDERED and not name.endswith("_") and _floating(args):
             out = _ordered(func, name, args, kwargs, a.reduction_order)
         elif a.reduction_order == "sequential" and func in _PRODUCTS:
             out = _ordered_product(func, args, kwargs)
@@ -378,9 +386,11 @@ class _Interposer(EagerDispatchMode):
             scale = noise.scales.get(index) if index is not None else None
             if scale is None:  # one inside a decomposed op (attention's products): its Σ|w·x| here
                 scale = _run(func, _absolute(args), _magnitudes(kwargs))
-        elif kind is OpKind.REDUCTION and noise.any_order and name in _ORDERED and args[0].is_floating_point():
+        elif kind is OpKind.REDUCTION and noise.any_order and name in _ORDERED and _floating(args):
             dims, keepdim = _summed(name, args, kwargs)
             scale = sequential_error_scale(name, args[0], dims, keepdim)
+        elif kind is OpKind.PRODUCT and _floating(args):
+            scale = product_error_scale(name, out, args[0], _summed(name, args, kwargs)[0])
         elif kind is OpKind.REDUCTION:
             scale = _run(func, _absolute(args), kwargs)  # Σ|x| over what it sums (its mean for a mean)
             if not isinstance(scale, torch.Tensor) or scale.shape != out.shape:
@@ -493,8 +503,14 @@ def _ordered_product(func, args, kwargs) -> torch.Tensor:
     return out.to(a.dtype)
 
 
+def _floating(args) -> bool:
+    """Whether the op's first operand is a floating tensor (an integer sum or product rounds nothing)."""
+    return bool(args) and isinstance(args[0], torch.Tensor) and args[0].is_floating_point()
+
+
 def _summed(name: str, args, kwargs) -> tuple[list[int] | None, bool]:
-    """(the dims a sum, mean or cumsum (ATen's or prims') adds over, None for all; keepdim)."""
+    """(the dims a sum, mean or cumsum, or a prod or cumprod (ATen's or prims') combines over, None for all;
+    keepdim)."""
     dims = args[1] if len(args) > 1 else kwargs.get("dim", kwargs.get("dims"))
     dims = [dims] if isinstance(dims, int) else (list(dims) if dims else None)
     keepdim = bool(args[2]) if len(args) > 2 and isinstance(args[2], bool) else bool(kwargs.get("keepdim", False))
@@ -502,12 +518,15 @@ def _summed(name: str, args, kwargs) -> tuple[list[int] | None, bool]:
 
 
 def _ordered(func, name: str, args, kwargs, order: str) -> torch.Tensor:
-    """A sum, mean or cumsum (ATen's or prims') computed in fp32 in ``order`` (``reduction_orders``), in the dtype it
-    was asked in: a mean is that sum divided by the count, in fp32."""
+    """A sum, mean or cumsum, or a prod or cumprod (ATen's or prims') computed in fp32 in ``order``
+    (``reduction_orders``), in the dtype it was asked in: a mean is that sum divided by the count, in fp32."""
     x = args[0]
     dims, keepdim = _summed(name, args, kwargs)
-    if name == "cumsum":
-        return ordered_cumsum(x, dims[0]).to(x.dtype)
+    dtype = kwargs.get("dtype") or x.dtype
+    if name in ("cumsum", "cumprod"):
+        return (ordered_cumsum if name == "cumsum" else ordered_cumprod)(x, dims[0]).to(dtype)
+    if name == "prod":
+        return ordered_prod(x, dims, keepdim, order).to(dtype)
     total = ordered_sum(x, dims, keepdim, order)
     if name == "mean":
         count = math.prod(x.shape[d] for d in dims) if dims else x.numel()

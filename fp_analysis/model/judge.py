@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch
 
 from ..numerics.rounding import round_to
-from .graph import sums_terms
+from .graph import combines_terms
 from .reduction_orders import ANY_ORDER
 from .rewrites import Rewrite
 from .verdict import Analysis, Cause, CauseKind, verdict_name
@@ -213,9 +213,9 @@ def judge_explained(reference: Rewrite, candidate: Rewrite, identical: bool, ops
 
     Equal sides both re-created by the same reduced-precision rewrite are ``shared_<fmt>`` (equal only because
     both are inexact alike) and the verdict is ``identical``; otherwise each rewrite's changes are causes on its
-    side, and two plain-fp32 sides that differ bitwise are ``accumulation_order`` where the Model sums terms
-    (``graph.sums_terms``: their order is what plain fp32 leaves open), ``formula`` where it sums none (elementwise
-    ops only: the two sides evaluate the same function by other fp32 formulas or library routines)."""
+    side, and two plain-fp32 sides that differ bitwise are ``accumulation_order`` where the Model sums or multiplies
+    many terms (``graph.combines_terms``: their order is what plain fp32 leaves open), ``formula`` where it does not
+    (elementwise ops only: the two sides evaluate the same function by other fp32 formulas or library routines)."""
     if identical and reference.precision is not None and reference == candidate:
         return Judgement([(CauseKind.precision("shared", reference.precision), "both", reference)],
                          verdict_name([], True), shared=True)  # fmt: skip
@@ -223,7 +223,7 @@ def judge_explained(reference: Rewrite, candidate: Rewrite, identical: bool, ops
         (kind, side, h) for side, h in zip(SIDES, (reference, candidate), strict=True) for kind in h.kinds(side, ops)
     ]
     if not causes and not identical:
-        order = any(sums_terms(op) for op in ops)
+        order = any(combines_terms(op) for op in ops)
         causes = [(CauseKind.ACCUMULATION_ORDER if order else CauseKind.FORMULA, "pair", None)]
     return Judgement(causes, verdict_name([kind for kind, _, _ in causes], identical), shared=False)
 

@@ -21,16 +21,15 @@ def dim_names(rank: int) -> list[str]:
     return ["batch item", "channel", *_SPATIAL_NAMES.get(rank, tuple(f"index of dim {d}" for d in range(2, rank)))]
 
 
-def locate(bad: torch.Tensor, nonfinite: torch.Tensor, shape: tuple[int, ...]) -> dict:
+def locate(bad: torch.Tensor, nonfinite: torch.Tensor, shape: tuple[int, ...], how: str = "beyond the floor") -> dict:
     """Where the outputs in ``bad`` lie, over every output, with counts that add up: the channels and batch
     items that hold all of them (each with how many of its outputs are bad), edges, a region; ``summary`` in
-    words. Dims are named by ``dim_names``."""
+    words, ``how`` saying what made an output bad. Dims are named by ``dim_names``."""
     bad_np = bad.cpu().numpy().reshape(shape)
     count, total = int(bad_np.sum()), int(bad_np.size)
     nonfinite_count = int(nonfinite.sum())
     parts = [
-        f"{count} of {total} outputs beyond the floor"
-        + (f" ({nonfinite_count} of them NaN or ±inf)" if nonfinite_count else "")
+        f"{count} of {total} outputs {how}" + (f" ({nonfinite_count} of them NaN or ±inf)" if nonfinite_count else "")
     ]
     record: dict = {"bad": count, "outputs": total, "nonfinite": nonfinite_count}
     if not count:

@@ -34,8 +34,15 @@ On a GPU the sequential orders run as one kernel each (``fpa_kernels.sequential`
 products' a true ``fmaf`` chain), where the torch loops would launch an operation per term; the loops stay for the
 CPU and wherever nvcc is missing.
 
-A scan (cumsum) is re-created sequentially only: a scan's parallel forms (Kogge-Stone, Blelloch, CUB's decoupled
-look-back) are each their own order, not modelled; they stay within the floor or are named by what they leave.
+Products over many terms (prod, cumprod) are computed in the same orders, multiplying where a sum adds:
+``ordered_prod``, ``ordered_cumprod``. Their error does not depend on the order's magnitudes as a sum's does: each
+of the m multiplications a result takes rounds relative to its partial product, fl(x1·…·xn) = x1·…·xn·(1 + θ_m) with
+|θ_m| ≤ γ_m (Higham 2002, §3.1, Lemma 3.1), and with roundings in random directions |θ_m| ≲ λ·√m·u (Higham & Mary
+2019, Theorem 2.4): ``product_error_scale`` gives each result |result|·√m, whatever the order. PyTorch's CPU cumprod
+of fp32 multiplies in fp64 and rounds once; a GPU's fp32 scan rounds at every step.
+
+A scan (cumsum, cumprod) is re-created sequentially only: a scan's parallel forms (Kogge-Stone, Blelloch, CUB's
+decoupled look-back) are each their own order, not modelled; they stay within the floor or are named by what they leave.
 """
 
 from __future__ import annotations
@@ -49,8 +56,11 @@ __all__ = [
     "ANY_ORDER",
     "ORDERS",
     "ORDER_WORDS",
+    "ordered_cumprod",
     "ordered_cumsum",
+    "ordered_prod",
     "ordered_sum",
+    "product_error_scale",
     "sequential_error_scale",
     "sequential_product",
 ]
@@ -90,8 +100,9 @@ def _kernels(tensor: torch.Tensor):
     return sequential if sequential.available(tensor) else None
 
 
-def _sequential(rows: torch.Tensor) -> torch.Tensor:
-    kernels = _kernels(rows)
+def _sequential(rows: torch.Tensor, multiply: bool = False) -> torch.Tensor:
+    """Each row's terms combined one at a time into one fp32 accumulator: added, or ``multiply``'d."""
+    kernels = None if multiply else _kernels(rows)
     if kernels is not None:
         try:
             return kernels.sequential_rows(
@@ -100,44 +111,59 @@ def _sequential(rows: torch.Tensor) -> torch.Tensor:
         except Exception:  # not built or not loaded here (the reason is nvcc's or the driver's): the loop below
             pass
     # one operation per term, over views made at once: the loop's cost is the dispatch of each addition
-    acc = torch.zeros(rows.shape[:-1], dtype=torch.float32, device=rows.device)
+    acc = torch.full(rows.shape[:-1], float(multiply), dtype=torch.float32, device=rows.device)
+    combine = acc.mul_ if multiply else acc.add_
     for term in rows.unbind(-1):
-        acc.add_(term)
+        combine(term)
     return acc
 
 
-def _pairwise(rows: torch.Tensor) -> torch.Tensor:
+def _pairwise(rows: torch.Tensor, multiply: bool = False) -> torch.Tensor:
     while rows.shape[-1] > 1:
         n = rows.shape[-1]
         pairs = rows[..., : n - n % 2]
-        summed = pairs[..., 0::2] + pairs[..., 1::2]
-        rows = torch.cat([summed, rows[..., n - n % 2 :]], dim=-1) if n % 2 else summed
-    return rows[..., 0] if rows.shape[-1] else torch.zeros(rows.shape[:-1], device=rows.device)
+        combined = pairs[..., 0::2] * pairs[..., 1::2] if multiply else pairs[..., 0::2] + pairs[..., 1::2]
+        rows = torch.cat([combined, rows[..., n - n % 2 :]], dim=-1) if n % 2 else combined
+    if rows.shape[-1]:
+        return rows[..., 0]
+    return torch.full(rows.shape[:-1], float(multiply), dtype=torch.float32, device=rows.device)
 
 
-def _threads(rows: torch.Tensor, threads: int) -> torch.Tensor:
+def _threads(rows: torch.Tensor, threads: int, multiply: bool = False) -> torch.Tensor:
     n = rows.shape[-1]
     steps = max(1, math.ceil(n / threads))
-    # padding with +0 changes no fp32 sum (x + 0 = x exactly), so every thread runs the same number of steps
-    padded = torch.nn.functional.pad(rows, (0, steps * threads - n))
-    partial = _sequential(padded.reshape(*rows.shape[:-1], steps, threads).transpose(-1, -2))
+    # padding with +0 changes no fp32 sum (x + 0 = x exactly), with 1 no product, so every thread runs the same
+    # number of steps
+    padded = torch.nn.functional.pad(rows, (0, steps * threads - n), value=float(multiply))
+    partial = _sequential(padded.reshape(*rows.shape[:-1], steps, threads).transpose(-1, -2), multiply)
     size = threads
     while size > 1:
         size //= 2
-        partial = partial[..., :size] + partial[..., size : 2 * size]
+        low, high = partial[..., :size], partial[..., size : 2 * size]
+        partial = low * high if multiply else low + high
     return partial[..., 0]
 
 
 def ordered_sum(x: torch.Tensor, dims: Sequence[int] | None, keepdim: bool, order: str) -> torch.Tensor:
     """Σ x over ``dims`` (None or empty: all) in fp32, added in ``order`` (``ORDERS``); fp32 out, dims kept as 1 where
     ``keepdim``."""
+    return _ordered_reduction(x, dims, keepdim, order, multiply=False)
+
+
+def ordered_prod(x: torch.Tensor, dims: Sequence[int] | None, keepdim: bool, order: str) -> torch.Tensor:
+    """∏ x over ``dims`` (None or empty: all) in fp32, multiplied in ``order`` (``ORDERS``); fp32 out, dims kept as 1
+    where ``keepdim``."""
+    return _ordered_reduction(x, dims, keepdim, order, multiply=True)
+
+
+def _ordered_reduction(x: torch.Tensor, dims, keepdim: bool, order: str, multiply: bool) -> torch.Tensor:
     rows, rest = _rows(x, dims)
     if order == "sequential":
-        out = _sequential(rows)
+        out = _sequential(rows, multiply)
     elif order == "pairwise":
-        out = _pairwise(rows)
+        out = _pairwise(rows, multiply)
     elif order.startswith("threads"):
-        out = _threads(rows, int(order.removeprefix("threads")))
+        out = _threads(rows, int(order.removeprefix("threads")), multiply)
     else:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
     out = out.reshape(rest)
@@ -167,6 +193,35 @@ def ordered_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
         acc = acc + term
         prefixes.append(acc)
     return torch.stack(prefixes, dim=-1).movedim(-1, dim)
+
+
+def ordered_cumprod(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """The running product of ``x`` along ``dim`` in fp32, each prefix the previous one times the next term (a
+    sequential scan, as a per-row loop computes it); fp32 out."""
+    moved = x.float().movedim(dim, -1)
+    prefixes = []
+    acc = torch.ones(moved.shape[:-1], dtype=torch.float32, device=x.device)
+    for term in moved.unbind(-1):
+        acc = acc * term
+        prefixes.append(acc)
+    if not prefixes:
+        return moved.movedim(-1, dim).clone()
+    return torch.stack(prefixes, dim=-1).movedim(-1, dim)
+
+
+def product_error_scale(name: str, out: torch.Tensor, x: torch.Tensor, dims: Sequence[int] | None) -> torch.Tensor:
+    """|out|·√m for a product (``prod`` over ``dims``, None for all) or a running product (``cumprod`` along
+    ``dims[0]``): m the multiplications each result takes (n − 1 of a product of n terms, k at a running product's
+    k-th place from 0), at least one (module docstring: Higham & Mary 2019, Theorem 2.4); in out's dtype."""
+    if name == "cumprod":
+        dim = dims[0] % max(1, x.dim())
+        steps = torch.arange(x.shape[dim] if x.dim() else 1, device=out.device, dtype=out.dtype)
+        shape = [1] * out.dim()
+        if out.dim():
+            shape[dim] = -1
+        return out.abs() * steps.clamp(min=1).sqrt().reshape(shape)
+    n = math.prod(x.shape[d] for d in dims) if dims else x.numel()
+    return out.abs() * math.sqrt(max(1, n - 1))
 
 
 def sequential_error_scale(name: str, x: torch.Tensor, dims: Sequence[int] | None, keepdim: bool) -> torch.Tensor:

@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from .forms import FORMS, FORMULA_FORMS
-from .graph import HOLDS_PRODUCTS, OpKind, OpRecord, describe_op, sums_terms
+from .graph import HOLDS_PRODUCTS, OpKind, OpRecord, combines_terms, describe_op
 from .interpose import Arithmetic
 from .reduction_orders import ANY_ORDER, ORDER_WORDS, ORDERS
 from .verdict import CauseKind
@@ -66,7 +66,7 @@ class Rewrite:
     ties: str = "rne"  # how the operands' ties round: "rne" (to even) or "rna" (away from zero)
     autocast: bool = False  # ``precision`` as torch.autocast runs the Model in it (``autocast``), not operands only
     whole: bool = False  # with ``autocast``: the whole Model in ``precision`` (``Model.half()``), no op in fp32
-    order: str | None = None  # every sum, mean and cumsum in fp32 in this order (``reduction_orders.ORDERS``)
+    order: str | None = None  # every sum and product (cumsum, prod…) in fp32 in this order (``ORDERS``)
 
     def arithmetic(self) -> Arithmetic:
         """The interposer's arithmetic that evaluates the Model as this rewrite says."""
@@ -129,9 +129,20 @@ class Rewrite:
             what = f"{where} computed as {FORMS[first.name][form][0]}"
             out.append(Change(None, what, where, gelu=first.name == "gelu", cause=cause))
         if self.order is not None:
-            summing = [describe_op(ops, o.index) for o in ops if _sums(o, self.order)]
-            where = summing[0] if len(summing) == 1 else f"the {len(summing)} ops that sum (norms, softmax, losses too)"
-            what = f"the sums of {where} added {ORDER_WORDS[self.order]}, in fp32"
+            ordered = [o for o in ops if _sums(o, self.order)]
+            products = sum(o.kind is OpKind.PRODUCT for o in ordered)
+            if len(ordered) == 1:
+                where = describe_op(ops, ordered[0].index)
+            elif products == len(ordered):
+                where = f"the {len(ordered)} ops that multiply"
+            else:
+                where = f"the {len(ordered)} ops that sum (norms, softmax, losses too)"
+            if not products:
+                what = f"the sums of {where} added {ORDER_WORDS[self.order]}, in fp32"
+            elif products == len(ordered):
+                what = f"the products of {where} multiplied {ORDER_WORDS[self.order]}, in fp32"
+            else:
+                what = f"the sums and products of {where} computed {ORDER_WORDS[self.order]}, in fp32"
             out.append(Change(None, what, where, cause=CauseKind.ACCUMULATION_ORDER))
         if self.fast_math:
             what = (
@@ -180,11 +191,12 @@ def _linear_kind(op: OpRecord) -> str:
 
 
 def _sums(op: OpRecord, order: str | None) -> bool:
-    """Whether an order rewrite re-orders ``op``'s sums: a reduction or scan, an op decomposed into sums (a norm,
-    softmax, a loss), and under the sequential order (None: any order) a matrix product's dot products."""
+    """Whether an order rewrite re-orders ``op``'s sums or products: a reduction or scan (a prod, a cumprod), an op
+    decomposed into sums (a norm, softmax, a loss), and under the sequential order (None: any order) a matrix
+    product's dot products."""
     if op.kind is OpKind.LINEAR:
         return op.name != "convolution" and order in (None, "sequential")
-    return sums_terms(op)
+    return combines_terms(op)
 
 
 def rewrites_of(ops: Sequence[OpRecord]) -> list[Rewrite]:

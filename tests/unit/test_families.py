@@ -199,6 +199,10 @@ def _same(given: list) -> list:
 
 LONG_ROWS = _seeded(lambda: [torch.rand(2, 16384)])  # rows of 16384 positive terms: sequential fp32 errs visibly
 LONG_ROW = _seeded(lambda: [torch.rand(1, 16384)])
+# terms near 1, so that the running products stay near 1 and a fp32 chain's roundings add up (√k of them at the
+# k-th place; PyTorch's CPU cumprod and prod multiply in fp64 and round once)
+NEAR_ONE = _seeded(lambda: [torch.rand(16, 200) * 0.5 + 0.75])
+NEAR_ONE_3D = _seeded(lambda: [torch.rand(4, 200, 12) * 0.5 + 0.75])
 
 
 def _large_mean(*shape: int) -> Callable[[list], list]:
@@ -276,6 +280,14 @@ def _cumprod_sequential(model, inputs):
         acc = acc * x[:, k]
         out[:, k] = acc
     return out
+
+
+def _cumprod_one_term_off(model, inputs):
+    """The sequential chain with one term of one row read 3e-5 too large: every later product of that row 3e-5 off,
+    inside ``torch.allclose``'s rtol of 1e-4 (a false pass there)."""
+    x = inputs[0].clone()
+    x[5, 120] *= 1 + 3e-5
+    return _cumprod_sequential(model, [x])
 
 
 def _prod_pairwise(model, inputs):
@@ -745,6 +757,11 @@ PLANTED = [
     _p("sequential", "masked_cumsum", _masked_cumsum_sequential, True),
     _p("sequential", "cumprod", _cumprod_sequential, True),
     _p("pairwise", "prod_dim", _prod_pairwise, True),
+    # products near 1 along rows of 200: a fp32 chain errs by ~√k roundings; another order is an order, not a
+    # formula
+    _p("sequential_near_one", "cumprod", _cumprod_sequential, True, verdict="accumulation_order", inputs=NEAR_ONE),
+    _p("pairwise_near_one", "prod_dim", _prod_pairwise, True, verdict="accumulation_order", inputs=NEAR_ONE_3D),
+    _p("one_term_off_near_one", "cumprod", _cumprod_one_term_off, False, verdict="bug", inputs=NEAR_ONE),
     _p("by_hand", "avgpool2d", _avgpool2d_by_hand, True),
     _p("divided_by_n_minus_1", "mean_dim", _mean_over_n_minus_one, False, verdict="bug"),
     _p("divided_by_n_minus_1_long", "mean_dim", _mean_over_n_minus_one, False, verdict="bug", inputs=LONG_ROWS),
