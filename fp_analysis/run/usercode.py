@@ -286,15 +286,28 @@ def _first_line(error: BaseException) -> str:
     return first[:300] + ("…" if len(first) > 300 else "")
 
 
+_OURS = str(pathlib.Path(__file__).resolve().parents[1]) + os.sep  # fp_analysis/: the frames that call the user's
+
+
 def _user_traceback(error: BaseException, limit: int = 40, width: int = 2000) -> str:
-    """The exception's traceback without our own frames, at most its last ``limit`` lines of ``width`` characters
-    (a message of megabytes stays a message, not a megabyte of record)."""
+    """The exception's traceback without our own frames (each frame whole: its file line and its source line), at
+    most its last ``limit`` lines of ``width`` characters (a message of megabytes stays a message, not a megabyte of
+    record); chained exceptions too."""
     try:
-        lines = traceback.format_exception(type(error), error, error.__traceback__)
+        shown = traceback.TracebackException(type(error), error, error.__traceback__)
+        seen, todo = set(), [shown]
+        while todo:  # the exception and those it was raised from or during, each once
+            each = todo.pop()
+            if id(each) in seen:
+                continue
+            seen.add(id(each))
+            each.stack = traceback.StackSummary.from_list([f for f in each.stack if not f.filename.startswith(_OURS)])
+            todo += [chained for chained in (each.__cause__, each.__context__) if chained is not None]
+        lines = list(shown.format())
     except Exception:  # a __str__ or __repr__ of the user's that fails
-        lines = traceback.format_tb(error.__traceback__)
-    ours = str(pathlib.Path(__file__).resolve())
-    text = "".join(line for line in lines if ours not in line).splitlines()
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(_OURS)]
+        lines = traceback.format_list(frames)
+    text = "".join(lines).splitlines()
     return "\n".join(line[:width] + ("…" if len(line) > width else "") for line in text[-limit:])
 
 

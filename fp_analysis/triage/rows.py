@@ -50,7 +50,9 @@ def explain_row(
             max_abs=mismatch.get("max_abs"),
             candidate_vs_fp64=explanation.candidate_vs_fp64.get("max_abs"),
             reference_vs_fp64=explanation.reference_vs_fp64.get("max_abs"),
-            needed_atol=explanation.recommended_tolerance.get("atol"),
+            # the atol the pair's explained arithmetic needs; a bug's says nothing about the pair (it would be the
+            # reference's alone, and read as the atol the bug passes at)
+            needed_atol=explanation.recommended_tolerance.get("atol") if explanation.explained else None,
             # the check at any other atol (``keys.stored_rows`` judges a stored row again with them)
             atol_to_pass=mismatch.get("atol_to_pass") if full_size else None,
             atol_to_pass_known=mismatch.get("atol_to_pass_known") if full_size else False,

@@ -80,6 +80,8 @@ def test_a_stored_pair_is_reused_only_for_the_same_files_options_and_helpers(run
     assert "raised ValueError" in rows["level1/usercode/raises/solution"]["error"]
     assert "did not return within 4 s" in rows["level1/usercode/hangs/solution"]["error"]
     assert rows["level1/conv/off_by_one/solution"]["exit_code"] == 1 and rows["level1/gelu/tanh/solution"]["explained"]
+    assert rows["level1/conv/off_by_one/solution"]["needed_atol"] is None  # no atol makes a bug right
+    assert rows["level1/gelu/tanh/solution"]["needed_atol"] > 0
     summary = result["summary"]
     assert summary["by_problem"][str(runs / "level1/usercode/problem.py")] == {"user_code_failed": 3}
     assert set(summary["needed_atol_by_problem"]) == {str(runs / "level1/conv/problem.py"),

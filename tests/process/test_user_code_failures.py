@@ -58,6 +58,20 @@ def test_a_failure_of_the_users_code_exits_3_with_one_line_naming_it(solution, p
     assert set(data["worker"]) >= {"seconds", "user_code_seconds", "problem", "solution"}
 
 
+@pytest.mark.parametrize(("solution", "last"), [("raises", "ValueError: the kernel's launch"),
+                                               ("raises_in_init", "RuntimeError: no kernel image")])  # fmt: skip
+def test_a_raised_exceptions_traceback_is_the_users_frames_alone(solution, last):
+    """The traceback ``--json`` carries is the user's: their file's frames, each with its source line, and the
+    exception it was raised from, none of fpa's frames (those that called into the solution: its forward, its
+    constructor)."""
+    _, data, _ = explain_json(solution, "problem")
+    shown = data["error"]["traceback"]
+    assert shown.startswith("Traceback (most recent call last):") and f"{solution}.py" in shown, shown
+    assert "fp_analysis" not in shown and shown.splitlines()[-1].startswith(last), shown
+    if solution == "raises_in_init":
+        assert "KeyError: 'conv_forward'" in shown and "direct cause" in shown, shown
+
+
 @pytest.mark.parametrize(
     ("solution", "words"),
     [
