@@ -66,19 +66,25 @@ def guarded(watch: Callable[[str], contextlib.AbstractContextManager] | None, pu
     return run
 
 
+# Seeds of the evaluations that check whether a Model's random draws reach its output (``_draws_reach``).
+_OTHER_SEEDS = (1, 2)
+
+
 def checked_fp32(model: torch.nn.Module, inputs: Sequence) -> Evaluation:
     """The Model in plain fp32 through the interposer (its ops recorded; on a GPU cuDNN's and cuBLAS's TF32 off: plain
-    fp32 is the baseline), checked to draw no random numbers and to return floating-point values."""
+    fp32 is the baseline), checked to return floating-point values and to draw no random numbers that reach its
+    output (dropout before a softmax over one element: the draws are made, the output is 1 whatever they are)."""
     try:
         with tf32(conv=False, matmul=False):
             as_fp32 = evaluate(model, inputs, Arithmetic(dtype=torch.float32))
     except TypeError as error:
         raise OutOfScopeError(str(error)) from None
     random = [o for o in as_fp32.ops if o.kind is OpKind.RANDOM]
-    if random:
+    if random and _draws_reach(model, inputs, as_fp32.output):
         raise OutOfScopeError(
             f"the Model draws random numbers in forward ({describe_op(as_fp32.ops, random[0].index)}: "
-            f"{random[0].name}): there is no one output; put dropout in eval mode or set p = 0"
+            f"{random[0].name}) and its output changes with them: there is no one output; put dropout in eval mode "
+            "or set p = 0"
         )
     output = as_fp32.output
     if not output.is_floating_point():
@@ -90,6 +96,28 @@ def checked_fp32(model: torch.nn.Module, inputs: Sequence) -> Evaluation:
     if output.numel() == 0:
         raise OutOfScopeError(f"the Model's output {tuple(output.shape)} is empty: there is nothing to compare")
     return as_fp32
+
+
+def _draws_reach(model: torch.nn.Module, inputs: Sequence, output) -> bool:
+    """Whether the Model's output depends on its random draws: evaluated again under other seeds (torch's generators
+    as they were afterwards), it gives other bits. Where it gives the same bits every time, each evaluation of the
+    analysis gives them too, draws and all."""
+    if not isinstance(output, torch.Tensor):
+        return True
+    devices = [output.device.index or 0] if output.is_cuda else []
+    for seed in _OTHER_SEEDS:
+        with torch.random.fork_rng(devices=devices), tf32(conv=False, matmul=False):
+            torch.manual_seed(seed)
+            again = evaluate(model, inputs, Arithmetic(dtype=torch.float32)).output
+        if not _same_bits(again, output):
+            return True
+    return False
+
+
+def _same_bits(a, b: torch.Tensor) -> bool:
+    if not isinstance(a, torch.Tensor) or a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
 
 
 def check_path(ops32: Sequence[OpRecord], ops64: Sequence[OpRecord]) -> None:

@@ -196,10 +196,36 @@ class _BranchOnRounding(nn.Module):
         return torch.relu(y) if float(y.sum()) > self.threshold else torch.tanh(y)
 
 
+class _DropoutBeforeASoftmaxOfOne(nn.Module):
+    """KernelBench's Matmul → Dropout → mean → softmax shape: the softmax is over one element, so the output is 1
+    whatever dropout drew."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear, self.dropout = nn.Linear(20, 12), nn.Dropout(0.2)
+
+    def forward(self, x):
+        return torch.softmax(self.dropout(self.linear(x)).mean(dim=1, keepdim=True), dim=1)
+
+
+def test_random_draws_that_do_not_reach_the_output_leave_it_analysed():
+    """Dropout in training mode whose draws the output does not depend on (evaluated under other seeds: the same
+    bits) is analysed: a candidate that returns the ones is identical, one 1e-3 off a bug; where the draws reach
+    the output (``_Dropout``) it is refused, below."""
+    model = _DropoutBeforeASoftmaxOfOne()
+    torch.manual_seed(0)
+    x = torch.randn(16, 20)
+    with torch.no_grad():
+        reference = model(x)
+    assert torch.equal(reference, torch.ones(16, 1))
+    assert analyse_model(model, [x], reference, torch.ones(16, 1)).verdict == "identical"
+    assert analyse_model(model, [x], reference, torch.full((16, 1), 0.999)).verdict == "bug"
+
+
 @pytest.mark.parametrize(
     ("model", "message"),
     [
-        (_Dropout(), "draws random numbers"),
+        (_Dropout(), "draws random numbers in forward (the Dropout `dropout`: bernoulli_) and its output changes"),
         (_Float32Only(), "cannot be evaluated in fp64: AssertionError: this kernel takes float32 only"),
         (_BranchOnRounding(), "takes another path in fp64 than in fp32"),
     ],
