@@ -45,14 +45,15 @@ def floor_of(
     With ``any_order`` each sum errs as a sequential sum in any order of its terms does (``Noise.any_order``).
     ``scales`` (each linear op's Σ|w·x|) come from the fp64 evaluation unless given."""
     base = base or Arithmetic()
-    centre = evaluate(model, inputs, base, record_scales=scales is None)
+    rounds = base.linear_format is not None or base.kind_formats is not None
+    centre = evaluate(model, inputs, base, record_scales=scales is None, record_operands=rounds)
     scales = centre.scales if scales is None else scales
     device = centre.output.device
     generator = torch.Generator(device=device).manual_seed(seed)
     sigma = torch.zeros_like(centre.output)
     alone = [(+1, True), (-1, True)] if fast_math else []
     for sign, only_fast in [(+1, False), (-1, False)] + [(None, False)] * runs + alone:
-        noise = Noise(generator, scales, fast_math, sign, FLOOR_MULTIPLIER, only_fast, any_order)
+        noise = Noise(generator, scales, fast_math, sign, FLOOR_MULTIPLIER, only_fast, any_order, centre.operands)
         run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
         sigma = torch.maximum(sigma, (run.output - centre.output).abs().nan_to_num(0.0, 0.0, 0.0) / FLOOR_MULTIPLIER)
     # No fp32 result is closer than half an ulp of itself: a clamp bound or a constant of the Model rounded to

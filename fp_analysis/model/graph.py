@@ -29,6 +29,7 @@ __all__ = [
     "describe_op",
     "detail_of",
     "kind_of",
+    "multiplied",
     "terms_of",
 ]
 
@@ -48,6 +49,13 @@ LINEAR_OPS = {
 }
 # The linear ops whose multiplied operands are their second and third (the first is added: ``beta·C + A·B``).
 ADDED_FIRST = frozenset({aten.addmm.default, aten.baddbmm.default, aten.addmv.default})
+
+
+def multiplied(func) -> tuple[int, int]:
+    """The positions of a linear op's two multiplied operands (addmm's, baddbmm's and addmv's come after the added
+    matrix)."""
+    return (1, 2) if func in ADDED_FIRST else (0, 1)
+
 
 # Ops that copy values or view them in another layout (or dtype): which of them run depends on memory layout (a
 # channels_last input, the device's kernels), not on the values, so paths are compared without them.

@@ -52,8 +52,10 @@ from .graph import (
     OpRecord,
     detail_of,
     kind_of,
+    multiplied,
     terms_of,
 )
+from .operand_flips import exact_storages, flip_effect, record_operands
 from .reduction_orders import (
     ordered_cumprod,
     ordered_cumsum,
@@ -117,6 +119,9 @@ class Noise:
     amplitude: float = 1.0  # errors this many times their size (a secant over that interval: see engine)
     only_fast: bool = False  # with ``fast_math``: only the transcendental ops err (``floor.floor_of`` says why)
     any_order: bool = False  # sums err as a sequential sum in any order does (``reduction_orders.ANY_ORDER``)
+    # (linear op, operand position) → the operand where the evaluation without noise rounded it: how far the noise
+    # moved it says how near a rounding boundary it may lie (``operand_flips``)
+    operands: Mapping[tuple[int, int], torch.Tensor] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,6 +193,7 @@ class Evaluation:
     scales: dict[int, torch.Tensor] = dataclasses.field(default_factory=dict)
     rounded_linear_ops: int = 0  # how many linear ops had their operands rounded
     trace: dict[int, torch.Tensor] = dataclasses.field(default_factory=dict)  # op index → its output, if kept
+    operands: dict[tuple[int, int], torch.Tensor] = dataclasses.field(default_factory=dict)  # ``record_operands``
 
 
 def evaluate(
@@ -197,25 +203,31 @@ def evaluate(
     *,
     record_scales: bool = False,
     keep_outputs: bool = False,
+    record_operands: bool = False,
 ) -> Evaluation:
     """``model(*inputs)`` under ``arithmetic``, with no gradients; inputs are copied (a Model that writes into
     its input changes nothing outside). ``record_scales`` keeps each linear op's Σ|w·x| (same precision);
-    ``keep_outputs`` a copy of every op's floating output (``trace``: the error op by op, for small Models)."""
+    ``keep_outputs`` a copy of every op's floating output (``trace``: the error op by op, for small Models);
+    ``record_operands`` a copy of each computed operand a linear op rounds (``operands``, for ``Noise.operands``)."""
     copies = [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
     if arithmetic.dtype == torch.float64:
         copies = [_upcast_value(t) for t in copies]
     interposer = _Interposer(arithmetic, model, record_scales, keep_outputs)
+    interposer.record_operands = record_operands
     with (
         torch.no_grad(),
         _fused_modules_op_by_op(model),
         _module_names(model, interposer.modules),
         _parameters_in(model, arithmetic.dtype),
-        interposer,
     ):
-        output = model(*copies)
+        interposer.exact = exact_storages([*model.parameters(), *model.buffers(), *copies])
+        with interposer:
+            output = model(*copies)
     if not isinstance(output, torch.Tensor):
         raise TypeError(f"the Model returned a {type(output).__name__}, not a tensor")
-    return Evaluation(output, interposer.ops, interposer.scales, interposer.rounded, interposer.trace)
+    return Evaluation(
+        output, interposer.ops, interposer.scales, interposer.rounded, interposer.trace, interposer.operands
+    )
 
 
 @contextlib.contextmanager
@@ -311,6 +323,9 @@ class _Interposer(EagerDispatchMode):
         self.model_type = type(model).__name__
         self.rounded = 0
         self.depth = 0  # how deep inside decomposed ops the op being dispatched is
+        self.exact: frozenset[int] = frozenset()  # storages a kernel reads as we do (``operand_flips``)
+        self.record_operands = False
+        self.operands: dict[tuple[int, int], torch.Tensor] = {}
         self.autocast = Autocast(arithmetic.autocast, arithmetic.whole) if arithmetic.autocast else None
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -322,9 +337,15 @@ class _Interposer(EagerDispatchMode):
             args, kwargs = _upcast(args), _upcast_kwargs(kwargs)
         kind = kind_of(func)
         name = func.overloadpacket.__name__
-        decomposed = False
+        decomposed, flips = False, None
         if kind is OpKind.LINEAR and a.rounds(index, func):
             out = self._rounded_linear(func, args, kwargs, a.rounds(index, func))
+            if self.record_operands and not inner:
+                record_operands(self.operands, index, args, multiplied(func), self.exact)
+            if a.noise is not None:  # operands a kernel may round the other way (``operand_flips``)
+                centres = {p: a.noise.operands.get((index, p)) for p in multiplied(func)} if not inner else {}
+                flips = flip_effect(func, args, kwargs, a.rounds(index, func), a.linear_rounding, self.exact,
+                                    a.noise.amplitude, centres)  # fmt: skip
         elif self.autocast is not None:
             self.rounded += name in LOWER_OPS
             out = self.autocast.run(name, args, kwargs, lambda given, named: _run(func, given, named))
@@ -356,13 +377,14 @@ class _Interposer(EagerDispatchMode):
         if kind is OpKind.LINEAR and self.record_scales and not inner:
             self.scales[index] = _run(func, _absolute(args), _magnitudes(kwargs))
         if a.noise is not None and not decomposed:
-            out = self._with_noise(func, name, kind, index, args, kwargs, out)
+            out = self._with_noise(func, name, kind, index, args, kwargs, out, flips)
         if not inner:
             self._record(func, name, kind, args, kwargs, out)
         return out
 
-    def _with_noise(self, func, name: str, kind: OpKind, index, args, kwargs, out):
-        """``out`` with the rounding error ``Noise`` gives op ``func`` (each floating tensor of a tuple: a var_mean)."""
+    def _with_noise(self, func, name: str, kind: OpKind, index, args, kwargs, out, flips=None):
+        """``out`` with the rounding error ``Noise`` gives op ``func`` (each floating tensor of a tuple: a var_mean),
+        and ``flips`` more: what its operands that may round the other way move it by (``operand_flips``)."""
         if isinstance(out, (tuple, list)):
             return tuple(self._with_noise(func, name, kind, index, args, kwargs, o) for o in out)
         if not isinstance(out, torch.Tensor) or not out.is_floating_point():
@@ -397,6 +419,8 @@ class _Interposer(EagerDispatchMode):
                 scale = None
             elif isinstance(args[0], torch.Tensor):
                 terms = max(1, args[0].numel() // max(1, out.numel()))
+        if flips is not None and scale is not None:  # in units of u, as the op's own error is
+            scale = scale.to(out.dtype) + flips.to(out.dtype) / _U32
         moved = self._perturbed(kind, out, name.endswith("_"), operand, terms, ulps, unit, scale)
         return moved if self.autocast is None else self.autocast.carry(out, moved)
 
@@ -414,7 +438,7 @@ class _Interposer(EagerDispatchMode):
         """The linear op with its two multiplied operands rounded to ``fmt`` (through fp32, as a kernel
         reading fp32 tensors would round them); a bias or an addmm's added matrix is not rounded."""
         self.rounded += 1
-        positions = (1, 2) if func in ADDED_FIRST else (0, 1)
+        positions = multiplied(func)
         dtype = args[positions[0]].dtype
 
         def rounded(t: torch.Tensor) -> torch.Tensor:

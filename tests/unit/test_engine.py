@@ -400,15 +400,11 @@ class _TinyViT(nn.Module):
         return self.head(self.encoder(x)[:, 0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: operand flips. The candidate's own fp32 roundings move a few operands of later products across "
-    "TF32's rounding boundaries (a TF32 ulp is 2^13 fp32 ones), so in the batch item where one happens it departs "
-    "from the fp64 TF32 re-creation by 2.6 units of σ and by 0.0013 in the other: the concentration test calls that "
-    "slice a bug and the next rewrite, fp16 operands, is named (the H200's full-size ViT did the same)",
-)
 def test_a_deep_transformer_with_tf32_products_is_named_tf32():
-    """A ViT whose products ran on TF32 operands in fp32 (as cuBLAS with TF32 allowed) is ``candidate_tf32``."""
+    """A ViT whose products ran on TF32 operands in fp32 (as cuBLAS with TF32 allowed) is ``candidate_tf32``: its own
+    fp32 roundings carry a few operands of later products across TF32's rounding boundaries (a TF32 ulp is 2^13 fp32
+    ones), moving a batch item's outputs by a TF32 step where the fp64 re-creation rounds them the other way; the
+    floor holds those flips (``model.operand_flips``), where the concentration test once called that item a bug."""
     torch.manual_seed(0)
     model = _TinyViT().eval()
     torch.manual_seed(1)
