@@ -45,7 +45,7 @@ The reference Model is the graph it runs (``fp_analysis.model.interpose``). ``an
    the truth is, and, for a reduced precision, it agrees with the re-creation at more outputs than with plain fp32
    (``judge.unlike_reduced``); a precision rewrite may also leave the tensor cores'
    truncating fp32 accumulation, about half an ulp per mma step of 8 products (Fasi, Higham, Mikaitis & Pranesh
-   2021, PeerJ Comput. Sci. 7:e330): K/8 more units.
+   2021, PeerJ Comput. Sci. 7:e330): K/8 more of plain fp32's σ (``scale``).
 4. **Decides** (the rules: ``judge``). Both sides re-created: their causes, each naming the op it acts on;
    ``identical`` or ``accumulation_order`` when both are plain fp32; a ``shared_<fmt>`` cause when they agree bit
    for bit only because both are inexact the same way, with the tolerance an fp32-exact kernel would need against
@@ -79,6 +79,7 @@ from .judge import (
     closest_to_candidate,
     judge_explained,
     judge_unexplained,
+    on_grid,
     simplest,
     unlike_any_order,
     unlike_reduced,
@@ -218,7 +219,14 @@ class _Analysis:
         return self.y64 if h.plain else self.rewritten(h)[0]
 
     def scale(self, h: Rewrite) -> torch.Tensor:
-        return self.sigma if h.plain else self.rewritten(h)[1]
+        """σ of rewrite ``h`` as a side is measured against it (the floor's multiple of it is what it allows): for a
+        reduced precision also the tensor cores' truncating accumulation, K/8 of plain fp32's σ (module docstring,
+        step 3: fp32 ulps of the sums, not the format's, whose roundings of every result under autocast would make
+        K/8 of them hold any output, zeros too)."""
+        if h.plain:
+            return self.sigma
+        sigma = self.rewritten(h)[1]
+        return sigma + (self.tensor_core / self.floor) * self.sigma if h.precision else sigma
 
     def measure_fits(self) -> FitTable:
         """Each side's fit to each rewrite; the second-line rewrites (``Rewrite.second_line``: TF32 with ties away
@@ -262,18 +270,14 @@ class _Analysis:
         must not pass because fast-math tanh's allowance dilutes it."""
         if (side, h.key()) not in self.concentrations:  # asked again for the candidate's closest when it is a bug
             least = self.base_units if math.isfinite(self.base_units) else 0.0
-            scale = self.scale(h) if h.precision else self.sigma
+            scale = self.rewritten(h)[1] if h.precision else self.sigma
             found = concentration(compare.departures(self.sides[side], self.value(h), scale), least)
             self.concentrations[(side, h.key())] = found
         return self.concentrations[(side, h.key())]
 
     def _measure(self, table: FitTable, number: int, h: Rewrite) -> None:
         self.say(f"re-creation {number} of {len(self.rewrites)}: {h.key()}")
-        if h.plain:
-            value, scale, limit = self.y64, self.sigma, self.floor
-        else:
-            value, scale = self.rewritten(h)
-            limit = self.floor + (self.tensor_core if h.precision else 0.0)
+        value, scale, limit = self.value(h), self.scale(h), self.floor
         lost = 0 if h.plain else int((~torch.isfinite(value) & torch.isfinite(self.y64)).sum())
         for side, values in self.sides.items():
             fit = compare.fit(values, value, scale, limit, fp32=(self.sigma, self.floor))
@@ -288,6 +292,9 @@ class _Analysis:
                 fit = dataclasses.replace(fit, unlike=unlike_reduced(fit, table[side, Rewrite()]))
             if h.whole:
                 fit = dataclasses.replace(fit, unlike=fit.unlike or unlike_whole(values, h.precision))
+            elif h.autocast and on_grid(value, h.precision):  # its last op ran in the format: so must the side's
+                under = f"the Model under autocast, whose last op runs in {h.precision},"
+                fit = dataclasses.replace(fit, unlike=fit.unlike or unlike_whole(values, h.precision, under))
             if h.order == ANY_ORDER:
                 unlike = unlike_any_order(self._agreeing(values, table), values.numel())
                 fit = dataclasses.replace(fit, unlike=unlike or self._beyond_named_orders(values, table))

@@ -99,7 +99,7 @@ def unlike_reduced(fit: Fit, plain: Fit) -> str | None:
     """Why a reduced-precision re-creation (``fit``: TF32/bf16/fp16 operands, autocast, a whole Model in half) is not
     the side's arithmetic, None where it may be; ``plain``: the side's fit to plain fp32. Its floor is wide — every
     op's rounding to the format going either way under autocast, the tensor cores' truncating accumulation (K/8
-    units) with rounded operands — wide enough to hold an fp32 side whole and a small bug in it; a kernel of that
+    of fp32's σ) with rounded operands — wide enough to hold an fp32 side whole and a small bug in it; a kernel of that
     arithmetic departs from plain fp32 beyond fp32's resolution and agrees with the re-creation. So at fp32's
     resolution the side must agree with it at more outputs than with plain fp32 (where a ReLU or a clamp makes both
     exact, both agree): strictly more, or a scalar (a loss) off by less than the format's rounding would fit it as
@@ -118,22 +118,36 @@ def unlike_reduced(fit: Fit, plain: Fit) -> str | None:
 _ON_GRID = 0.9
 
 
-def unlike_whole(values: torch.Tensor, fmt: str) -> str | None:
+def unlike_whole(values: torch.Tensor, fmt: str, what: str | None = None) -> str | None:
     """Why the whole Model in ``fmt`` (``Model.half()``, ``Model.bfloat16()``) is not the side's arithmetic, None
     where it may be: its outputs (``values``) are not ``fmt``'s values. That re-creation's floor (every op's rounding
     to the format) is wide enough to hold an fp32 side with a bug smaller than the format's rounding — a constant off by
     2 %, an eps in the wrong place (a held-out set of ours had all three such bugs explained as fp16/bf16) — but a
-    Model run in ``fmt`` returns nothing else than ``fmt``'s values, which an fp32 kernel's are not."""
+    Model run in ``fmt`` returns nothing else than ``fmt``'s values, which an fp32 kernel's are not. ``what``: the
+    arithmetic that returns only them, where another (the Model under autocast whose last op runs in ``fmt``)."""
+    share = grid_share(values, fmt)
+    if share is None or share >= _ON_GRID:
+        return None
+    return (
+        f"only {100 * share:.1f} % of its outputs are {fmt} values, where {what or f'the whole Model in {fmt}'} "
+        "returns nothing else: its results are not that precision's"
+    )
+
+
+def grid_share(values: torch.Tensor, fmt: str) -> float | None:
+    """The share of ``values``' finite elements that are ``fmt``'s values (None where none is finite); at least
+    ``_ON_GRID`` where the arithmetic that made them rounds its results to ``fmt`` last."""
     finite = values[torch.isfinite(values)]
     if not finite.numel():
         return None
-    share = float((round_to(finite, fmt) == finite).double().mean())
-    if share >= _ON_GRID:
-        return None
-    return (
-        f"only {100 * share:.1f} % of its outputs are {fmt} values, where the whole Model in {fmt} returns nothing "
-        "else: its results are not that precision's"
-    )
+    return float((round_to(finite, fmt) == finite).double().mean())
+
+
+def on_grid(values: torch.Tensor, fmt: str) -> bool:
+    """Whether ``values`` are ``fmt``'s values (``grid_share``): a re-creation under autocast whose last op ran in
+    ``fmt`` returns them, and so must a side of that arithmetic."""
+    share = grid_share(values, fmt)
+    return share is not None and share >= _ON_GRID
 
 
 def unlike_any_order(agreeing: dict[str, int], outputs: int) -> str | None:

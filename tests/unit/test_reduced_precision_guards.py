@@ -1,0 +1,66 @@
+"""What a reduced-precision re-creation may not hold: its floor is wide (every result's rounding to bf16 under
+autocast, the tensor cores' accumulation), so an adversary's candidate that copies a few of its outputs and returns
+anything elsewhere (zeros, an fp32 result with a wrong bias) must not be named bf16 arithmetic. Found by an
+adversarial hunt on a matrix product with K = 2048, where the tensor-core allowance (K/8) was counted in the
+format's units and held any output."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from fp_analysis.model.engine import Effort, analyse_model
+
+
+class _Matmul(nn.Module):
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+
+
+def _autocast_bf16(a, b):
+    """The product as autocast computes it: bf16 operands, exact products summed, the result rounded to bf16."""
+    return (a.bfloat16().double() @ b.bfloat16().double()).float().bfloat16().float()
+
+
+def _zeros_but_one(a, b):
+    out = torch.zeros(a.shape[0], b.shape[1])
+    out[0, 0] = _autocast_bf16(a, b)[0, 0]
+    return out
+
+
+def _wrong_bias_with_a_few_copied(a, b):
+    """fp32 plus 0.05 (below bf16's half-spacing at these outputs), the 5 % of outputs furthest from the bf16 result
+    replaced by it: agreeing with bf16 at more outputs than plain fp32 does."""
+    out, bf16 = a @ b + 0.05, _autocast_bf16(a, b)
+    far = ((out - bf16).abs() / (bf16.abs() * 2.0**-9 + 1e-3)).flatten().topk(out.numel() // 20).indices
+    out.view(-1)[far] = bf16.view(-1)[far]
+    return out
+
+
+@pytest.fixture(scope="module")
+def product():
+    torch.manual_seed(0)
+    a, b = torch.randn(64, 2048), torch.randn(2048, 32)
+    with torch.no_grad():
+        return a, b, _Matmul()(a, b)
+
+
+@pytest.mark.parametrize(
+    ("make", "verdict"),
+    [(_autocast_bf16, "candidate_bf16"), (_zeros_but_one, "bug"), (_wrong_bias_with_a_few_copied, "bug")],
+)
+def test_only_bf16_arithmetic_is_named_bf16(product, make, verdict):
+    a, b, reference = product
+    analysis = analyse_model(_Matmul(), [a, b], reference, make(a, b), effort=Effort(runs=4))
+    assert analysis.verdict == verdict, [c.evidence for c in analysis.causes]
+
+
+def test_an_autocast_candidates_tolerance_is_its_arithmetics_not_k_eighths_of_bf16s(product):
+    """The atol recommended against a bf16 candidate is its spread from the reference and the floor's 8 roundings to
+    bf16 of the largest result, both sides' (``compare.tolerance``), not K/8 = 256 of them (it was 278 here)."""
+    a, b, reference = product
+    analysis = analyse_model(_Matmul(), [a, b], reference, _autocast_bf16(a, b), effort=Effort(runs=4))
+    spread = float((_autocast_bf16(a, b) - reference).abs().max())
+    rounding = 2.0**-8 * float(reference.abs().max())  # bf16's unit roundoff at the largest output
+    assert analysis.recommended_tolerance["atol"] <= 1.5 * spread + 2 * 8 * rounding, analysis.recommended_tolerance
