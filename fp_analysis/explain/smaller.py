@@ -96,7 +96,7 @@ def on_fitting_instance(
         try:
             return attempt(n, sizes), smaller
         except (AnalysisMemoryError, torch.OutOfMemoryError, UserCodeError) as error:
-            why = _memory_error(error)
+            why = _memory_error(error, device)
             if why is None and (not n or error.fate not in _SIZE_FATES):
                 raise
             if why is None:
@@ -117,15 +117,18 @@ def on_fitting_instance(
     raise AssertionError("unreachable")  # the loop returns or raises
 
 
-def _memory_error(error: Exception) -> AnalysisMemoryError | None:
+def _memory_error(error: Exception, device: torch.device) -> AnalysisMemoryError | None:
     """The memory error ``error`` is, as an AnalysisMemoryError (its message alone), or None where it is not one.
     The problem's code running out of device memory counts (it ran beside our copies of its tensors). The
     solution's does not make a smaller instance: a solution could raise it on purpose, to be analysed where it
-    behaves; it is out of scope (OutOfScopeError), neither its failure (our copies took memory beside it) nor
-    explained."""
+    behaves; on a GPU it is out of scope (OutOfScopeError), neither its failure (our copies took memory beside it)
+    nor explained. On a CPU torch raises no OutOfMemoryError of its own (its allocator's failure is a RuntimeError):
+    one there is the solution's, raised by its code, and its failure (exit 3), as any exception it raises."""
     if not isinstance(error, UserCodeError):
         return AnalysisMemoryError(str(error)[:400])
     if error.details.get("exception") != "OutOfMemoryError":
+        return None
+    if error.side is Side.SOLUTION and device.type != "cuda":
         return None
     if error.side is Side.SOLUTION:
         raise OutOfScopeError(

@@ -4,8 +4,9 @@ halved (the batch first) until the copies fit, said in a note and in the context
 from __future__ import annotations
 
 import pytest
+import torch
 
-from fp_analysis.errors import AnalysisMemoryError, OutOfScopeError
+from fp_analysis.errors import AnalysisMemoryError, Fate, OutOfScopeError, Side, UserCodeError
 from fp_analysis.explain import smaller
 from fp_analysis.explain.kernelbench import load_problem
 from fp_analysis.study import problem_tolerance
@@ -161,10 +162,22 @@ def test_a_bug_only_the_full_size_shows_is_never_explained_on_the_smaller_instan
         _explain(tmp_path, monkeypatch, body)
 
 
-def test_a_solution_out_of_memory_is_out_of_scope_not_analysed_smaller_nor_its_failure(tmp_path, monkeypatch):
-    body = 'raise torch.OutOfMemoryError("CUDA out of memory")'  # as a solution could, to be analysed smaller
-    with pytest.raises(OutOfScopeError, match=r"ModelNew\.forward ran out of device memory beside fpa.s copies"):
+def test_a_solution_out_of_memory_is_not_analysed_smaller_out_of_scope_on_a_gpu_its_failure_on_a_cpu(
+    tmp_path, monkeypatch
+):
+    """A solution could raise OutOfMemoryError on purpose, to be analysed smaller or not at all: on a GPU, where our
+    copies of its tensors took memory beside it, it is out of scope; on a CPU, where torch raises none of its own, it
+    is the solution's failure (exit 3), as a bug that raises rather than be judged would be."""
+    body = 'raise torch.OutOfMemoryError("CUDA out of memory")'
+    with pytest.raises(UserCodeError, match=r"ModelNew\.forward raised OutOfMemoryError") as raised:
         _explain(tmp_path, monkeypatch, body)
+    assert raised.value.exit_code == 3
+    error = UserCodeError(
+        "ModelNew.forward raised OutOfMemoryError: CUDA out of memory",
+        side=Side.SOLUTION, where="ModelNew.forward", fate=Fate.RAISED, details={"exception": "OutOfMemoryError"},
+    )  # fmt: skip
+    with pytest.raises(OutOfScopeError, match=r"ModelNew\.forward ran out of device memory beside fpa.s copies"):
+        smaller._memory_error(error, torch.device("cuda"))
 
 
 def test_each_attempt_after_running_out_is_smaller_whatever_the_estimate_says(tmp_path, monkeypatch):
