@@ -16,8 +16,10 @@ Hence:
 * The solution's process confines itself with Landlock (``sandbox``, Linux 5.13 and later; no privilege needed):
   from then on it and everything it starts may write only below the folders a build needs (its own temporary
   folder, the extensions' build folder, the compilers' caches, ``/dev``) — not the problem, the other samples, the
-  results store or fpa's installation — and, with Landlock ABI 6 (Linux 6.12), may not signal any process outside
-  its sandbox: it cannot stop or kill fpa's processes.
+  results store or fpa's installation —, with Landlock ABI 4 (Linux 6.7), may neither connect nor bind a TCP
+  socket (a local Ray cluster's tasks run outside the sandbox: a solution that reached one could run code there,
+  and nothing a KernelBench solution does needs TCP), and, with ABI 6 (Linux 6.12), may not signal any process
+  outside its sandbox: it cannot stop or kill fpa's processes.
 * The fork server, which every job's processes are forked from, adopts the orphans among their descendants
   (``adopt_orphans``) and ends them: a process the user's code starts in a session of its own does not outlive
   its job by more than a moment (``fp_analysis.run.forkserver_loop``).
@@ -129,6 +131,7 @@ _LANDLOCK_CREATE_RULESET, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT_SELF = 444, 445
 _LANDLOCK_CREATE_RULESET_VERSION = 1
 _LANDLOCK_RULE_PATH_BENEATH = 1
 _SCOPE_SIGNAL = 1 << 1  # ABI 6
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4: handled with no rule, both are refused
 # The access rights to the file system that change it (reading and executing stay free): writing, removing, making
 # anything; moving between folders (REFER, ABI 2) and truncating (ABI 3).
 _WRITE_FILE, _REMOVE_DIR, _REMOVE_FILE, _MAKE_CHAR, _MAKE_DIR, _MAKE_REG = (
@@ -156,17 +159,20 @@ class _PathBeneathAttr(ctypes.Structure):
 
 
 class Sandbox(typing.NamedTuple):
-    """What ``sandbox`` put in place: the Landlock ABI, the folders left writable, and whether signals are scoped."""
+    """What ``sandbox`` put in place: the Landlock ABI, the folders left writable, whether signals are scoped and
+    whether TCP is refused."""
 
     abi: int
     writable: tuple[str, ...]
     signals: bool
+    tcp_refused: bool = False
 
 
 def sandbox(writable) -> Sandbox | None:
     """Confine this process and all it starts (see the module docstring): writes only below the existing folders of
-    ``writable``, no signals out of the sandbox where the kernel scopes them. None where Landlock is not there (an
-    older kernel, another OS, a seccomp filter refusing it): nothing is confined then."""
+    ``writable``, no TCP where the kernel restricts it, no signals out of the sandbox where the kernel scopes them.
+    None where Landlock is not there (an older kernel, another OS, a seccomp filter refusing it): nothing is confined
+    then."""
     libc = _libc()
     if libc is None:
         return None
@@ -175,8 +181,10 @@ def sandbox(writable) -> Sandbox | None:
     if abi < 1:
         return None
     writes = _WRITES[min(abi, 3)]
-    attr = _RulesetAttr(writes, 0, _SCOPE_SIGNAL if abi >= 6 else 0)
-    size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else ctypes.sizeof(ctypes.c_uint64)
+    net = _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 else 0
+    attr = _RulesetAttr(writes, net, _SCOPE_SIGNAL if abi >= 6 else 0)
+    # the structure as long as the kernel's ABI knows it: handled_access_net from ABI 4, scoped from ABI 6
+    size = ctypes.sizeof(ctypes.c_uint64) * (3 if abi >= 6 else 2 if abi >= 4 else 1)
     ruleset = libc.syscall(_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
     if ruleset < 0:
         return None
@@ -198,7 +206,7 @@ def sandbox(writable) -> Sandbox | None:
             return None
     finally:
         os.close(ruleset)
-    return Sandbox(abi, tuple(allowed), abi >= 6)
+    return Sandbox(abi, tuple(allowed), abi >= 6, abi >= 4)
 
 
 # seccomp (linux/seccomp.h, linux/filter.h): a classic BPF program over struct seccomp_data {int nr; __u32 arch;

@@ -111,14 +111,33 @@ def test_a_solution_that_tampers_with_fpas_channel_or_folder_fails_with_exit_3(s
     assert not canary.exists()  # nothing the solution's process sent was run
 
 
+def test_a_torch_extensions_dir_in_fpas_environment_is_not_the_solutions_build_folder(tmp_path, monkeypatch):
+    """Every solution explained under one ``TORCH_EXTENSIONS_DIR`` would build in one folder, where one could plant a
+    library another loads, or hold its lock: each builds in the folder its own files name, which holds nothing else."""
+    shared = tmp_path / "shared_extensions"
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(shared))
+    folder = pair_folder(tmp_path, {"solution.py": 'import os\nprint("builds in", os.environ["TORCH_EXTENSIONS_DIR"])\n'
+                                                    + RIGHT})  # fmt: skip
+    code, data, _ = _explain(folder / "problem.py", folder / "solution.py")
+    printed = data["worker"]["solution"]["stdout"]
+    assert code == 0 and "builds in " in printed and str(shared) not in printed, printed
+    assert not shared.exists()
+
+
 @pytest.mark.skipif(_landlock() < 1, reason="the kernel has no Landlock: the checks beneath the sandbox are tested")
 def test_the_sandbox_lets_the_solution_write_only_what_a_build_needs_and_signal_nothing_of_fpas(tmp_path, monkeypatch):
     """Under its Landlock sandbox the solution's process may write its temporary folder and the extensions' build
     folder (where fpa's own kernels are built for it too), but not the problem, fpa's installation, the results store,
-    fpa's journal, torch's kernel cache (which the worker reads) or fpa's kernel cache; and, with Landlock ABI 6, not
+    fpa's journal, torch's kernel cache (which the worker reads) or fpa's kernel cache; with Landlock ABI 4, not
+    connect a TCP socket (a local Ray cluster's tasks would run its code outside the sandbox); and, with ABI 6, not
     signal fpa's processes. Nor may it set resource limits on them (seccomp). What it tried is printed; the output is
     right, so the pair is identical."""
+    import socket
+
     import fp_analysis
+
+    listener = socket.create_server(("127.0.0.1", 0))  # as a Ray head's port on this machine
+    port = listener.getsockname()[1]
 
     folder = pair_folder(tmp_path, {})
     cache = pathlib.Path(os.environ["XDG_CACHE_HOME"])
@@ -158,13 +177,20 @@ try:
     print("limited the fork server")
 except PermissionError:
     print("refused a limit")
+import socket
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
+    print("connected over TCP")
+except PermissionError:
+    print("refused TCP")
 
 
 class ModelNew(Conv):
     pass
 """
     (folder / "solution.py").write_text(probe)
-    code, data, _ = _explain(folder / "problem.py", folder / "solution.py")
+    with listener:
+        code, data, _ = _explain(folder / "problem.py", folder / "solution.py")
     printed = data["worker"]["solution"]["stdout"]
     assert code == 0 and data["verdict"] == "identical", data
     assert all(f"refused {name}" in printed for name in targets), printed
@@ -172,6 +198,7 @@ class ModelNew(Conv):
     assert "wrote tmp" in printed and "wrote extensions" in printed and "wrote its fpa kernels" in printed
     assert ("refused a signal" in printed) == (_landlock() >= 6), printed
     assert "refused a limit" in printed, printed
+    assert ("refused TCP" in printed) == (_landlock() >= 4) and ("connected over TCP" in printed) != (_landlock() >= 4)
 
 
 def test_a_process_the_solution_leaves_in_a_session_of_its_own_does_not_outlive_its_job():
