@@ -336,11 +336,16 @@ class _Analysis:
         """Why the reference is out of scope: no rewrite re-creates it (the closest named)."""
         closest = min(table.tried(), key=lambda h: (table["reference", h].outside, table["reference", h].units))
         f = table["reference", closest]
+        if f.outside:
+            why = f"{f.units:.3g} units of σ at worst, {f.outside} of {self.y64.numel()} outputs beyond {f.limit:.1f}"
+        elif f.concentrated:  # within the floor everywhere: what else rejected it
+            why = f"within its floor of {f.limit:.1f} units of σ, but its departure is concentrated in {f.concentrated}"
+        else:
+            why = f"within its floor of {f.limit:.1f} units of σ, but {f.unlike}"
         return (
             "fp_analysis cannot re-create this reference: no rewrite of its graph (TF32/bf16/fp16 operands on its "
-            f"linear ops, another form of an activation, fast-math) comes within the floor of its output (closest: "
-            f"{closest.key()}, {f.units:.3g} units of σ at worst, {f.outside} of {self.y64.numel()} outputs beyond "
-            f"{f.limit:.1f}); it may compute in an arithmetic fp_analysis does not model"
+            f"linear ops, another form of an activation, fast-math) re-creates its output (closest: {closest.key()}, "
+            f"{why}); it may compute in an arithmetic fp_analysis does not model"
         )
 
     def _common(self) -> dict:
