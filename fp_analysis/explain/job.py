@@ -218,9 +218,12 @@ def _explained(checked: _Checked, context: dict, asked: ExplainOptions) -> dict:
     )
     if analysis.explained:
         analysis, context["judged"] = _judge_every_trial(reference, reference_file, results, worst, analysis, asked)
-        if "not_explained" in context["judged"]:  # another trial gave the verdict
+        if "not_explained" in context["judged"]:  # another trial, or other items, gave the verdict
             context["analysed_trial"] = context["judged"]["not_explained"]
             context.pop("analysed_batch_items", None)
+            if "items" in context["judged"]:
+                items = context["judged"].pop("items")
+                context["analysed_batch_items"] = {"items": items, "of": int(worst.reference.shape[0])}
     unaffected = analysis.explained  # re-created with the reference's own parameters
     if any(m.status in ("differs", "rounded") for m in matches):
         analysed = (inputs, ref_out, cand_out, items if isinstance(analysed_model, KeptItems) else None)
@@ -344,20 +347,50 @@ def _batch_subset(model, trial, mode: str, rtol: float):
         return float(difference.max()) if difference.numel() else 0.0, failing
 
     item = max(range(n), key=badness)
-    expected = reference[item : item + 1]
+    return (*_items_alone(model, trial, item, 1, mode), [item])
+
+
+def _items_alone(model, trial, start: int, count: int, mode: str):
+    """(Model, inputs, reference, candidate) of batch items ``start`` … ``start + count − 1``: run alone where the
+    Model treats batch items apart (checked: the items through the reference's own arithmetic give the reference's
+    output for them), else kept from the whole Model's evaluations (``scope.KeptItems``)."""
+    reference, candidate = trial.reference, trial.candidate
+    n = reference.shape[0]
+    expected = reference[start : start + count]
     scale = float(expected.abs().max()) if expected.numel() else 0.0
     batched = [i for i, t in enumerate(trial.inputs) if isinstance(t, torch.Tensor) and t.dim() and t.shape[0] == n]
     # every input whose first dimension is the batch's, else the first alone: in A @ B with A and B both N × N
     # (a symmetric or triangular matmul) only A's rows are items
     for sliced in dict.fromkeys([tuple(batched), tuple(batched[:1])]):
-        inputs = [t[item : item + 1] if i in sliced else t for i, t in enumerate(trial.inputs)]
+        inputs = [t[start : start + count] if i in sliced else t for i, t in enumerate(trial.inputs)]
         try:
             alone = evaluate(model, inputs, precision_mode(mode)).output
-        except Exception:  # the Model does not take one item: the batch is not items it treats apart
+        except Exception:  # the Model does not take these items alone: the batch is not items it treats apart
             continue
         if alone.shape == expected.shape and float((alone - expected).abs().max()) <= 1e-3 * scale:
-            return model, inputs, expected, candidate[item : item + 1], [item]
-    return KeptItems(model, item), trial.inputs, expected, candidate[item : item + 1], [item]
+            return model, inputs, expected, candidate[start : start + count]
+    return KeptItems(model, start, count), trial.inputs, expected, candidate[start : start + count]
+
+
+def _pieces(model, problem: UserFile, trial, every_item: bool, mode: str, rtol: float):
+    """(Model, inputs, reference, candidate, items) of what a trial is judged on: the whole trial up to
+    ``_JUDGE_WHOLE`` outputs; beyond, every batch item in groups of at most that many outputs where ``every_item``
+    (the worst trial: a candidate that computes one item in bf16 and errs in the others would otherwise be judged on
+    the item that departs furthest alone, the bf16 one), else its worst item (``_batch_subset``)."""
+    if trial.reference.numel() <= _JUDGE_WHOLE or trial.reference.dim() == 0:
+        yield model, trial.inputs, trial.reference, trial.candidate, None
+        return
+    if not every_item:
+        with problem.watched("Model.forward (checking which batch items can be analysed alone)"):
+            worst_item = _batch_subset(model, trial, mode, rtol)
+        yield worst_item
+        return
+    n = trial.reference.shape[0]
+    group = max(1, _JUDGE_WHOLE // max(1, trial.reference[0].numel()))
+    for start in range(0, n, group):
+        with problem.watched("Model.forward (checking which batch items can be analysed alone)"):
+            piece = _items_alone(model, trial, start, min(group, n - start), mode)
+        yield (*piece, list(range(start, min(n, start + group))))
 
 
 # Outputs up to which a trial is judged whole against the rewrites that explained the worst (beyond: its worst batch
@@ -370,42 +403,39 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analy
     trial whose tensors were kept (``kernelbench.run_check``) — a candidate can compute in TF32 on some calls and err
     on others, or err in one batch item beside items computed in bf16, and be explained where it does not err.
 
-    Each trial, whole (up to ``_JUDGE_WHOLE`` outputs, else its worst batch item), is judged against the rewrites
-    that re-created each side of the worst (``Effort.recheck``: a fraction of the evaluations); where they
-    do not re-create it, it is analysed in full, and the first trial the candidate is not re-created on gives the
-    verdict. A trial whose sides are equal bit for bit has nothing to judge."""
+    Each trial, whole (up to ``_JUDGE_WHOLE`` outputs; beyond, the worst trial's every batch item in groups of that
+    size and another trial's worst item: ``_pieces``), is judged against the rewrites that re-created each side of
+    the worst (``Effort.recheck``: a fraction of the evaluations); where they do not re-create it, it is analysed in
+    full, and the first trial (the items of it) the candidate is not re-created on gives the verdict. What is equal
+    bit for bit has nothing to judge."""
     mode, seed = asked.reference_mode or "fp32", asked.seed
     judged = []
     for trial in results:
+        trial = worst if trial.trial == worst.trial else trial  # the worst is kept whatever its size
         if trial.candidate is None:  # not kept: too large to keep them all
             continue
-        if trial.reference.numel() <= _JUDGE_WHOLE:
-            judged_model, inputs, ref_out, cand_out = model, trial.inputs, trial.reference, trial.candidate
-        else:
-            with problem.watched("Model.forward (checking which batch items can be analysed alone)"):
-                judged_model, inputs, ref_out, cand_out, _ = _batch_subset(model, trial, mode, asked.rtol)
         judged.append(trial.trial)
-        if (
-            trial is worst
-            and ref_out.numel() == worst.reference.numel()
-            and analysis.floor["outputs"] == ref_out.numel()
-        ):
-            continue  # the worst trial, analysed whole already
-        if torch.equal(ref_out, cand_out):
-            continue
-        report_event("progress", text=f"analysis: judging trial {trial.trial + 1} against the worst's re-creations")
-        try:
-            recheck = Effort.recheck(analysis.recreations.values())
-            check = analyse_model(
-                judged_model, inputs, ref_out, cand_out, seed=seed, effort=recheck, watch=problem.watched
-            )
-        except OutOfScopeError:  # the worst's rewrites do not re-create this trial's reference: analysed in full
-            check = None
-        if check is None or not check.explained:
-            report_event("progress", text=f"analysis: trial {trial.trial + 1} in full")
-            full = analyse_model(judged_model, inputs, ref_out, cand_out, seed=seed, watch=problem.watched)
-            if not full.explained:
-                return full, {"trials": judged, "of": len(results), "not_explained": trial.trial}
+        for judged_model, inputs, ref_out, cand_out, items in _pieces(model, problem, trial, trial is worst, mode,
+                                                                      asked.rtol):  # fmt: skip
+            if trial is worst and items is None and analysis.floor["outputs"] == ref_out.numel():
+                continue  # the worst trial, analysed whole already
+            if torch.equal(ref_out, cand_out):
+                continue
+            what = f"trial {trial.trial + 1}" + (f", batch items {items[0]}…{items[-1]}" if items else "")
+            report_event("progress", text=f"analysis: judging {what} against the worst's re-creations")
+            try:
+                recheck = Effort.recheck(analysis.recreations.values())
+                check = analyse_model(
+                    judged_model, inputs, ref_out, cand_out, seed=seed, effort=recheck, watch=problem.watched
+                )
+            except OutOfScopeError:  # the worst's rewrites do not re-create this reference: analysed in full
+                check = None
+            if check is None or not check.explained:
+                report_event("progress", text=f"analysis: {what} in full")
+                full = analyse_model(judged_model, inputs, ref_out, cand_out, seed=seed, watch=problem.watched)
+                if not full.explained:
+                    found = {"trials": judged, "of": len(results), "not_explained": trial.trial}
+                    return full, {**found, **({"items": items} if items else {})}
     return analysis, {"trials": judged, "of": len(results)}
 
 

@@ -65,3 +65,54 @@ def test_kept_items_name_the_models_own_modules_and_parameters():
     kept = KeptItems(model, 1)
     assert [name for name, _ in kept.named_parameters()] == [name for name, _ in model.named_parameters()]
     assert torch.equal(kept(torch.ones(3, 4)), model(torch.ones(3, 4))[1:2])
+
+
+_GELU_PROBLEM = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.gelu(x)
+
+
+def get_inputs():
+    return [torch.randn(8, 128)]
+
+
+def get_init_inputs():
+    return []
+"""
+_DECOY = """
+import torch
+from torch import nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.nn.functional.gelu(x){bug}
+        y[0] = torch.nn.functional.gelu(x[0].bfloat16()).float()  # the item that departs furthest: bf16's
+        return y
+"""
+
+
+@pytest.mark.parametrize(("bug", "verdict"), [(" + 0.005", "bug"), ("", "bug")])
+def test_an_item_computed_in_bf16_does_not_hide_a_bug_in_the_others(tmp_path, monkeypatch, bug, verdict):
+    """A large output is analysed on its worst batch item, the one that departs furthest: a solution can make that
+    one a bf16 decoy and err in every other. Every item of the worst trial is then judged too, in groups, so the bug
+    in items 1…7 is the verdict; without one, items 1…7 are fp32 and item 0 bf16, which no arithmetic of the Model
+    does to one item alone: a bug too (where the analysis of the whole output would find its departure concentrated
+    in that item)."""
+    from fp_analysis.options import ExplainOptions
+
+    monkeypatch.setattr(job, "_SUBSET_ABOVE", 64)
+    monkeypatch.setattr(job, "_JUDGE_WHOLE", 256)  # 1024 outputs: judged in groups of 2 items
+    problem, solution = tmp_path / "problem.py", tmp_path / "solution.py"
+    problem.write_text(_GELU_PROBLEM)
+    solution.write_text(_DECOY.format(bug=bug))
+    options = ExplainOptions(device="cpu", timeout=60, trials=1).to_json()
+    result = job.explain_job(problem, solution, options=options, timeout=60, folder=str(tmp_path))
+    assert result["verdict"] == verdict, result["causes"]
+    if bug:
+        assert result["context"]["analysed_batch_items"]["items"] != [0], result["context"]
