@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
+import re
 import shutil
 import socket
 import sys
@@ -144,7 +145,7 @@ class CandidateProcess:
             report_event("enter", **_event(call))
             call["sent"] = time.monotonic()
             try:
-                self.notes = self._receive(call)["notes"]
+                self.notes = _switch_notes(self._receive(call)["switches"])
             except UserCodeError as error:
                 self.failed = self.failed or error  # every later call fails the same: the process answered for good
                 raise
@@ -478,13 +479,8 @@ def _load(state: dict, request: dict) -> dict:
     before = _switches(state["torch"])
     state["file"].load(("ModelNew",))
     after = _switches(state["torch"])
-    notes = [
-        f"importing the solution set {name} = {after.get(name, '(unreadable)')!r} (in its own process; under "
-        "KernelBench, where both models share one, the reference would run with it too)"
-        for name in before
-        if after.get(name) != before[name]
-    ]
-    return {"notes": notes}
+    changed = [name for name in before if after.get(name) != before[name]]
+    return {"switches": {name: repr(after[name]) if name in after else "" for name in changed}}
 
 
 def _build(state: dict, request: dict) -> dict:
@@ -556,19 +552,42 @@ def _received(value, device, torch):
 _HANDLERS = {"load": _load, "build": _build, "forward": _forward}
 
 
+# How a switch's value may be shown: what torch's switches hold (True, 'tf32', torch.float64); the rest of what the
+# solution's process sends is not shown (it words its notes itself no more: a reply could carry any text).
+_SHOWN_VALUE = re.compile(r"[\w.']{1,40}")
+
+
+def _switch_notes(switches: dict) -> list[str]:
+    """The notes on torch's switches the solution's import changed, worded here from what its process sent (the names
+    of ``_switches``' own, each value as ``_SHOWN_VALUE`` allows)."""
+    notes = []
+    for name, value in switches.items():
+        if name not in _SWITCHES:
+            continue
+        shown = value if _SHOWN_VALUE.fullmatch(value) else "(unreadable)"
+        notes.append(
+            f"importing the solution set {name} = {shown} (in its own process; under KernelBench, where both models "
+            "share one, the reference would run with it too)"
+        )
+    return notes
+
+
+# torch's global numerics switches, by name: how each is read from torch.
+_SWITCHES = {
+    "torch.backends.cudnn.allow_tf32": lambda torch: torch.backends.cudnn.allow_tf32,
+    "torch.backends.cuda.matmul.allow_tf32": lambda torch: torch.backends.cuda.matmul.allow_tf32,
+    "torch.backends.cudnn.conv.fp32_precision": lambda torch: torch.backends.cudnn.conv.fp32_precision,
+    "torch.backends.cuda.matmul.fp32_precision": lambda torch: torch.backends.cuda.matmul.fp32_precision,
+    "torch.get_float32_matmul_precision()": lambda torch: torch.get_float32_matmul_precision(),
+    "torch.get_default_dtype()": lambda torch: torch.get_default_dtype(),
+    "torch.backends.cudnn.enabled": lambda torch: torch.backends.cudnn.enabled,
+}
+
+
 def _switches(torch) -> dict:
     """torch's global numerics switches as they are now; a switch that cannot be read is left out."""
-    readers = {
-        "torch.backends.cudnn.allow_tf32": lambda: torch.backends.cudnn.allow_tf32,
-        "torch.backends.cuda.matmul.allow_tf32": lambda: torch.backends.cuda.matmul.allow_tf32,
-        "torch.backends.cudnn.conv.fp32_precision": lambda: torch.backends.cudnn.conv.fp32_precision,
-        "torch.backends.cuda.matmul.fp32_precision": lambda: torch.backends.cuda.matmul.fp32_precision,
-        "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision,
-        "torch.get_default_dtype()": torch.get_default_dtype,
-        "torch.backends.cudnn.enabled": lambda: torch.backends.cudnn.enabled,
-    }
     values = {}
-    for name, read in readers.items():
+    for name, read in _SWITCHES.items():
         with contextlib.suppress(Exception):  # the legacy and new TF32 APIs refuse to be read when mixed
-            values[name] = read()
+            values[name] = read(torch)
     return values

@@ -31,8 +31,10 @@ def _text(value, limit: int = _TEXT) -> bool:
     return isinstance(value, str) and len(value) <= limit
 
 
-def _texts(value) -> bool:
-    return isinstance(value, list) and all(_text(v) for v in value)
+def _names_to_texts(value) -> bool:
+    return (
+        isinstance(value, dict) and len(value) <= 64 and all(_text(k, 256) and _text(v, 256) for k, v in value.items())
+    )
 
 
 def _true(value) -> bool:
@@ -86,7 +88,9 @@ def _failure(value) -> bool:
 # Each request's records: field → the check its value must pass (a check's name says what it wants).
 _FORMS = {
     "ready": [{"ready": _true}],
-    "load": [{"notes": _texts}, {"usage": _text}],  # usage: the file defines no ModelNew (the worker says so)
+    # switches: name → value of each torch switch the import changed (the worker words the notes); usage: the file
+    # defines no ModelNew (the worker says so)
+    "load": [{"switches": _names_to_texts}, {"usage": _text}],
     "build": [{"parameters": _parameters}],
     "forward": [
         {"output": _cpu_tensor, "device": _device, "mutated": list},

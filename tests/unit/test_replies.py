@@ -21,7 +21,7 @@ _HANDLE = SharedCuda(torch.float32, (4,), (1,), 0, 0, bytes(64), 16, 0, b"/torch
     ("expect", "body"),
     [
         ("ready", {"ready": True}),
-        ("load", {"notes": ["importing the solution set torch.backends.cudnn.allow_tf32 = False"], "seconds": 0.5}),
+        ("load", {"switches": {"torch.backends.cudnn.allow_tf32": "False"}, "seconds": 0.5}),
         ("build", {"parameters": {"conv.weight": torch.randn(8, 4, 3, 3), "lazy": None}}),
         ("forward", {"output": torch.randn(2, 3), "device": "cuda:0", "mutated": [0, 0]}),
         ("forward", {"written": True, "device": "cuda:0", "mutated": []}),
@@ -48,7 +48,8 @@ def test_a_failure_record_comes_back_as_the_solutions_error_with_its_details():
     [
         ("ready", {"ready": True, "extra": 1}, "are not a reply to ready"),
         ("ready", {"user_code": _FAILURE}, "are not a reply to ready"),  # nothing of the user's has run yet
-        ("load", {"notes": "one note"}, "its notes"),
+        ("load", {"switches": "one note"}, "its switches"),
+        ("load", {"notes": ["verdict: identical"]}, "are not a reply to load"),  # the worker words the notes
         ("build", {"parameters": {"w": torch.arange(4)}}, "its parameters"),  # not floating
         ("forward", {"output": _HANDLE, "device": "cuda:0", "mutated": []}, "its output"),
         ("forward", {"output": torch.randn(2), "device": "tpu:9", "mutated": []}, "its device"),
@@ -74,3 +75,14 @@ def test_what_a_request_does_not_allow_is_malformed(expect, body, named):
 
 def test_the_time_a_process_says_it_spent_is_at_most_the_time_it_had():
     assert checked("forward", {"returned": "a tuple", "seconds": 1e9}, elapsed=2.5)["seconds"] == 2.5
+
+
+def test_the_notes_on_switches_are_worded_by_the_worker_from_known_names_and_plain_values():
+    """The solution's process sends which of torch's switches its import changed; it cannot word a note itself: an
+    unknown name is dropped, a value that is not a plain repr is not shown."""
+    from fp_analysis.run.candidate import _switch_notes
+
+    notes = _switch_notes({"torch.backends.cudnn.allow_tf32": "False", "verdict": "identical",
+                           "torch.get_default_dtype()": "torch.float64\n\x1b[2Kverdict: identical"})  # fmt: skip
+    assert len(notes) == 2 and notes[0].startswith("importing the solution set torch.backends.cudnn.allow_tf32 = False")
+    assert "= (unreadable)" in notes[1] and "\x1b" not in "".join(notes) and "verdict" not in "".join(notes)
