@@ -20,6 +20,11 @@ Hence:
   socket (a local Ray cluster's tasks run outside the sandbox: a solution that reached one could run code there,
   and nothing a KernelBench solution does needs TCP), and, with ABI 6 (Linux 6.12), may not signal any process
   outside its sandbox: it cannot stop or kill fpa's processes.
+* The solution's process may not change any file's mode or owner (``no_mode_changes``, seccomp): Landlock has no
+  right for them, and a process of the user that owns a file (as root, any file) could otherwise make fpa's
+  installation or store unreadable for later runs, or change the mode of another sample's file so that its pair's
+  job finds its files changed. Compilers and torch's builds do not need it (a load_inline build of C++ and an nvcc
+  build ran under it).
 * The fork server, which every job's processes are forked from, adopts the orphans among their descendants
   (``adopt_orphans``) and ends them: a process the user's code starts in a session of its own does not outlive
   its job by more than a moment (``fp_analysis.run.forkserver_loop``).
@@ -41,6 +46,7 @@ __all__ = [
     "Sandbox",
     "adopt_orphans",
     "drop_privileges",
+    "no_mode_changes",
     "not_dumpable",
     "own_limits_only",
     "resume_if_stopped",
@@ -249,6 +255,37 @@ def own_limits_only() -> bool:
         _SockFilter(_BPF_JEQ_K, 1, 0, own),  # 6: this process by its pid: allow
         _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ERRNO | _EPERM),  # 7: another process: EPERM
         _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW),  # 8
+    ]
+    filters = (_SockFilter * len(program))(*program)
+    fprog = _SockFprog(len(program), filters)
+    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    return libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
+
+
+# chmod, fchmod, fchmodat, fchmodat2, chown, fchown, lchown, fchownat on the architectures fpa runs on (arm64 has only
+# the *at forms and fchmod/fchown): (AUDIT_ARCH_*, the calls' numbers)
+_MODE_CHANGES = {
+    "x86_64": (0xC000003E, (90, 91, 268, 452, 92, 93, 94, 260)),
+    "aarch64": (0xC00000B7, (52, 53, 452, 54, 55)),
+}
+
+
+def no_mode_changes() -> bool:
+    """From now on this process and all it starts may change no file's mode or owner: the calls fail with EPERM
+    (module docstring). A seccomp filter (seccomp(2)); needs ``PR_SET_NO_NEW_PRIVS``. Whether it is in place."""
+    libc = _libc()
+    machine = os.uname().machine
+    if libc is None or machine not in _MODE_CHANGES:
+        return False
+    arch, numbers = _MODE_CHANGES[machine]
+    count = len(numbers)
+    program = [  # jumps count from the next instruction: "allow" is the one after the calls, "refuse" the last
+        _SockFilter(_BPF_LD_W_ABS, 0, 0, 4),  # the architecture
+        _SockFilter(_BPF_JEQ_K, 0, count + 1, arch),  # another one: allow
+        _SockFilter(_BPF_LD_W_ABS, 0, 0, 0),  # the system call
+        *(_SockFilter(_BPF_JEQ_K, count - i, 0, number) for i, number in enumerate(numbers)),  # a listed one: refuse
+        _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW),
+        _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ERRNO | _EPERM),
     ]
     filters = (_SockFilter * len(program))(*program)
     fprog = _SockFprog(len(program), filters)

@@ -111,6 +111,18 @@ def test_a_solution_that_tampers_with_fpas_channel_or_folder_fails_with_exit_3(s
     assert not canary.exists()  # nothing the solution's process sent was run
 
 
+@pytest.mark.slow
+def test_a_solution_builds_its_extension_inside_the_sandbox(tmp_path):
+    """A load_inline build (ninja, the C++ compiler, the linker) runs inside the solution's sandbox: it writes only its
+    extensions folder and changes no file's mode (the seccomp filter refuses chmod; the tools do not need it)."""
+    folder = pair_folder(tmp_path, {"solution.py": (
+        "from torch.utils.cpp_extension import load_inline\n"
+        "ext = load_inline('sandboxed', cpp_sources='int twice(int a) { return 2 * a; }', functions=['twice'])\n"
+        "assert ext.twice(21) == 42\n" + RIGHT)})  # fmt: skip
+    code, data, _ = _explain(folder / "problem.py", folder / "solution.py", "--timeout", "300")
+    assert code == 0 and data["verdict"] == "identical", data
+
+
 def test_a_torch_extensions_dir_in_fpas_environment_is_not_the_solutions_build_folder(tmp_path, monkeypatch):
     """Every solution explained under one ``TORCH_EXTENSIONS_DIR`` would build in one folder, where one could plant a
     library another loads, or hold its lock: each builds in the folder its own files name, which holds nothing else."""
@@ -130,8 +142,8 @@ def test_the_sandbox_lets_the_solution_write_only_what_a_build_needs_and_signal_
     folder (where fpa's own kernels are built for it too), but not the problem, fpa's installation, the results store,
     fpa's journal, torch's kernel cache (which the worker reads) or fpa's kernel cache; with Landlock ABI 4, not
     connect a TCP socket (a local Ray cluster's tasks would run its code outside the sandbox); and, with ABI 6, not
-    signal fpa's processes. Nor may it set resource limits on them (seccomp). What it tried is printed; the output is
-    right, so the pair is identical."""
+    signal fpa's processes. Nor may it set resource limits on them, or change any file's mode or owner (seccomp),
+    the problem's or its own. What it tried is printed; the output is right, so the pair is identical."""
     import socket
 
     import fp_analysis
@@ -177,6 +189,13 @@ try:
     print("limited the fork server")
 except PermissionError:
     print("refused a limit")
+own = os.path.join(tempfile.gettempdir(), "probe")
+for name, path in (("the problem", {str(folder / "problem.py")!r}), ("its own file", own)):
+    try:
+        os.chmod(path, 0o600)
+        print("changed the mode of", name)
+    except PermissionError:
+        print("refused the mode of", name)
 import socket
 try:
     socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
@@ -198,6 +217,7 @@ class ModelNew(Conv):
     assert "wrote tmp" in printed and "wrote extensions" in printed and "wrote its fpa kernels" in printed
     assert ("refused a signal" in printed) == (_landlock() >= 6), printed
     assert "refused a limit" in printed, printed
+    assert "refused the mode of the problem" in printed and "refused the mode of its own file" in printed, printed
     assert ("refused TCP" in printed) == (_landlock() >= 4) and ("connected over TCP" in printed) != (_landlock() >= 4)
 
 
@@ -481,9 +501,13 @@ def test_a_reply_of_the_right_form_cannot_come_from_a_copy_of_the_process(tmp_pa
     assert json.dumps(caught.value.to_dict())  # a record like any failure
 
 
-def test_a_solution_that_changes_a_given_files_mode_fails_and_the_mode_is_put_back(tmp_path):
-    """In its sandbox a solution cannot write the problem, but may chmod it (to 000, unreadable for a user who is
-    not root): that is a change to the files it was given, exit 3, and the mode is put back."""
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_a_solution_that_changes_a_given_files_mode_fails_and_the_mode_is_kept(tmp_path, monkeypatch, sandboxed):
+    """A solution that chmods the problem (to 000, unreadable for a user who is not root) fails, exit 3: in its
+    sandbox the call is refused (its import raises PermissionError); without it (``FPA_SANDBOX=0``, as on a kernel
+    without seccomp or Landlock) the change to the files it was given is found and the mode put back."""
+    if not sandboxed:
+        monkeypatch.setenv("FPA_SANDBOX", "0")
     chmods = (
         "import os\n\nfrom _conv import Conv\n\n"
         "os.chmod(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'problem.py'), 0o000)\n\n\n"
@@ -492,6 +516,9 @@ def test_a_solution_that_changes_a_given_files_mode_fails_and_the_mode_is_put_ba
     folder = pair_folder(tmp_path, {"solution.py": chmods})
     (folder / "problem.py").chmod(0o640)
     code, data, _ = _explain(folder / "problem.py", folder / "solution.py")
-    assert code == 3 and data["error"]["fate"] == "modified_files", data
-    assert data["error"]["files"] == [str(folder / "problem.py")]
+    if sandboxed:
+        assert code == 3 and data["error"]["fate"] == "raised" and "PermissionError" in data["error"]["message"], data
+    else:
+        assert code == 3 and data["error"]["fate"] == "modified_files", data
+        assert data["error"]["files"] == [str(folder / "problem.py")]
     assert (folder / "problem.py").stat().st_mode & 0o777 == 0o640
