@@ -48,14 +48,20 @@ def floor_of(
     rounds = base.linear_format is not None or base.kind_formats is not None
     centre = evaluate(model, inputs, base, record_scales=scales is None, record_operands=rounds)
     scales = centre.scales if scales is None else scales
+    deviations: dict = {}  # how far the noise runs move each recorded operand (``operand_flips``)
     device = centre.output.device
     generator = torch.Generator(device=device).manual_seed(seed)
     sigma = torch.zeros_like(centre.output)
     alone = [(+1, True), (-1, True)] if fast_math else []
     for sign, only_fast in [(+1, False), (-1, False)] + [(None, False)] * runs + alone:
-        noise = Noise(generator, scales, fast_math, sign, FLOOR_MULTIPLIER, only_fast, any_order, centre.operands)
+        noise = Noise(generator, scales, fast_math, sign, FLOOR_MULTIPLIER, only_fast, any_order, centre.operands,
+                      deviations)  # fmt: skip
         run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
         sigma = torch.maximum(sigma, (run.output - centre.output).abs().nan_to_num(0.0, 0.0, 0.0) / FLOOR_MULTIPLIER)
+    if centre.operands and deviations:  # the flips the rounded operands may take, at their full size
+        noise = Noise(generator, scales, operands=centre.operands, deviations=deviations, flips_only=True)
+        run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
+        sigma = torch.maximum(sigma, (run.output - centre.output).abs().nan_to_num(0.0, 0.0, 0.0))
     # No fp32 result is closer than half an ulp of itself: a clamp bound or a constant of the Model rounded to
     # fp32 moves an output that nothing upstream can move (σ = 0 there otherwise).
     own = (_U32 * centre.output.abs()).nan_to_num(0.0, 0.0, 0.0)

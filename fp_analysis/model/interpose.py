@@ -55,7 +55,7 @@ from .graph import (
     multiplied,
     terms_of,
 )
-from .operand_flips import exact_storages, flip_effect, record_operands
+from .operand_flips import exact_storages, flip_effect, record_deviation, record_operands
 from .reduction_orders import (
     ordered_cumprod,
     ordered_cumsum,
@@ -119,9 +119,12 @@ class Noise:
     amplitude: float = 1.0  # errors this many times their size (a secant over that interval: see engine)
     only_fast: bool = False  # with ``fast_math``: only the transcendental ops err (``floor.floor_of`` says why)
     any_order: bool = False  # sums err as a sequential sum in any order does (``reduction_orders.ANY_ORDER``)
-    # (linear op, operand position) → the operand where the evaluation without noise rounded it: how far the noise
-    # moved it says how near a rounding boundary it may lie (``operand_flips``)
+    # (linear op, operand position) → the operand where the evaluation without noise rounded it (``operand_flips``)
     operands: Mapping[tuple[int, int], torch.Tensor] = dataclasses.field(default_factory=dict)
+    # the same keys → how far the noise runs moved that operand, over the amplitude: filled by the noise runs, read by
+    # the run of ``flips_only``, which moves each rounded linear op's output by its operands' flips and nothing else
+    deviations: dict = dataclasses.field(default_factory=dict)
+    flips_only: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -342,10 +345,12 @@ class _Interposer(EagerDispatchMode):
             out = self._rounded_linear(func, args, kwargs, a.rounds(index, func))
             if self.record_operands and not inner:
                 record_operands(self.operands, index, args, multiplied(func), self.exact)
-            if a.noise is not None:  # operands a kernel may round the other way (``operand_flips``)
-                centres = {p: a.noise.operands.get((index, p)) for p in multiplied(func)} if not inner else {}
-                flips = flip_effect(func, args, kwargs, a.rounds(index, func), a.linear_rounding, self.exact,
-                                    a.noise.amplitude, centres)  # fmt: skip
+            if a.noise is not None and not inner:  # operands a kernel may round the other way (``operand_flips``)
+                if a.noise.flips_only:
+                    flips = flip_effect(func, args, kwargs, a.rounds(index, func), a.linear_rounding, index,
+                                        a.noise)  # fmt: skip
+                else:
+                    record_deviation(a.noise, index, args, multiplied(func))
         elif self.autocast is not None:
             self.rounded += name in LOWER_OPS
             out = self.autocast.run(name, args, kwargs, lambda given, named: _run(func, given, named))
@@ -390,6 +395,8 @@ class _Interposer(EagerDispatchMode):
         if not isinstance(out, torch.Tensor) or not out.is_floating_point():
             return out
         noise = self.arithmetic.noise
+        if noise.flips_only:  # the run that moves each output by its operands' flips alone
+            return out if flips is None else out + flips.to(out.dtype)
         # a fast-math op errs by up to its measured residual, in units of u·(|f(x)| + |x|) as the probe measures
         # it: the floor allows ``amplitude`` × σ, so σ is that residual over the amplitude (at least the op's
         # own rounding)
@@ -419,8 +426,6 @@ class _Interposer(EagerDispatchMode):
                 scale = None
             elif isinstance(args[0], torch.Tensor):
                 terms = max(1, args[0].numel() // max(1, out.numel()))
-        if flips is not None and scale is not None:  # in units of u, as the op's own error is
-            scale = scale.to(out.dtype) + flips.to(out.dtype) / _U32
         moved = self._perturbed(kind, out, name.endswith("_"), operand, terms, ulps, unit, scale)
         return moved if self.autocast is None else self.autocast.carry(out, moved)
 

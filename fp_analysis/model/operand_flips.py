@@ -10,14 +10,18 @@ thousands of fp32 roundings. The Monte-Carlo floor cannot see this at its size: 
 ``amplitude`` roundings and divides the spread by ``amplitude`` (a secant), so a flip, which does not grow with the
 perturbation, counts 1/amplitude of its size.
 
-So each rounded linear op is given, in the floor's runs, one more error: Σ spacing·|other operand| over its operands
-that may lie on the other side of a boundary, at ``amplitude`` times its size like every other error, so the floor
-holds one flip of each such operand either way, and where none lies that close it adds nothing. How close is the
-operand's own error, as the floor measures it: where the run without noise recorded the operand
-(``record_operands``), a run's operand moved by the noise from it says how far an fp32 kernel's may be (``amplitude``
-times its error, as every output's is); else ``amplitude``·u·|operand| (u: fp32's unit roundoff, one result's own
-rounding; Higham 2002, §2.1). Operands the kernel reads exactly as the rewrite does — the Model's parameters and
-buffers, its inputs, and views of them — cannot flip.
+So the floor of such a rewrite has one more run (``floor.floor_of``): each rounded linear op's output moved by the
+flips its operands may take and by nothing else, at their full size, carried through the Model; σ is at least how
+far that moves each output. Which operands may flip: those of the run without noise (``record_operands``) within a
+window of a boundary, the window being ``_WINDOW_ERRORS`` times how far the noise runs moved the operand, over their
+amplitude (``record_deviation``: the operand's own fp32 error, as the floor measures every result's), plus how far the
+flips upstream moved it in this run (a kernel's flip there moves its operands here), plus one rounding of it
+(u·|operand|, u fp32's unit roundoff; Higham 2002, §2.1). The noise runs add no flips: flips upstream widen a window
+downstream at their own size, not at the noise's amplitude (they did, and a deep TF32 network's floor then held a
+0.1 % bug). An op's flips combine as
+independent errors, the root of the sum of their squares (Higham & Mary 2019). Operands the kernel reads exactly as
+the rewrite does — the Model's parameters and buffers, its inputs, and views of them — are not recorded and cannot
+flip; nor can a computed operand past ``_RECORD_BYTES`` of recorded ones.
 """
 
 from __future__ import annotations
@@ -29,9 +33,14 @@ from ..numerics.rounding import round_to
 from .conv64 import run_op as _run
 from .graph import multiplied
 
-__all__ = ["exact_storages", "flip_effect", "record_operands"]
+__all__ = ["exact_storages", "flip_effect", "record_deviation", "record_operands"]
 
 _U32 = FORMATS["fp32"].unit_roundoff
+# How many of the operand's own fp32 errors (as the noise runs measure it) its window holds: a kernel's operand comes
+# from sums in another order, which differ from the re-creation's by a few of them (the floor's 8 at an output,
+# ``floor.FLOOR_MULTIPLIER``, leaves a margin over that). With 1 a 3-layer TF32 MLP was a bug on one seed of four
+# (a flip just outside); 4, half the floor's multiple, held it, and every planted bug of the tests is still a bug.
+_WINDOW_ERRORS = 4.0
 # The most the recorded operands may hold: past it the rest go unrecorded and their window is one rounding's
 # (a full-size network's activations in fp64 are GBs).
 _RECORD_BYTES = 2 * 1024**3
@@ -55,55 +64,62 @@ def record_operands(record: dict, index: int, args, positions, exact: frozenset[
         held += operand.numel() * operand.element_size()
 
 
-def flip_effect(func, args, kwargs, fmt: str, rounding: str, exact: frozenset[int], amplitude: float,
-                centres: dict | None = None):  # fmt: skip
-    """The most the linear op ``func`` (its ``args``) moves where its multiplied operands that may lie across a
-    rounding boundary of ``fmt`` from the kernel's round the other way (module docstring; ``centres``: position →
-    the operand recorded without noise, where it was); None where none does."""
-    centres, positions = centres or {}, multiplied(func)
-    flips = [
-        None if _is_exact(args[p], exact) else _ambiguous(args[p], centres.get(p), fmt, rounding, amplitude)
-        for p in positions
-    ]
-    if all(f is None for f in flips):
-        return None
+def record_deviation(noise, index: int, args, positions) -> None:
+    """In a noise run, how far the noise moved each recorded operand of linear op ``index`` from where the run without
+    noise had it, over the noise's amplitude (one error's size), the most over the runs so far: into
+    ``noise.deviations``. The noise runs add no flips, so a flip upstream never widens a window downstream."""
+    for p in positions:
+        centre = noise.operands.get((index, p))
+        if centre is None or centre.shape != args[p].shape:
+            continue
+        moved = (args[p] - centre.to(args[p].dtype)).abs() / noise.amplitude
+        seen = noise.deviations.get((index, p))
+        noise.deviations[(index, p)] = moved if seen is None else torch.maximum(seen, moved)
+
+
+def flip_effect(func, args, kwargs, fmt: str, rounding: str, index: int, noise):
+    """What linear op ``index`` (``func`` with ``args``) moves by where its recorded operands that may lie across a
+    rounding boundary of ``fmt`` from a kernel's round the other way (module docstring): each such operand's spacing
+    times the other operand's magnitude, flips apart combined as independent errors (the root of the sum of their
+    squares); None where none may flip."""
+    positions = multiplied(func)
     magnitudes = [round_to(args[p].float(), fmt, rounding).to(args[p].dtype).abs() for p in positions]
     total = None
-    for i, flip in enumerate(flips):
+    for i, p in enumerate(positions):
+        centre = noise.operands.get((index, p))
+        if centre is None or centre.shape != args[p].shape:  # exact (a parameter, an input), or not recorded
+            continue
+        # its fp32 error, the flips upstream (this run carries them: how far it moved the operand), one rounding
+        shifted = (args[p] - centre.to(args[p].dtype)).abs()
+        window = _WINDOW_ERRORS * noise.deviations.get((index, p), 0.0) + shifted + _U32 * centre.abs()
+        flip = _ambiguous(centre.to(args[p].dtype), window, fmt, rounding)
         if flip is None:
             continue
         new = [_zeroed(value) for value in args]  # a bias or an added matrix moves nothing
-        new[positions[i]] = flip
-        new[positions[1 - i]] = magnitudes[1 - i]
-        moved = _run(func, tuple(new), {k: abs(v) if isinstance(v, (int, float)) else v for k, v in kwargs.items()})
-        total = moved if total is None else total + moved
-    return total
+        new[p], new[positions[1 - i]] = flip * flip, magnitudes[1 - i] * magnitudes[1 - i]
+        squares = _run(func, tuple(new), {k: v * v if isinstance(v, (int, float)) else v for k, v in kwargs.items()})
+        total = squares if total is None else total + squares
+    return None if total is None else total.sqrt()
+
+
+def _ambiguous(operand: torch.Tensor, window, fmt: str, rounding: str) -> torch.Tensor | None:
+    """The spacing of ``fmt`` at each element of ``operand`` within ``window`` of a rounding boundary (0 elsewhere);
+    None where none is. The spacing is that of the binade the element lies in (``frexp`` of the element, not of its
+    rounding: one just below a power of two rounds up to it, where the spacing above is twice its own)."""
+    values = operand.float().to(operand.dtype)  # the fp32 value, as the rewrite rounds it
+    rounded = round_to(values.float(), fmt, rounding).to(operand.dtype)
+    _, exponent = torch.frexp(values)
+    form = FORMATS[fmt]
+    spacing = torch.ldexp(torch.ones_like(values), (exponent - form.precision).clamp_min(form.quantum_exponent_min))
+    distance = spacing / 2 - (values - rounded).abs()
+    near = (distance <= window) & torch.isfinite(values) & (values != 0)
+    if not bool(near.any()):
+        return None
+    return torch.where(near, spacing, torch.zeros_like(spacing))
 
 
 def _is_exact(operand, exact: frozenset[int]) -> bool:
     return not isinstance(operand, torch.Tensor) or operand.untyped_storage().data_ptr() in exact
-
-
-def _ambiguous(operand: torch.Tensor, centre, fmt: str, rounding: str, amplitude: float) -> torch.Tensor | None:
-    """The spacing of ``fmt`` at each element of ``operand`` that may lie across a rounding boundary from a kernel's
-    (module docstring: within ``amplitude``·u·|element| of one, or within how far the noise moved it from
-    ``centre``); 0 elsewhere; None where none is."""
-    window = amplitude * _U32 * operand.abs()
-    if isinstance(centre, torch.Tensor) and centre.shape == operand.shape:
-        # the noise moved it by ``amplitude`` times an error whose roundings all went one way (or at random): one
-        # such error, and the kernel's own rounding of the operand
-        window = (operand - centre.to(operand.dtype)).abs() / amplitude + _U32 * operand.abs()
-        operand = centre.to(operand.dtype)
-    values = operand.float().to(operand.dtype)  # the fp32 value, as the rewrite rounds it
-    rounded = round_to(values.float(), fmt, rounding).to(operand.dtype)
-    _, exponent = torch.frexp(rounded)
-    form = FORMATS[fmt]
-    spacing = torch.ldexp(torch.ones_like(rounded), (exponent - form.precision).clamp_min(form.quantum_exponent_min))
-    distance = spacing / 2 - (values - rounded).abs()
-    near = (distance <= window) & torch.isfinite(values)
-    if not bool(near.any()):
-        return None
-    return torch.where(near, spacing, torch.zeros_like(spacing))
 
 
 def _zeroed(value):
