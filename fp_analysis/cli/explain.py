@@ -137,7 +137,11 @@ def _print_explanation(result) -> None:
         residual = "" if c.residual_max is None else f" Residual max {c.residual_max:.3g}."
         _item("  • ", f"[bold]{c.name}[/] ({c.side}): {shown(c.evidence)}.{residual}")
     items = result.context.get("analysed_batch_items")
-    scope = f" (batch item {items['items'][0]} of {items['of']})" if items else ""
+    if items and len(items["items"]) > 1:  # the location's batch items count from the first of them
+        first, last = items["items"][0], items["items"][-1]
+        scope = f" (batch items {first}…{last} of {items['of']}; the batch items located above count from {first} as 0)"
+    else:
+        scope = f" (batch item {items['items'][0]} of {items['of']})" if items else ""
     for name, stats in (("candidate", result.candidate_vs_fp64), ("reference", result.reference_vs_fp64)):
         if stats:
             line = f"{name} vs the Model in fp64{scope}: {_differences(stats)}"

@@ -217,12 +217,13 @@ def _explained(checked: _Checked, context: dict, asked: ExplainOptions) -> dict:
         watch=reference_file.watched,
     )
     if analysis.explained:
-        analysis, context["judged"] = _judge_every_trial(reference, reference_file, results, worst, analysis, asked)
-        if "not_explained" in context["judged"]:  # another trial, or other items, gave the verdict
+        analysis, context["judged"], piece = _judge_every_trial(reference, reference_file, results, worst, analysis,
+                                                                asked)  # fmt: skip
+        if piece is not None:  # another trial, or other items, gave the verdict: what follows is about those
+            analysed_model, inputs, ref_out, cand_out, items = piece
             context["analysed_trial"] = context["judged"]["not_explained"]
             context.pop("analysed_batch_items", None)
-            if "items" in context["judged"]:
-                items = context["judged"].pop("items")
+            if items is not None:
                 context["analysed_batch_items"] = {"items": items, "of": int(worst.reference.shape[0])}
     unaffected = analysis.explained  # re-created with the reference's own parameters
     if any(m.status in ("differs", "rounded") for m in matches):
@@ -354,7 +355,7 @@ def _items_alone(model, trial, start: int, count: int, mode: str):
     """(Model, inputs, reference, candidate) of batch items ``start`` … ``start + count − 1``: run alone where the
     Model treats batch items apart (checked: the items through the reference's own arithmetic give the reference's
     output for them), else kept from the whole Model's evaluations (``scope.KeptItems``)."""
-    reference, candidate = trial.reference, trial.candidate
+    reference, candidate = trial.reference.detach(), trial.candidate.detach()
     n = reference.shape[0]
     expected = reference[start : start + count]
     scale = float(expected.abs().max()) if expected.numel() else 0.0
@@ -399,7 +400,8 @@ _JUDGE_WHOLE = 1 << 24
 
 
 def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analysis, asked: ExplainOptions):
-    """(the analysis that gives the verdict, what was judged): ``analysis`` of the worst trial, held against every
+    """(the analysis that gives the verdict, what was judged, the piece it was made on where not the worst's: Model,
+    inputs, reference, candidate, items): ``analysis`` of the worst trial, held against every
     trial whose tensors were kept (``kernelbench.run_check``) — a candidate can compute in TF32 on some calls and err
     on others, or err in one batch item beside items computed in bf16, and be explained where it does not err.
 
@@ -435,8 +437,8 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analy
                 full = analyse_model(judged_model, inputs, ref_out, cand_out, seed=seed, watch=problem.watched)
                 if not full.explained:
                     found = {"trials": judged, "of": len(results), "not_explained": trial.trial}
-                    return full, {**found, **({"items": items} if items else {})}
-    return analysis, {"trials": judged, "of": len(results)}
+                    return full, found, (judged_model, inputs, ref_out, cand_out, items)
+    return analysis, {"trials": judged, "of": len(results)}, None
 
 
 def _tf32_description() -> str:

@@ -177,6 +177,8 @@ def _ordered_reduction(x: torch.Tensor, dims, keepdim: bool, order: str, multipl
 def ordered_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
     """The running sum of ``x`` along ``dim`` in fp32, each prefix the previous one plus the next term (a sequential
     scan); fp32 out."""
+    if x.dim() == 0:  # a scan of one term is that term
+        return x.float().clone()
     moved = x.float().movedim(dim, -1)
     if moved.shape[-1] == 0:
         return moved.movedim(-1, dim).clone()
@@ -198,6 +200,8 @@ def ordered_cumsum(x: torch.Tensor, dim: int) -> torch.Tensor:
 def ordered_cumprod(x: torch.Tensor, dim: int) -> torch.Tensor:
     """The running product of ``x`` along ``dim`` in fp32, each prefix the previous one times the next term (a
     sequential scan, as a per-row loop computes it); fp32 out."""
+    if x.dim() == 0:  # a scan of one term is that term
+        return x.float().clone()
     moved = x.float().movedim(dim, -1)
     prefixes = []
     acc = torch.ones(moved.shape[:-1], dtype=torch.float32, device=x.device)
@@ -213,14 +217,15 @@ def product_error_scale(name: str, out: torch.Tensor, x: torch.Tensor, dims: Seq
     """|out|·√m for a product (``prod`` over ``dims``, None for all) or a running product (``cumprod`` along
     ``dims[0]``): m the multiplications each result takes (n − 1 of a product of n terms, k at a running product's
     k-th place from 0), at least one (module docstring: Higham & Mary 2019, Theorem 2.4); in out's dtype."""
+    if x.dim() == 0:  # one term: nothing multiplied, one rounding allowed
+        return out.abs()
     if name == "cumprod":
-        dim = dims[0] % max(1, x.dim())
-        steps = torch.arange(x.shape[dim] if x.dim() else 1, device=out.device, dtype=out.dtype)
+        dim = dims[0] % x.dim()
+        steps = torch.arange(x.shape[dim], device=out.device, dtype=out.dtype)
         shape = [1] * out.dim()
-        if out.dim():
-            shape[dim] = -1
+        shape[dim] = -1
         return out.abs() * steps.clamp(min=1).sqrt().reshape(shape)
-    n = math.prod(x.shape[d] for d in dims) if dims else x.numel()
+    n = math.prod(x.shape[d % x.dim()] for d in dims) if dims else x.numel()
     return out.abs() * math.sqrt(max(1, n - 1))
 
 

@@ -117,7 +117,7 @@ def _draws_reach(model: torch.nn.Module, inputs: Sequence, output) -> bool:
 def _same_bits(a, b: torch.Tensor) -> bool:
     if not isinstance(a, torch.Tensor) or a.dtype != b.dtype or a.shape != b.shape:
         return False
-    return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
+    return torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))  # 0-d too
 
 
 def check_path(ops32: Sequence[OpRecord], ops64: Sequence[OpRecord]) -> None:

@@ -116,3 +116,59 @@ def test_an_item_computed_in_bf16_does_not_hide_a_bug_in_the_others(tmp_path, mo
     assert result["verdict"] == verdict, result["causes"]
     if bug:
         assert result["context"]["analysed_batch_items"]["items"] != [0], result["context"]
+
+
+_LINEAR_PROBLEM = """
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 32)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def get_inputs():
+    return [torch.randn(8, 64)]
+
+
+def get_init_inputs():
+    return []
+"""
+_DECOY_WITH_OWN_WEIGHTS = """
+import torch
+from torch import nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 32)
+        with torch.no_grad():  # its weights held as bf16 values: analysed again with them
+            self.fc.weight.copy_(self.fc.weight.bfloat16().float())
+
+    def forward(self, x):
+        y = (x @ self.fc.weight.t() + self.fc.bias + 3e-4).clone()  # items 1…7: a bug
+        y[:1] = x[:1].bfloat16().float() @ self.fc.weight.t() + self.fc.bias  # item 0: the decoy, bf16 operands
+        return y
+"""
+
+
+def test_the_analysis_with_the_candidates_own_weights_is_made_on_the_items_that_gave_the_bug(tmp_path, monkeypatch):
+    """Where other items than the worst give the verdict, what follows (the analysis again with the candidate's own
+    parameter values) is made on those items, not on the decoy the worst item is: it was, and explained it."""
+    from fp_analysis.options import ExplainOptions
+
+    monkeypatch.setattr(job, "_SUBSET_ABOVE", 64)
+    monkeypatch.setattr(job, "_JUDGE_WHOLE", 64)  # 256 outputs: judged two items at a time
+    problem, solution = tmp_path / "problem.py", tmp_path / "solution.py"
+    problem.write_text(_LINEAR_PROBLEM)
+    solution.write_text(_DECOY_WITH_OWN_WEIGHTS)
+    options = ExplainOptions(device="cpu", timeout=60, trials=1).to_json()
+    result = job.explain_job(problem, solution, options=options, timeout=60, folder=str(tmp_path))
+    assert result["verdict"] == "bug", result["causes"]
+    assert result["context"]["judged"]["not_explained"] == 0 and result["context"]["analysed_batch_items"]["items"]
