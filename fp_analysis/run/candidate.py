@@ -379,6 +379,7 @@ def serve(solution: str, fd: int | str) -> None:
             torch.cuda.init()  # CUDA's driver starts with what the sandbox would refuse it (error 304 on the H200)
         hardening.sandbox(_writable())  # before any of the user's code: what it may write, whom it may signal
         hardening.no_mode_changes()  # nor change a file's mode or owner, which Landlock does not cover
+        hardening.no_internet_sockets()  # nor reach the network, over MPTCP or UDP either
 
     owner = os.getpid()
     os.register_at_fork(after_in_parent=lambda: _forks.__setitem__(0, _forks[0] + 1))

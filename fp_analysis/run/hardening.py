@@ -20,6 +20,10 @@ Hence:
   socket (a local Ray cluster's tasks run outside the sandbox: a solution that reached one could run code there,
   and nothing a KernelBench solution does needs TCP), and, with ABI 6 (Linux 6.12), may not signal any process
   outside its sandbox: it cannot stop or kill fpa's processes.
+* The solution's process may open no IPv4 or IPv6 socket (``no_internet_sockets``, seccomp): Landlock refuses TCP
+  connections, but not MPTCP (``IPPROTO_MPTCP``, which falls back to TCP against a TCP server) or UDP; nothing a
+  KernelBench solution does needs the network, and a local Ray cluster's tasks run outside the sandbox. Calls of
+  another architecture's table (i386's ``socketcall`` on x86_64) are refused whole.
 * The solution's process may not change any file's mode or owner (``no_mode_changes``, seccomp): Landlock has no
   right for them, and a process of the user that owns a file (as root, any file) could otherwise make fpa's
   installation or store unreadable for later runs, or change the mode of another sample's file so that its pair's
@@ -46,6 +50,7 @@ __all__ = [
     "Sandbox",
     "adopt_orphans",
     "drop_privileges",
+    "no_internet_sockets",
     "no_mode_changes",
     "not_dumpable",
     "own_limits_only",
@@ -192,6 +197,9 @@ def sandbox(writable) -> Sandbox | None:
     # the structure as long as the kernel's ABI knows it: handled_access_net from ABI 4, scoped from ABI 6
     size = ctypes.sizeof(ctypes.c_uint64) * (3 if abi >= 6 else 2 if abi >= 4 else 1)
     ruleset = libc.syscall(_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
+    if ruleset < 0 and net:  # a kernel without TCP (EAFNOSUPPORT): the files confined all the same
+        net, attr.handled_access_net = 0, 0
+        ruleset = libc.syscall(_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
     if ruleset < 0:
         return None
     allowed = []
@@ -212,7 +220,7 @@ def sandbox(writable) -> Sandbox | None:
             return None
     finally:
         os.close(ruleset)
-    return Sandbox(abi, tuple(allowed), abi >= 6, abi >= 4)
+    return Sandbox(abi, tuple(allowed), abi >= 6, bool(net))
 
 
 # seccomp (linux/seccomp.h, linux/filter.h): a classic BPF program over struct seccomp_data {int nr; __u32 arch;
@@ -286,6 +294,36 @@ def no_mode_changes() -> bool:
         *(_SockFilter(_BPF_JEQ_K, count - i, 0, number) for i, number in enumerate(numbers)),  # a listed one: refuse
         _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW),
         _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ERRNO | _EPERM),
+    ]
+    filters = (_SockFilter * len(program))(*program)
+    fprog = _SockFprog(len(program), filters)
+    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    return libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
+
+
+# socket(2)'s number, and the address families refused (AF_INET, AF_INET6)
+_SOCKET = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}
+_INTERNET = (2, 10)
+
+
+def no_internet_sockets() -> bool:
+    """From now on this process and all it starts may open no IPv4 or IPv6 socket (EPERM), and make no call of
+    another architecture's table (module docstring). A seccomp filter; whether it is in place."""
+    libc = _libc()
+    machine = os.uname().machine
+    if libc is None or machine not in _SOCKET:
+        return False
+    arch, number = _SOCKET[machine]
+    program = [  # jumps count from the next instruction: 7 is "allow", 8 "refuse"
+        _SockFilter(_BPF_LD_W_ABS, 0, 0, 4),  # 0: the architecture
+        _SockFilter(_BPF_JEQ_K, 0, 6, arch),  # 1: another one: refuse
+        _SockFilter(_BPF_LD_W_ABS, 0, 0, 0),  # 2: the system call
+        _SockFilter(_BPF_JEQ_K, 0, 3, number),  # 3: not socket: allow
+        _SockFilter(_BPF_LD_W_ABS, 0, 0, 16),  # 4: its address family (args[0], low word)
+        _SockFilter(_BPF_JEQ_K, 2, 0, _INTERNET[0]),  # 5: IPv4: refuse
+        _SockFilter(_BPF_JEQ_K, 1, 0, _INTERNET[1]),  # 6: IPv6: refuse
+        _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW),  # 7
+        _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ERRNO | _EPERM),  # 8
     ]
     filters = (_SockFilter * len(program))(*program)
     fprog = _SockFprog(len(program), filters)
