@@ -264,10 +264,7 @@ def own_limits_only() -> bool:
         _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ERRNO | _EPERM),  # 7: another process: EPERM
         _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW),  # 8
     ]
-    filters = (_SockFilter * len(program))(*program)
-    fprog = _SockFprog(len(program), filters)
-    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    return libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
+    return _install(libc, program)
 
 
 # chmod, fchmod, fchmodat, fchmodat2, chown, fchown, lchown, fchownat on the architectures fpa runs on (arm64 has only
@@ -295,10 +292,7 @@ def no_mode_changes() -> bool:
         _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW),
         _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ERRNO | _EPERM),
     ]
-    filters = (_SockFilter * len(program))(*program)
-    fprog = _SockFprog(len(program), filters)
-    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    return libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) == 0
+    return _install(libc, program)
 
 
 # socket(2)'s number, and the address families refused (AF_INET, AF_INET6)
@@ -325,6 +319,12 @@ def no_internet_sockets() -> bool:
         _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ALLOW),  # 7
         _SockFilter(_BPF_RET_K, 0, 0, _SECCOMP_RET_ERRNO | _EPERM),  # 8
     ]
+    return _install(libc, program)
+
+
+def _install(libc, program: list) -> bool:
+    """Install the seccomp filter ``program`` (classic BPF) on this process and all it starts; whether it is in place.
+    Needs ``PR_SET_NO_NEW_PRIVS`` (set here)."""
     filters = (_SockFilter * len(program))(*program)
     fprog = _SockFprog(len(program), filters)
     libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
