@@ -326,7 +326,7 @@ class _Interposer(EagerDispatchMode):
         self.model_type = type(model).__name__
         self.rounded = 0
         self.depth = 0  # how deep inside decomposed ops the op being dispatched is
-        self.exact: frozenset[int] = frozenset()  # storages a kernel reads as we do (``operand_flips``)
+        self.exact: dict[int, int] = {}  # storages a kernel reads as we do, and their versions (``operand_flips``)
         self.record_operands = False
         self.operands: dict[tuple[int, int], torch.Tensor] = {}
         self.autocast = Autocast(arithmetic.autocast, arithmetic.whole) if arithmetic.autocast else None

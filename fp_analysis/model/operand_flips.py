@@ -46,13 +46,14 @@ _WINDOW_ERRORS = 4.0
 _RECORD_BYTES = 2 * 1024**3
 
 
-def exact_storages(tensors) -> frozenset[int]:
-    """The storages of ``tensors`` (a Model's parameters, buffers and inputs, as the evaluation holds them): a
-    linear operand in one of them is read by a kernel as the rewrite reads it."""
-    return frozenset(t.untyped_storage().data_ptr() for t in tensors if isinstance(t, torch.Tensor))
+def exact_storages(tensors) -> dict[int, int]:
+    """The storages of ``tensors`` (a Model's parameters, buffers and inputs, as the evaluation holds them), each with
+    its version (how many times it was written in place so far): a linear operand in one of them, not written since,
+    is read by a kernel as the rewrite reads it; one the forward wrote into (``x += b``) it computed."""
+    return {t.untyped_storage().data_ptr(): t._version for t in tensors if isinstance(t, torch.Tensor)}
 
 
-def record_operands(record: dict, index: int, args, positions, exact: frozenset[int]) -> None:
+def record_operands(record: dict, index: int, args, positions, exact: dict[int, int]) -> None:
     """Into ``record``, a copy of each operand at ``positions`` of linear op ``index`` that a kernel computes (not
     exact), within ``_RECORD_BYTES`` in all."""
     held = sum(t.numel() * t.element_size() for t in record.values())
@@ -118,8 +119,11 @@ def _ambiguous(operand: torch.Tensor, window, fmt: str, rounding: str) -> torch.
     return torch.where(near, spacing, torch.zeros_like(spacing))
 
 
-def _is_exact(operand, exact: frozenset[int]) -> bool:
-    return not isinstance(operand, torch.Tensor) or operand.untyped_storage().data_ptr() in exact
+def _is_exact(operand, exact: dict[int, int]) -> bool:
+    """Whether ``operand`` is in one of the ``exact`` storages, unwritten since (a view shares its base's version)."""
+    if not isinstance(operand, torch.Tensor):
+        return True
+    return exact.get(operand.untyped_storage().data_ptr()) == operand._version
 
 
 def _zeroed(value):

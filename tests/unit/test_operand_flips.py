@@ -52,13 +52,18 @@ def test_a_value_just_below_a_power_of_two_is_judged_by_its_own_spacing():
 
 def test_an_operand_not_recorded_never_flips():
     """The run without noise records only the operands a kernel computes: the Model's inputs and parameters (and
-    views of them) are the same fp32 values in a kernel, and have no window."""
+    views of them) are the same fp32 values in a kernel, and have no window, until the forward writes into one."""
     midpoint = 1.0 + _TF32_SPACING_AT_1 / 2
     x = torch.full((1, 2), midpoint - 2.0**-23, dtype=torch.float64)
     w, bias = torch.eye(2, dtype=torch.float64), torch.zeros(2, dtype=torch.float64)
     recorded: dict = {}
-    record_operands(recorded, 0, (bias, x, w.t()), (1, 2), exact_storages([x, w, bias]))
+    exact = exact_storages([x, w, bias])
+    record_operands(recorded, 0, (bias, x, w.t()), (1, 2), exact)
     assert recorded == {}
+    x.add_(0.0)  # an input the forward writes into (x += b) is one it computed
+    record_operands(recorded, 0, (bias, x, w.t()), (1, 2), exact)
+    assert list(recorded) == [(0, 1)]  # the weight's view is still exact
+    recorded.clear()
     empty = SimpleNamespace(operands=recorded, deviations={})
     assert flip_effect(_ADDMM, (bias, x, w.t()), {}, "tf32", "rne", 0, empty) is None
 
