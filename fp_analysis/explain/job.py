@@ -216,6 +216,7 @@ def _explained(checked: _Checked, context: dict, asked: ExplainOptions) -> dict:
         effort=Effort(twin_samples=asked.samples),
         watch=reference_file.watched,
     )
+    ran_again = (analysed_model, inputs, ref_out, items)  # the worst trial's: what the candidate's second run is of
     if analysis.explained:
         analysis, context["judged"], piece = _judge_every_trial(reference, reference_file, results, worst, analysis,
                                                                 asked)  # fmt: skip
@@ -230,8 +231,7 @@ def _explained(checked: _Checked, context: dict, asked: ExplainOptions) -> dict:
         analysed = (inputs, ref_out, cand_out, items if isinstance(analysed_model, KeptItems) else None)
         analysis, unaffected = _with_candidate_values(reference_file, reference, matches, analysis, analysed, asked)
     if not compare.same_values(worst.candidate, again):
-        analysed = (analysed_model, inputs, ref_out, items)
-        analysis = _nondeterministic(reference_file, analysis, worst, again, analysed, asked)
+        analysis = _nondeterministic(reference_file, analysis, worst, again, ran_again, asked)
         context["candidate_runs"] = 2
     differences = describe(matches)
     if differences:
@@ -255,8 +255,10 @@ def _with_candidate_values(problem: UserFile, model, matches, first: Analysis, a
     substituted = with_values(model, matches)
     with emulated_reference(asked.reference_mode or "fp32"):
         reference_again, _ = reference_forward(problem, substituted, inputs, detail="with the candidate's parameters")
-    if kept is not None:
-        substituted, reference_again = KeptItems(substituted, kept[0]), reference_again[kept[0] : kept[0] + 1]
+    reference_again = reference_again.detach()
+    if kept is not None:  # the items the analysis kept (one, or a group of them) from the whole Model's output
+        start, count = kept[0], len(kept)
+        substituted, reference_again = KeptItems(substituted, start, count), reference_again[start : start + count]
     try:
         second = analyse_model(substituted, inputs, reference_again, cand_out, seed=asked.seed, watch=problem.watched)
     except AnalysisMemoryError:  # our memory, not a finding about the values: a smaller instance is analysed
@@ -295,7 +297,7 @@ def _nondeterministic(problem: UserFile, first: Analysis, worst, again, analysed
     """The verdict where the second run differs from the first (``judge.nondeterministic``): the second run analysed
     as the first was (``analysed``: the Model, inputs, reference and batch items it was analysed on)."""
     model, inputs, ref_out, items = analysed
-    second_out = again if items is None else again[items[0] : items[0] + 1]
+    second_out = again if items is None else again[items[0] : items[0] + len(items)]
     report_event("progress", text="analysis: the candidate's second run, which differs from its first")
     second = analyse_model(model, inputs, ref_out, second_out, seed=asked.seed, watch=problem.watched)
     differing = int(compare.differing(worst.candidate, again).sum())
