@@ -194,7 +194,7 @@ def _explained(checked: _Checked, context: dict, asked: ExplainOptions) -> dict:
     matches = [] if unset else match_parameters(parameters.reference, parameters.candidate)
     if dev.type == "cuda":
         context["reference_tf32_forced"] = _forced_tf32(reference_file, reference, worst.inputs, worst.candidate)
-    with reference_file.watched("Model.forward (checking which batch items can be analysed alone)"):
+    with reference_file.watched(_CHECKING_ITEMS):
         analysed_model, inputs, ref_out, cand_out, items = _batch_subset(reference, worst, mode, rtol)
     output = worst.reference if isinstance(analysed_model, KeptItems) else ref_out  # KeptItems: computed whole
     require_fp64_room(inputs, output, "the fp64 analysis of the Model at this size")
@@ -318,6 +318,8 @@ def _wrong_output(wrong: WrongOutput, context: dict, notes: list[str], asked: Ex
     return Explanation.of(analysis, mismatch=mismatch, trials=[], context=context, notes=notes).to_dict()
 
 
+# What the reference's evaluations that check which batch items run alone are, for the watchdog and its words.
+_CHECKING_ITEMS = "Model.forward (checking which batch items can be analysed alone)"
 # Outputs above which the analysis evaluates one batch item rather than the whole batch (when the Model treats
 # batch items independently): 2^22 fp64 outputs are 32 MB; the seed-000 output (129 M) would be 1 GB a copy.
 _SUBSET_ABOVE = 1 << 22
@@ -384,14 +386,14 @@ def _pieces(model, problem: UserFile, trial, every_item: bool, mode: str, rtol: 
         yield model, trial.inputs, trial.reference, trial.candidate, None
         return
     if not every_item:
-        with problem.watched("Model.forward (checking which batch items can be analysed alone)"):
+        with problem.watched(_CHECKING_ITEMS):
             worst_item = _batch_subset(model, trial, mode, rtol)
         yield worst_item
         return
     n = trial.reference.shape[0]
     group = max(1, _JUDGE_WHOLE // max(1, trial.reference[0].numel()))
     for start in range(0, n, group):
-        with problem.watched("Model.forward (checking which batch items can be analysed alone)"):
+        with problem.watched(_CHECKING_ITEMS):
             piece = _items_alone(model, trial, start, min(group, n - start), mode)
         yield (*piece, list(range(start, min(n, start + group))))
 

@@ -18,8 +18,8 @@ amplitude (``record_deviation``: the operand's own fp32 error, as the floor meas
 flips upstream moved it in this run (a kernel's flip there moves its operands here), plus one rounding of it
 (u·|operand|, u fp32's unit roundoff; Higham 2002, §2.1). The noise runs add no flips: flips upstream widen a window
 downstream at their own size, not at the noise's amplitude (they did, and a deep TF32 network's floor then held a
-0.1 % bug). An op's flips combine as
-independent errors, the root of the sum of their squares (Higham & Mary 2019). Operands the kernel reads exactly as
+0.1 % bug). An op's flips combine as independent errors, the root of the sum of their squares (Higham & Mary
+2019). Operands the kernel reads exactly as
 the rewrite does — the Model's parameters and buffers, its inputs, and views of them — are not recorded and cannot
 flip; nor can a computed operand past ``_RECORD_BYTES`` of recorded ones.
 """
@@ -41,8 +41,8 @@ _U32 = FORMATS["fp32"].unit_roundoff
 # ``floor.FLOOR_MULTIPLIER``, leaves a margin over that). With 1 a 3-layer TF32 MLP was a bug on one seed of four
 # (a flip just outside); 4, half the floor's multiple, held it, and every planted bug of the tests is still a bug.
 _WINDOW_ERRORS = 4.0
-# The most the recorded operands may hold: past it the rest go unrecorded and their window is one rounding's
-# (a full-size network's activations in fp64 are GBs).
+# The most the recorded operands may hold: past it the rest go unrecorded and are given no flips (a full-size
+# network's activations in fp64 are GBs).
 _RECORD_BYTES = 2 * 1024**3
 
 

@@ -561,7 +561,7 @@ _SHOWN_VALUE = re.compile(r"[\w.']{1,40}")
 
 def _switch_notes(switches: dict) -> list[str]:
     """The notes on torch's switches the solution's import changed, worded here from what its process sent (the names
-    of ``_switches``' own, each value as ``_SHOWN_VALUE`` allows)."""
+    ``_SWITCHES`` knows, each value as ``_SHOWN_VALUE`` allows)."""
     notes = []
     for name, value in switches.items():
         if name not in _SWITCHES:
