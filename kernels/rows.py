@@ -29,6 +29,11 @@ from .variants import Schedule, TensorCore, VariantSpec
 __all__ = ["launch_rows", "row_units", "rows_defines", "rows_unsupported", "rows_view"]
 
 _TPX, _GROUPS = 16, 16  # the thread tile rows_defines gives: pixels per thread, pixel groups per block
+# Below this many terms per output a conv is bound by writing its output: 8 pixels per thread (3 blocks per SM),
+# more warps to overlap one block's stores with another's arithmetic. conv3d_kk1's preset (K = 27) on an H200:
+# 1.82 ms against 1.90 with 16 (experiments/tile_probe.py --preset conv3d_kk1, PERF_NOTES.md); the seed (K = 1440)
+# ran 9.12 ms with 8 against 8.74 with 16.
+_SMALL_K, _TPX_SMALL_K = 128, 8
 _BN, _MAX_REACH = ROWS_BN, ROWS_MAX_REACH
 _SM_SHARED = 228 * 1024  # shared memory per SM on compute capability 9.0; ~1 KB of it per block is reserved
 _MIN_BLOCKS = {8: 3, 16: 2}  # blocks per SM the register cap aims at: 168 / 255 registers per thread
@@ -123,17 +128,18 @@ def rows_defines(variant: VariantSpec, spec: ConvSpec, input_shape: tuple[int, .
     if isinstance(view, str):
         raise ParameterError(f"conv_rows cannot run this conv: {view}")
     kw, dw, _ = _window(view)
+    tpx = _TPX_SMALL_K if view.K < _SMALL_K else _TPX
     rows = {
         "FPA_ROWS_KW": kw,
         "FPA_ROWS_DW": dw,
-        "FPA_ROWS_TPX": _TPX,
+        "FPA_ROWS_TPX": tpx,
         "FPA_ROWS_TOC": 8,
         "FPA_ROWS_GROUPS": _GROUPS,
         # Steps in blocks of 4 pixels: on the seed (H200, experiments/tile_probe.py, PERF_NOTES.md) 7.22 ms
         # against 7.22 in pairs and 7.38 in eights; before the copies got cheaper 8.46 against 8.72 pixel
         # by pixel, 8.56 in pairs, 8.58 in eights and 9.09 channel by channel.
         "FPA_ROWS_IB": 4,
-        "FPA_ROWS_MIN_BLOCKS": _MIN_BLOCKS[_TPX],
+        "FPA_ROWS_MIN_BLOCKS": _MIN_BLOCKS[tpx],
     }
     return {**variant.defines(), **rows}
 
