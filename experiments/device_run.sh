@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: validate every kernel variant, then bench the ops; results under $OUT.
-#   bash experiments/device_run.sh <kernels-tree> [gputests] [slowtests] [memcheck] [validate] [bench OP...] [sass] [probe] [quick OP TEXT]
+#   bash experiments/device_run.sh <kernels-tree> [gputests] [slowtests] [memcheck] [validate] [bench OP...] [sass] [probe PRESET]
+#                                  [profile] [quick OP TEXT]
 #                                  [isolation COMMIT] [general COMMIT] [beyond COMMIT] [tf32probe COMMIT] [fuzz COMMIT]
 #                                  [triage COMMIT] [buildbench] [ray]
 #                                  [speed COMMIT BASELINE_DIR] [startup] [fastmath COMMIT] [tolerance COMMIT]
@@ -30,7 +31,13 @@ while [ $# -gt 0 ]; do
            cuobjdump -sass "$(cat /tmp/cubin)" > "$out/sass_tiled.txt"
            grep -oE '^ +/\*[0-9a-f]{4}\*/ +[A-Z0-9_.]+' "$out/sass_tiled.txt" | awk '{print $2}' | sort | uniq -c | sort -rn | head -25
            shift ;;
-    probe) python3 experiments/tile_probe.py 2>&1 | tail -12; shift ;;
+    probe) # build alternatives beside the defaults on a preset's conv (tile_probe.py: dilated_conv2d, conv3d_kk1)
+           python3 experiments/tile_probe.py --preset "$2" 2>&1 | tail -16; shift 2 ;;
+    profile) # where the full-size seed-000 explain --device cuda spends its time, profiled
+             python3 experiments/profile_explain.py experiments/kernelbench_seed000/problem.py \
+               experiments/kernelbench_seed000/solution.py --device cuda --out "$out/results/profile_seed000_h200.txt" \
+               2>&1 | tail -25 || echo "profile: exit $?"
+             shift ;;
     isolation) # fpa explain --device cuda on CUDA user code (load_inline builds, a fault, a hang) and seed 000
                python3 experiments/device_isolation.py "$out/results" "$2" || echo "isolation: exit $?"; shift 2 ;;
     general) # fpa explain --device cuda on whole Models beyond the seed ops, CUDA solutions, and seed 000
