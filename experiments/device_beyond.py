@@ -35,7 +35,7 @@ import tempfile
 import time
 
 import torch
-from device_results import run_checked, write_results
+from device_results import run_checked, warm_extensions, write_results
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CASES = ROOT / "experiments" / "device_cases" / "beyond"
@@ -199,17 +199,16 @@ def _explain(name: str, expected: str, check, problem: pathlib.Path, solution: p
 
 def main(out: str, commit: str, only: list[str]) -> int:
     sys.path.insert(0, str(CASES))
-    start = time.monotonic()
-    # one extension folder for this build and every explain's worker (fpa honours a folder the caller chose), so
-    # the workers load the build instead of each solution's first explain paying the nvcc build again
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(pathlib.Path(tempfile.gettempdir()) / "fpa_beyond_extensions"))
-    import _beyond_kernels  # built here once, so each solution's import loads it from torch's extension cache
+    runs = [r for r in RUNS if not only or any(text in " ".join(p.stem for p in _files(r[1])) for text in only)]
+    # this process's folder (the timed checks import the solutions here) and every explain's own, built in parallel
+    build_seconds = warm_extensions([_files(r[1]) for r in runs], "import _beyond_kernels; _beyond_kernels.kernels()",
+                                    CASES)  # fmt: skip
+    import _beyond_kernels  # loads the build above
 
     _beyond_kernels.kernels()
-    build_seconds = time.monotonic() - start
     source_hash = hashlib.sha256(b"".join(p.read_bytes() for p in _beyond_kernels.SOURCES)).hexdigest()[:16]
     print(f"built the case kernels in {build_seconds:.0f} s (sources {source_hash})", flush=True)
-    runs = [r for r in RUNS if not only or any(text in " ".join(p.stem for p in _files(r[1])) for text in only)]
     records = []
     for name, stems, expected, check in runs:
         problem, solution = _files(stems)

@@ -4,9 +4,12 @@ the commit the device copy was made from, the date)."""
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import subprocess
+import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
@@ -49,3 +52,31 @@ def run_checked(name: str, expected: str, check, command: list[str], *, timeout:
     record = {"run": name, "expected": expected, "as_expected": as_expected, "exit_code": done.returncode,
               "wall_seconds": round(seconds, 2)}  # fmt: skip
     return data, record
+
+
+def warm_extensions(pairs, build: str, cwd: pathlib.Path) -> float:
+    """Build the extensions of each pair's solution, in parallel, into the folder an explain of that pair builds them
+    in: fpa gives every solution a folder of its own in its cache, named by the hash of the solution's files
+    (``fp_analysis.run.places.extensions_folder``; a folder shared by solutions would let one plant a library another
+    loads), so a build made anywhere else is not found and each explain would pay nvcc again. ``build``: Python code,
+    run in ``cwd``, that builds them; the folder of this process's ``TORCH_EXTENSIONS_DIR`` is warmed too (the
+    checks the scripts time in-process). Returns the seconds."""
+    from fp_analysis.run.places import extensions_folder
+    from fp_analysis.run.snapshot import Given
+
+    folders = {os.environ.get("TORCH_EXTENSIONS_DIR")} - {None}
+    for problem, solution in pairs:
+        given = Given.take(problem, solution)
+        folders.add(extensions_folder(given.solution.encoded(), given.solution.name))
+
+    def one(folder: str) -> None:
+        env = {**os.environ, "TORCH_EXTENSIONS_DIR": folder, "MAX_JOBS": "1"}
+        done = subprocess.run([sys.executable, "-c", build], cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=1200)  # fmt: skip
+        if done.returncode:
+            raise RuntimeError(f"building into {folder} failed:\n{done.stderr[-2000:]}")
+
+    start = time.monotonic()
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        list(pool.map(one, sorted(folders)))
+    return time.monotonic() - start

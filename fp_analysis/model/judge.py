@@ -140,7 +140,15 @@ def grid_share(values: torch.Tensor, fmt: str) -> float | None:
     finite = values[torch.isfinite(values)]
     if not finite.numel():
         return None
-    return float((round_to(finite, fmt) == finite).double().mean())
+    dtype = _TORCH_FORMATS.get(fmt)
+    # A value is fmt's exactly when rounding it to fmt gives it back; torch's conversion rounds to nearest even
+    # (as round_to does) on the tensor's own device, where round_to takes float64 through numpy on the CPU (on the
+    # seed's 16 M outputs, 3.9 s of an 18.9 s explain on an H200).
+    rounded = finite.to(dtype).to(finite.dtype) if dtype is not None else round_to(finite, fmt)
+    return float((rounded == finite).double().mean())
+
+
+_TORCH_FORMATS = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 def on_grid(values: torch.Tensor, fmt: str) -> bool:

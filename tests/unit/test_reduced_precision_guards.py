@@ -64,3 +64,26 @@ def test_an_autocast_candidates_tolerance_is_its_arithmetics_not_k_eighths_of_bf
     spread = float((_autocast_bf16(a, b) - reference).abs().max())
     rounding = 2.0**-8 * float(reference.abs().max())  # bf16's unit roundoff at the largest output
     assert analysis.recommended_tolerance["atol"] <= 1.5 * spread + 2 * 8 * rounding, analysis.recommended_tolerance
+
+
+@pytest.mark.parametrize("fmt", ["bf16", "fp16"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_grid_share_is_the_share_round_to_keeps(fmt, dtype):
+    """``grid_share`` tests membership by torch's own conversion; it must count what rounding to the format (our
+    reference rounding, ``round_to``) leaves unchanged: on-grid values, ties, subnormals of the format, values past its
+    largest finite one, signed zeros."""
+    from fp_analysis.model.judge import grid_share
+    from fp_analysis.numerics.rounding import round_to
+
+    gen = torch.Generator().manual_seed(3)
+    scales = torch.tensor([2.0**-30, 2.0**-20, 2.0**-14, 1e-3, 1.0, 1e3, 6e4, 7e4, 1e38], dtype=torch.float64)
+    raw = (torch.randn(9, 400, generator=gen, dtype=torch.float64) * scales[:, None]).flatten()
+    on_grid = round_to(raw.to(dtype), fmt)
+    step = 2.0 ** -(7 if fmt == "bf16" else 10)  # a·step is one to two of the format's spacings at a (normal a)
+    above = round_to(on_grid + on_grid * step, fmt, "rz")  # the format's next value away from zero
+    ties = (on_grid + above) / 2  # exact in fp32 and fp64: midpoints between neighbours of the format
+    values = torch.cat([raw.to(dtype), on_grid, ties, torch.tensor([0.0, -0.0, torch.inf], dtype=dtype)])
+    finite = values[torch.isfinite(values)]
+    expected = float((round_to(finite, fmt) == finite).double().mean())
+    assert 0.2 < expected < 0.9  # the case mixes both kinds
+    assert grid_share(values, fmt) == expected
