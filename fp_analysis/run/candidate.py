@@ -88,7 +88,10 @@ class CandidateProcess:
         self.timeout = timeout
         self.name = pathlib.Path(solution).name
         ours, theirs = socket.socketpair()
-        self.tmp = tempfile.mkdtemp(prefix="fpa-solution-")  # the only temporary folder its sandbox lets it write
+        # the only temporary folder its sandbox lets it write; inside the job's folder, which fpa's own process removes
+        # at the job's end, so that it goes too where the worker that would remove it was killed (a timeout, Ctrl-C,
+        # a solution that kills it): in /tmp such folders were left behind, one per killed job
+        self.tmp = tempfile.mkdtemp(prefix="solution-tmp-", dir=folder)
         try:
             self.child = ChildProcess(
                 "candidate",

@@ -1,5 +1,6 @@
 """Ending fpa ends its job: SIGTERM while the candidate hangs exits 130 and leaves no process of the job
-(the worker, the candidate's process, the fork server they came from, what the candidate started).
+(the worker, the candidate's process, the fork server they came from, what the candidate started) and no temporary
+folder.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ def _isolated_files(tmp_path, monkeypatch):
 def test_ending_fpa_ends_its_workers(tmp_path):
     """SIGTERM to ``fpa triage`` while a candidate hangs: exit 130, and no process of the job is left (the worker,
     the candidate process, the fork server they came from, and what the candidate started in a process group of its
-    own, as ninja starts a torch extension's compilers: the triage's end once left it running under init)."""
+    own, as ninja starts a torch extension's compilers: the triage's end once left it running under init), and no
+    temporary folder (the solution's, made by the worker, was once left in /tmp by every job ended so)."""
     import os
     import shutil
     import signal
@@ -37,7 +39,10 @@ def test_ending_fpa_ends_its_workers(tmp_path):
     for folder in (pair, pair.parent):
         shutil.copy(CASES / "_conv.py", folder / "_conv.py")
     args = ["triage", str(tmp_path / "runs"), "--device", "cpu", "--timeout", "60"]
-    fpa = subprocess.Popen([sys.executable, "-m", "fp_analysis", *args, "--no-store"], stderr=subprocess.PIPE)
+    temporary = tmp_path / "tmp"  # fpa's temporary folders and the solution's: none may outlive the job
+    temporary.mkdir()
+    env = {**os.environ, "TMPDIR": str(temporary)}
+    fpa = subprocess.Popen([sys.executable, "-m", "fp_analysis", *args, "--no-store"], stderr=subprocess.PIPE, env=env)
 
     def descendants():
         parents = {}
@@ -78,3 +83,4 @@ def test_ending_fpa_ends_its_workers(tmp_path):
     while any(map(alive, started)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not any(map(alive, started))
+    assert not list(temporary.iterdir())
