@@ -88,7 +88,10 @@ def explain_job(
 
                 reference, parameters, results, worst = run_check(reference_file, candidate, dev, trials=asked.trials,
                     seed=seed, tolerance=(atol, rtol), reference_mode=check_mode, observe=observe)  # fmt: skip
-                departures.append(_Departure.of(worst))
+                # the smaller instance's departure from plain fp32 is wanted whenever it gives the verdict; the full
+                # size's only where its analysis does not fit (below)
+                plain = _plain_reference(reference_file, reference, worst) if n else None
+                departures.append(_Departure.of(worst, plain))
                 if not n:  # the check as it ran at the problem's size, kept before anything else may run out
                     full_size["check"] = mismatch_summary(results, atol, rtol)
                 again = _run_again(candidate, worst)
@@ -101,14 +104,19 @@ def explain_job(
             written = {side: {i for r in results for i in r.written.get(side, ())} for side in sides}
             notes = list(candidate.loaded()) + written_notes(written)
         checked = _Checked(reference_file, reference, parameters, results, worst, again, notes)
-        return _explained(checked, dict(context), asked)
+        try:
+            return _explained(checked, dict(context), asked)
+        except (AnalysisMemoryError, torch.OutOfMemoryError):  # a smaller instance comes: keep what it is held to
+            if not n:
+                departures[0] = _Departure.of(worst, _plain_reference(reference_file, reference, worst))
+            raise
 
     def report(text: str) -> None:
         report_event("progress", text=f"analysis: {text}")
 
     explanation, smaller = on_fitting_instance(dev, attempt, report)
     if smaller and full_size and explanation["explained"]:
-        departures[0].covered_by(departures[-1], smaller)
+        departures[0].covered_by(departures[-1], smaller, explanation["causes"])
     if smaller:  # the check the grader runs is the problem-size one: ``mismatch`` is it, where it ran to its end
         explanation["notes"] = [described(smaller, "analysed"), *explanation["notes"]]
         explanation["context"] |= {"smaller_instance": smaller, "analysed_check": explanation["mismatch"],
@@ -122,38 +130,77 @@ def explain_job(
 
 class _Departure(NamedTuple):
     """How far the candidate went from the reference in a check's worst trial: the largest finite difference over the
-    largest finite |reference|, the outputs, and whether some output is NaN or ±inf on one side only."""
+    largest finite |reference|, the outputs, whether some output is NaN or ±inf on one side only, and the same
+    relative difference from the reference rerun in plain fp32 (TF32 off; None where that rerun did not fit)."""
 
     relative: float
     outputs: int
     one_sided: bool
+    plain: float | None = None
 
     @classmethod
-    def of(cls, worst) -> _Departure:
+    def of(cls, worst, plain: torch.Tensor | None = None) -> _Departure:
         stats, reference = worst.stats, worst.reference
-        finite = reference[torch.isfinite(reference)] if reference.is_floating_point() else reference.double()
-        scale = float(finite.abs().max()) if finite.numel() else 0.0
-        difference = stats.max_abs or 0.0
-        return cls(difference / scale if scale > 0 else difference, reference.numel(),
-                   stats.nonfinite.mismatched_nonfinite > 0)  # fmt: skip
+        from_plain = None if plain is None else _relative(compare.max_abs(worst.candidate, plain) or 0.0, plain)
+        return cls(_relative(stats.max_abs or 0.0, reference), reference.numel(),
+                   stats.nonfinite.mismatched_nonfinite > 0, from_plain)  # fmt: skip
 
-    def covered_by(self, smaller: _Departure, sizes: dict) -> None:
-        """OutOfScopeError where this full-size departure is beyond what the smaller instance's explanation covers:
-        NaN or ±inf on one side only there and not here, or a relative difference more than 8 × the outputs' ratio
-        times the smaller instance's (at least fp32's unit roundoff 2⁻²⁴): a sum's rounding grows with its terms
-        (at most linearly: Higham 2002, eq. (3.4)), a bug that only the full size shows (an index past 2³¹, a
-        batch the kernel tiles otherwise) is not analysed there, and is never called explained."""
+    def covered_by(self, smaller: _Departure, sizes: dict, causes: list[dict]) -> None:
+        """OutOfScopeError where this full-size departure is beyond what the smaller instance's explanation covers.
+
+        The candidate may tell the sizes apart (by the shapes it is given), so the smaller instance vouches only for
+        arithmetic whose departure there is as small as fp32's: where it names the candidate's own arithmetic (bf16,
+        an approximation, a formula: causes on the candidate's side other than its order of additions), a departure
+        of that size at the full size could as well be a bug, and is not called explained. Otherwise, in the
+        measure where the smaller instance departs least (from the reference as it ran, or from it in plain fp32:
+        a TF32 reference's own error is not the candidate's allowance), the full size may depart at most 8 × the
+        outputs' ratio times as far (at least fp32's unit roundoff 2⁻²⁴): a sum's rounding grows with its terms (at
+        most linearly: Higham 2002, eq. (3.4)); and NaN or ±inf on one side only must be there too."""
+        named = sorted({c["name"] for c in causes if c.get("side") == "candidate"} - _CANDIDATE_ORDER_ONLY)
+        if named:
+            raise OutOfScopeError(
+                f"the candidate is explained on the smaller instance analysed ({sizes_words(sizes)}) by arithmetic of "
+                f"its own ({', '.join(named)}); at the problem's own size, which that instance does not show (its fp64 "
+                "analysis does not fit the device), a departure as large as that arithmetic's could as well be a bug"
+            )
+        measures = [(smaller.relative, self.relative, "the reference")]
+        if smaller.plain is not None and self.plain is not None:
+            measures.append((smaller.plain, self.plain, "the reference in plain fp32"))
+        there, here, what = min(measures)
         ratio = self.outputs / max(1, smaller.outputs)
-        limit = 8 * ratio * max(smaller.relative, 2.0**-24)
-        if (self.one_sided and not smaller.one_sided) or self.relative > limit:
-            shown = f"a relative difference of {self.relative:.3g}"
-            shown = "NaN or ±inf on one side only" if self.one_sided else shown
+        limit = 8 * ratio * max(there, 2.0**-24)
+        if (self.one_sided and not smaller.one_sided) or here > limit:
+            shown = f"a relative difference from {what} of {here:.3g}"
+            shown = "NaN or ±inf on one side only" if self.one_sided and not smaller.one_sided else shown
             raise OutOfScopeError(
                 f"the candidate is explained on the smaller instance analysed ({sizes_words(sizes)}), but at the "
                 f"problem's own size KernelBench's check sees {shown}, beyond what that instance covers "
                 f"({limit:.3g}): a departure only the full size shows is not analysed (its fp64 analysis does not fit "
                 "the device)"
             )
+
+
+# Causes on the candidate's side that leave its arithmetic fp32's: another order of the same additions, run to run
+_CANDIDATE_ORDER_ONLY = {"accumulation_order", "nondeterministic"}
+
+
+def _relative(difference: float, reference: torch.Tensor) -> float:
+    """``difference`` over the largest finite |reference| (itself where there is none)."""
+    finite = reference[torch.isfinite(reference)] if reference.is_floating_point() else reference.double()
+    scale = float(finite.abs().max()) if finite.numel() else 0.0
+    return difference / scale if scale > 0 else difference
+
+
+def _plain_reference(problem: UserFile, reference, worst) -> torch.Tensor | None:
+    """The reference Model rerun on the worst trial's inputs (copies) in plain fp32, TF32 off; None where it does
+    not fit the device's memory (the full-size check is then held to the reference as it ran)."""
+    try:
+        inputs = [t.clone() if isinstance(t, torch.Tensor) else t for t in worst.inputs]
+        with torch.no_grad(), tf32(conv=False, matmul=False):
+            out = problem.call("Model.forward (TF32 off)", reference, *inputs)
+    except (torch.OutOfMemoryError, MemoryError, AnalysisMemoryError):
+        return None
+    return out if isinstance(out, torch.Tensor) and out.shape == worst.candidate.shape else None
 
 
 _NO_FULL_SIZE_CHECK = (

@@ -37,7 +37,6 @@ import contextlib
 import os
 import pathlib
 import re
-import shutil
 import socket
 import sys
 import tempfile
@@ -88,9 +87,8 @@ class CandidateProcess:
         self.timeout = timeout
         self.name = pathlib.Path(solution).name
         ours, theirs = socket.socketpair()
-        # the only temporary folder its sandbox lets it write; inside the job's folder, which fpa's own process removes
-        # at the job's end, so that it goes too where the worker that would remove it was killed (a timeout, Ctrl-C,
-        # a solution that kills it): in /tmp such folders were left behind, one per killed job
+        # the only temporary folder its sandbox lets it write; in the job's folder, which fpa's own process removes at
+        # the job's end even where the worker was killed (in /tmp such folders were left behind, one per killed job)
         self.tmp = tempfile.mkdtemp(prefix="solution-tmp-", dir=folder)
         try:
             self.child = ChildProcess(
@@ -103,7 +101,7 @@ class CandidateProcess:
             )
         except BaseException:
             ours.close()
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            places.remove_folder(self.tmp)
             raise
         finally:
             theirs.close()
@@ -130,7 +128,7 @@ class CandidateProcess:
         with contextlib.suppress(OSError):
             self.sock.close()
         self.child.close()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        places.remove_folder(self.tmp)
 
     def loaded(self) -> list[str]:
         """Wait for the solution's import; returns the notes on torch switches its import changed.
@@ -262,8 +260,12 @@ class CandidateProcess:
         finally:
             # the process's own measure of the call, where it sent one (the reply may wait while we work)
             report_event("leave", id=call["id"], seconds=reply.get("seconds", time.monotonic() - call["sent"]))
-        if "user_code" in reply:
-            raise reply["user_code"]
+        if "user_code" in reply:  # where it failed and how to reproduce it are ours to say, not the reply's
+            failed = reply["user_code"]
+            details = {k: v for k, v in failed.details.items() if k not in ("where", "detail", "replay")}
+            details |= _context(None, call.get("detail"), call.get("replay"))
+            said = str(failed) if str(failed).startswith(call["where"]) else f"{call['where']}: {failed}"
+            raise UserCodeError(said, side=Side.SOLUTION, where=call["where"], fate=failed.fate, details=details)
         if "usage" in reply:  # its import found no ModelNew: said in the worker's words, not the solution's
             raise FpaError(f"{self.name} does not define ModelNew (a KernelBench solution must define ModelNew)")
         if "internal" in reply:  # fpa's code failed in the solution's process: the solution's code had it to itself

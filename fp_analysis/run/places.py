@@ -17,10 +17,22 @@ import pathlib
 import shutil
 import subprocess
 
-__all__ = ["EXTENSIONS_OVERRIDE", "cache_dir", "extensions_folder"]
+__all__ = ["EXTENSIONS_OVERRIDE", "cache_dir", "extensions_folder", "remove_folder"]
 
 # The variable that moves the solutions' extension builds (``extensions_folder``) out of this machine's cache.
 EXTENSIONS_OVERRIDE = "FPA_EXTENSIONS_CACHE"
+
+
+def remove_folder(folder: str | os.PathLike) -> None:
+    """Remove a temporary folder of a job and whatever the user's code left in it, never raising: Python's rmtree
+    recurses (up to 3.12), so a solution that nests 3000 folders in its own temporary one made the job's cleanup raise
+    RecursionError and lose the verdict (an adversarial hunt, 2026-12-04); ``rm -rf`` walks any depth (POSIX rm, GNU
+    coreutils' fts) and follows no link."""
+    try:
+        shutil.rmtree(folder)
+    except (OSError, RecursionError):
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(["rm", "-rf", "--", os.fspath(folder)], capture_output=True, timeout=300, check=False)
 
 
 def cache_dir(name: str, override: str | None = None) -> pathlib.Path:

@@ -30,7 +30,9 @@ This module does not import torch: the parent that only supervises starts fast.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
+import functools
 import hmac
 import json
 import os
@@ -48,6 +50,7 @@ from ..options import DEFAULT_TIMEOUT_S
 from . import forkserver, hardening
 from .children import CapturedOutput, ChildProcess
 from .interrupts import terminate_as_interrupt
+from .places import remove_folder
 from .worker import CHANNEL_ENV, JOBS, KEY_ENV
 
 __all__ = ["JobResult", "run_job"]
@@ -108,8 +111,21 @@ def run_job(
     """
     if job not in JOBS:
         raise ParameterError(f"Got job={job!r}, but the only valid jobs are {', '.join(map(repr, JOBS))}.")
-    with tempfile.TemporaryDirectory(prefix="fpa-worker-") as folder, terminate_as_interrupt():
-        folder = pathlib.Path(folder)
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fpa-worker-"))
+    # removed at the job's end, or at fpa's where it ends first (Ctrl-C in a triage, whose jobs run in threads); the
+    # solution's temporary folder, inside it, too, whatever the user's code left there
+    cleanup = functools.partial(remove_folder, folder)
+    atexit.register(cleanup)
+    try:
+        return _supervised(job, kwargs, timeout, on_event, env, folder)
+    finally:
+        cleanup()
+        atexit.unregister(cleanup)
+
+
+def _supervised(job: str, kwargs: dict, timeout: float, on_event, env, folder: pathlib.Path) -> JobResult:
+    """``run_job``'s work in its temporary ``folder``."""
+    with terminate_as_interrupt():
         hardening.not_dumpable()  # this process holds the key and reads the result: out of the user's code's reach
         # json, not records: the paths must reach the worker as they are (a file name's undecodable bytes too)
         job_record = {"job": job, "kwargs": {**kwargs, "timeout": timeout}}

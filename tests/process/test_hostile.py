@@ -111,6 +111,15 @@ def test_a_solution_that_tampers_with_fpas_channel_or_folder_fails_with_exit_3(s
     assert not canary.exists()  # nothing the solution's process sent was run
 
 
+def test_where_a_solution_failed_and_how_to_reproduce_it_are_fpas_words_not_its_reply(unsandboxed):
+    """A failure record the solution's process forged (an adversarial hunt): it named the problem's Model.forward as
+    the code that failed and gave a "reproduce" command of its own (curl … | sh), which fpa printed."""
+    code, data, stderr = _explain(CASES / "problem.py", CASES / "forges_failure.py")
+    error = data["error"]
+    assert code == ExitCode.USER_CODE and error["side"] == "solution" and error["where"] == "ModelNew.forward", data
+    assert error["message"].startswith("ModelNew.forward: ") and "curl" not in json.dumps(data) + stderr
+
+
 @pytest.mark.slow
 def test_a_solution_builds_its_extension_inside_the_sandbox(tmp_path):
     """A load_inline build (ninja, the C++ compiler, the linker) runs inside the solution's sandbox: it writes only its

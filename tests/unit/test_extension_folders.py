@@ -73,3 +73,27 @@ def test_two_solutions_side_by_side_in_one_folder_build_apart(tmp_path, monkeypa
     first, second = (Given.take(folder / "problem.py", folder / name) for name in ("first.py", "second.py"))
     assert first.solution.encoded() == second.solution.encoded()
     assert pair_extensions(first) != pair_extensions(second)
+
+
+def test_a_job_folder_is_removed_whatever_depth_the_users_code_nested_in_it(tmp_path):
+    """A solution nested 3000 folders in its temporary one (inside the job's folder): Python's rmtree recursed past
+    its limit, the job's cleanup raised RecursionError and the verdict was lost (exit 4)."""
+    import os
+
+    from fp_analysis.run.places import remove_folder
+
+    job = tmp_path / "fpa-worker-x"
+    deepest = job / "solution-tmp-y"
+    deepest.mkdir(parents=True)
+    fd = os.open(deepest, os.O_RDONLY)
+    try:
+        for _ in range(3000):  # by descriptor: the path itself grows past PATH_MAX
+            os.mkdir("d", dir_fd=fd)
+            child = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        os.close(os.open("file", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
+    finally:
+        os.close(fd)
+    remove_folder(job)
+    assert not job.exists()

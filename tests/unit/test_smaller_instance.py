@@ -103,7 +103,8 @@ _BODIES = {
 }
 
 
-def _explain(tmp_path, monkeypatch, body: str, problem: str = PROBLEM, available: float | None = None) -> dict:
+def _explain(tmp_path, monkeypatch, body: str, problem: str = PROBLEM, available: float | None = None,
+             solution: str = SOLUTION, **asked) -> dict:  # fmt: skip
     """``fpa explain``'s job in this process on the Frobenius problem, whose fp64 analysis is made not to fit at its
     own size (half of what it needs is available): the check at full size, the analysis on batch_size 8."""
     from fp_analysis.explain import job
@@ -113,9 +114,10 @@ def _explain(tmp_path, monkeypatch, body: str, problem: str = PROBLEM, available
     half = smaller.FP64_COPIES * 8 * (16 * 8 * 64) / 0.8 / 2 + 1 if available is None else available
     monkeypatch.setattr(smaller, "available_bytes", lambda device: half)
     monkeypatch.setattr(memory, "available_bytes", lambda device: half)
+    text = solution
     solution = tmp_path / "solution.py"
-    solution.write_text(SOLUTION.format(body=body))
-    options = ExplainOptions(device="cpu", timeout=60).to_json()
+    solution.write_text(text.format(body=body))
+    options = ExplainOptions(device="cpu", timeout=60, **asked).to_json()
     path = tmp_path / "problem.py"
     path.write_text(problem)
     return job.explain_job(path, solution, options=options, timeout=60, folder=str(tmp_path))
@@ -193,3 +195,69 @@ def test_each_attempt_after_running_out_is_smaller_whatever_the_estimate_says(tm
     with pytest.raises(AnalysisMemoryError, match="ran out of memory"):
         _explain(tmp_path, monkeypatch, _BODIES["same"], available=1 << 40)
     assert analysed == [(16, 8, 64), (8, 8, 64), (4, 8, 64), (2, 8, 64)]
+
+
+LINEAR = """
+import torch
+from torch import nn
+
+batch_size = 16
+features = 8
+dim = 64
+
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim, bias=False)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def get_inputs():
+    return [torch.rand(batch_size, features, dim)]
+
+
+def get_init_inputs():
+    return [features]
+"""
+
+LINEAR_SOLUTION = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.fc = nn.Linear(64, 64, bias=False)
+
+    def forward(self, x):
+        {body}
+"""
+
+
+def test_a_solution_that_tells_the_sizes_apart_is_not_vouched_for_by_its_own_arithmetic_on_the_smaller_one(
+    tmp_path, monkeypatch
+):
+    """An adversarial hunt's attack: off by 0.1 % at the problem's size, bf16 on any smaller one. The smaller
+    instance's verdict, candidate_bf16, allowed a full-size departure of 8 × 2 × bf16's: the bug was explained."""
+    body = (
+        "return self.fc(x) * 1.001 if x.shape[0] == 16 else "
+        "F.linear(x.bfloat16(), self.fc.weight.bfloat16()).float()"
+    )
+    with pytest.raises(OutOfScopeError, match=r"by arithmetic of its own \(candidate_bf16\)"):
+        _explain(tmp_path, monkeypatch, body, LINEAR, solution=LINEAR_SOLUTION)
+
+
+def test_a_tf32_references_error_is_not_the_candidates_allowance_at_the_full_size(tmp_path, monkeypatch):
+    """The reference in TF32 departs from the candidate's fp32 by TF32's error on the smaller instance too; the full
+    size is held to the candidate's departure from the reference in plain fp32 there, so a 0.1 % bug the full size
+    alone shows, inside 8 × 2 × TF32's error, is not explained."""
+    mode = {"reference_mode": "conv=tf32,matmul=tf32"}
+    assert _explain(tmp_path, monkeypatch, "return self.fc(x)", LINEAR, solution=LINEAR_SOLUTION, **mode)["explained"]
+    body = "return self.fc(x) * 1.0003 if x.shape[0] == 16 else self.fc(x)"
+    with pytest.raises(OutOfScopeError, match="from the reference in plain fp32 of"):
+        _explain(tmp_path, monkeypatch, body, LINEAR, solution=LINEAR_SOLUTION, **mode)

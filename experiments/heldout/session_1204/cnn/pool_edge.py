@@ -1,0 +1,20 @@
+import torch.nn.functional as F
+from torch import nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, num_classes):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 5)
+        self.conv2 = nn.Conv2d(8, 16, 5)
+        self.fc1 = nn.Linear(16 * 5 * 5, 120)
+        self.fc2 = nn.Linear(120, num_classes)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        y = F.relu(self.conv2(x))
+        p = F.max_pool2d(y, 2)
+        # bug: the last pooled row uses only the first row of its window
+        p[:, :, -1, :] = F.max_pool2d(y[:, :, -2:-1, :], (1, 2))[:, :, 0, :]
+        x = p.reshape(p.shape[0], -1)
+        return self.fc2(F.relu(self.fc1(x)))

@@ -1,0 +1,10 @@
+from torch import nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return x.sum(dim=self.dim) / (x.shape[self.dim] - 1)

@@ -1,0 +1,10 @@
+import torch
+from torch import nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A, s):
+        return torch.mul(A, torch.tensor(s, dtype=A.dtype))
