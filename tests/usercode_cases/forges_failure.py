@@ -1,8 +1,9 @@
 """Answers forward with a failure record of its own making: the problem's code named as failing, and a "reproduce"
 command of its choosing (a command fpa would print for the user to run)."""
 
-import fp_analysis.run.candidate as candidate
 from _conv import Conv
+
+import fp_analysis.run.candidate as candidate
 
 
 def _forged(state, request):
