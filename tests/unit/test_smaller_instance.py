@@ -245,8 +245,7 @@ def test_a_solution_that_tells_the_sizes_apart_is_not_vouched_for_by_its_own_ari
     """An adversarial hunt's attack: off by 0.1 % at the problem's size, bf16 on any smaller one. The smaller
     instance's verdict, candidate_bf16, allowed a full-size departure of 8 × 2 × bf16's: the bug was explained."""
     body = (
-        "return self.fc(x) * 1.001 if x.shape[0] == 16 else "
-        "F.linear(x.bfloat16(), self.fc.weight.bfloat16()).float()"
+        "return self.fc(x) * 1.001 if x.shape[0] == 16 else F.linear(x.bfloat16(), self.fc.weight.bfloat16()).float()"
     )
     with pytest.raises(OutOfScopeError, match=r"by arithmetic of its own \(candidate_bf16\)"):
         _explain(tmp_path, monkeypatch, body, LINEAR, solution=LINEAR_SOLUTION)
