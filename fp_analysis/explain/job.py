@@ -25,7 +25,6 @@ from ..model.judge import nondeterministic, parameter_analysis, parameters_first
 from ..model.rewrites import Rewrite
 from ..model.scope import KeptItems
 from ..model.verdict import Analysis, Cause, CauseKind, Explanation
-from ..numerics.allclose import beyond_rtol
 from ..numerics.backends import tf32, tf32_settings
 from ..options import ExplainOptions, autocast_format, linear_formats, resolve_device
 from ..run.candidate import CandidateProcess
@@ -34,6 +33,7 @@ from ..run.worker import report_event
 from .kernelbench import (
     WrongOutput,
     emulated_reference,
+    item_badness,
     load_problem,
     mismatch_summary,
     reference_forward,
@@ -390,15 +390,8 @@ def _batch_subset(model, trial, mode: str, rtol: float):
     if reference.numel() <= _SUBSET_ABOVE or n == 1:
         return model, trial.inputs, reference, candidate, None
 
-    def badness(i: int) -> tuple[float, int]:  # one item at a time: a whole float64 copy would be 1 GB at seed 000
-        c, r = candidate[i], reference[i]
-        difference = (c.double() - r.double()).abs()
-        difference = torch.where(torch.isnan(difference), torch.inf, difference)  # a NaN on one side only
-        difference[(c == r) | (torch.isnan(c) & torch.isnan(r))] = 0.0  # equal: the same infinity or NaN too
-        failing = beyond_rtol(r, c, rtol)
-        return float(difference.max()) if difference.numel() else 0.0, failing
-
-    item = max(range(n), key=badness)
+    # one item at a time: a whole float64 copy would be 1 GB at seed 000
+    item = max(range(n), key=lambda i: item_badness(reference[i], candidate[i], rtol))
     return (*_items_alone(model, trial, item, 1, mode), [item])
 
 
@@ -465,8 +458,10 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analy
     judged = []
     for trial in results:
         trial = worst if trial.trial == worst.trial else trial  # the worst is kept whatever its size
-        if trial.candidate is None:  # not kept: too large to keep them all
+        if trial.candidate is None:  # not kept: too large to keep them all, and no batch item to keep instead
             continue
+        if trial.item is not None and not _alone_alike(model, trial, mode):
+            continue  # its worst batch item, kept alone, is not what the Model computes for it in the batch
         judged.append(trial.trial)
         for judged_model, inputs, ref_out, cand_out, items in _pieces(model, problem, trial, trial is worst, mode,
                                                                       asked.rtol):  # fmt: skip
@@ -474,6 +469,7 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analy
                 continue  # the worst trial, analysed whole already
             if torch.equal(ref_out, cand_out):
                 continue
+            items = [trial.item] if trial.item is not None else items
             what = f"trial {trial.trial + 1}" + (f", batch items {items[0]}…{items[-1]}" if items else "")
             report_event("progress", text=f"analysis: judging {what} against the worst's re-creations")
             try:
@@ -490,6 +486,18 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analy
                     found = {"trials": judged, "of": len(results), "not_explained": trial.trial}
                     return full, found, (judged_model, inputs, ref_out, cand_out, items)
     return analysis, {"trials": judged, "of": len(results)}, None
+
+
+def _alone_alike(model, trial, mode: str) -> bool:
+    """Whether the Model run on a trial's kept batch item alone (``kernelbench.worst_item``) gives the reference's
+    output for it, as ``_items_alone`` checks: where it does not (a norm over the batch), the item is not judged."""
+    expected = trial.reference
+    try:
+        alone = evaluate(model, trial.inputs, precision_mode(mode)).output
+    except Exception:  # the Model does not take the item alone
+        return False
+    scale = float(expected.abs().max()) if expected.numel() else 0.0
+    return alone.shape == expected.shape and float((alone - expected).abs().max()) <= 1e-3 * scale
 
 
 def _tf32_description() -> str:

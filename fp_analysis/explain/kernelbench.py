@@ -100,6 +100,9 @@ class TrialResult:
     atol_to_pass: AtolToPass = field(default_factory=lambda: AtolToPass(False, None))
     # outputs that differ by more than the rtol alone allows: how wrong the trial is, whatever the atol
     beyond_rtol: int = 0
+    # where not every trial's tensors fit (_KEEP_TRIALS_BYTES): the batch item this one kept, its inputs the
+    # batch-sized ones sliced to it and its outputs that item's (``worst_item``)
+    item: int | None = None
 
     def to_dict(self) -> dict:
         s = self.stats
@@ -318,13 +321,39 @@ def run_check(
             if keep_all is None:  # every trial's tensors kept for the analysis where they fit (see _KEEP_TRIALS_BYTES)
                 size = ref_out.nbytes + cand_out.nbytes + sum(t.nbytes for t in inputs if isinstance(t, torch.Tensor))
                 keep_all = trials * size <= _KEEP_TRIALS_BYTES[device.type == "cuda"]
-            kept = (inputs, ref_out, cand_out) if keep_all else ()
-            result = TrialResult(trial, seeds[trial], passed, stats, *kept, **scores)
+            kept = {"inputs": inputs, "reference": ref_out, "candidate": cand_out}
+            kept = kept if keep_all else worst_item(inputs, ref_out, cand_out, rtol)
+            result = TrialResult(trial, seeds[trial], passed, stats, **kept, **scores)
             results.append(result)
             if worst is None or _severity(result) > _severity(worst):
                 worst = result if keep_all else TrialResult(trial, seeds[trial], passed, stats, inputs, ref_out,
                                                             cand_out, **scores)  # fmt: skip
     return reference, parameters, results, worst
+
+
+def item_badness(reference: torch.Tensor, candidate: torch.Tensor, rtol: float) -> tuple[float, int]:
+    """How far a batch item's candidate departs from its reference: the largest difference (a NaN or infinity on
+    one side only counts as infinite; the same infinity or NaN on both, as none), then how many outputs are beyond
+    what the rtol alone allows (not the atol: the analysis is the same at every atol)."""
+    difference = (candidate.double() - reference.double()).abs()
+    difference = torch.where(torch.isnan(difference), torch.inf, difference)
+    difference[(candidate == reference) | (torch.isnan(candidate) & torch.isnan(reference))] = 0.0
+    return (float(difference.max()) if difference.numel() else 0.0), beyond_rtol(reference, candidate, rtol)
+
+
+def worst_item(inputs: list, ref_out: torch.Tensor, cand_out: torch.Tensor, rtol: float) -> dict:
+    """What a trial keeps where not every trial's tensors fit (``TrialResult``'s fields): its inputs sliced to its
+    worst batch item, that item's reference and candidate outputs, and the item — copies, so the rest is freed — so
+    that each trial can still be judged where it departs most (a candidate that computed one trial in bf16 and scaled
+    every output of the others was judged on the bf16 one alone); nothing where the output has no batch to slice."""
+    n = ref_out.shape[0] if ref_out.dim() else 0
+    if n < 2 or not ref_out.is_floating_point():
+        return {}
+    item = max(range(n), key=lambda i: item_badness(ref_out[i], cand_out[i], rtol))
+    sliced = [t[item : item + 1].clone() if isinstance(t, torch.Tensor) and t.dim() and t.shape[0] == n else t
+              for t in inputs]  # fmt: skip
+    return {"inputs": sliced, "reference": ref_out[item : item + 1].clone(),
+            "candidate": cand_out[item : item + 1].clone(), "item": item}  # fmt: skip
 
 
 def _thread_draws_alike() -> bool:

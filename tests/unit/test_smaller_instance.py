@@ -260,3 +260,41 @@ def test_a_tf32_references_error_is_not_the_candidates_allowance_at_the_full_siz
     body = "return self.fc(x) * 1.0003 if x.shape[0] == 16 else self.fc(x)"
     with pytest.raises(OutOfScopeError, match="from the reference in plain fp32 of"):
         _explain(tmp_path, monkeypatch, body, LINEAR, solution=LINEAR_SOLUTION, **mode)
+
+
+SWITCHING_SOLUTION = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+_FIRST = []
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.fc = nn.Linear(64, 64, bias=False)
+
+    def forward(self, x):
+        key = float(x.flatten()[0])
+        _FIRST.append(key) if not _FIRST else None
+        if key == _FIRST[0]:  # the first trial's inputs, and every rerun of them: bf16
+            return F.linear(x.bfloat16(), self.fc.weight.bfloat16()).float()
+        {body}
+"""
+
+
+@pytest.mark.parametrize("kept", ["every trial", "the worst trial and each other's worst item"])
+def test_a_trial_wrong_otherwise_than_the_worst_is_judged_whether_or_not_every_trial_fits(tmp_path, monkeypatch, kept):
+    """An adversarial hunt's attack: bf16 on the first trial (the one departing furthest), every output scaled by
+    4096/4095 on the others. Where the trials' tensors did not all fit, only the worst was kept and judged:
+    candidate_bf16, exit 0. Each other trial now keeps its worst batch item, judged as the worst trial is."""
+    from fp_analysis.explain import kernelbench
+
+    if kept != "every trial":
+        monkeypatch.setattr(kernelbench, "_KEEP_TRIALS_BYTES", {False: 0, True: 0})
+    everything = smaller.FP64_COPIES * 8 * (16 * 8 * 64) * 4  # the analysis fits: no smaller instance
+    body = "return self.fc(x) * (4096 / 4095)"
+    result = _explain(tmp_path, monkeypatch, body, LINEAR, available=everything, solution=SWITCHING_SOLUTION)
+    assert result["verdict"] == "bug" and not result["explained"], result["verdict"]
+    assert result["context"]["judged"]["not_explained"] != 0  # a trial other than the first gave the verdict
