@@ -41,7 +41,7 @@ from .kernelbench import (
     written_notes,
 )
 from .parameters import describe, match_parameters, with_values
-from .smaller import Sizes, described, on_fitting_instance, require_fp64_room, sizes_words
+from .smaller import Sizes, described, memory_error, on_fitting_instance, require_fp64_room, sizes_words
 
 __all__ = ["explain_job"]
 
@@ -89,7 +89,7 @@ def explain_job(
                 reference, parameters, results, worst = run_check(reference_file, candidate, dev, trials=asked.trials,
                     seed=seed, tolerance=(atol, rtol), reference_mode=check_mode, observe=observe)  # fmt: skip
                 # the smaller instance's departure from plain fp32 is wanted whenever it gives the verdict; the full
-                # size's only where its analysis does not fit (below)
+                # size's only where something there runs out of memory (below)
                 plain = _plain_reference(reference_file, reference, worst) if n else None
                 departures.append(_Departure.of(worst, plain))
                 if not n:  # the check as it ran at the problem's size, kept before anything else may run out
@@ -106,8 +106,8 @@ def explain_job(
         checked = _Checked(reference_file, reference, parameters, results, worst, again, notes)
         try:
             return _explained(checked, dict(context), asked)
-        except (AnalysisMemoryError, torch.OutOfMemoryError):  # a smaller instance comes: keep what it is held to
-            if not n:
+        except (AnalysisMemoryError, torch.OutOfMemoryError, UserCodeError) as error:
+            if not n and memory_error(error, dev) is not None:  # a smaller instance comes: keep what it is held to
                 departures[0] = _Departure.of(worst, _plain_reference(reference_file, reference, worst))
             raise
 
@@ -115,8 +115,10 @@ def explain_job(
         report_event("progress", text=f"analysis: {text}")
 
     explanation, smaller = on_fitting_instance(dev, attempt, report)
-    if smaller and full_size and explanation["explained"]:
-        departures[0].covered_by(departures[-1], smaller, explanation["causes"])
+    if smaller and explanation["explained"]:
+        _vouched_for(smaller, explanation["causes"])
+        if full_size:
+            departures[0].covered_by(departures[-1], smaller)
     if smaller:  # the check the grader runs is the problem-size one: ``mismatch`` is it, where it ran to its end
         explanation["notes"] = [described(smaller, "analysed"), *explanation["notes"]]
         explanation["context"] |= {"smaller_instance": smaller, "analysed_check": explanation["mismatch"],
@@ -145,24 +147,13 @@ class _Departure(NamedTuple):
         return cls(_relative(stats.max_abs or 0.0, reference), reference.numel(),
                    stats.nonfinite.mismatched_nonfinite > 0, from_plain)  # fmt: skip
 
-    def covered_by(self, smaller: _Departure, sizes: dict, causes: list[dict]) -> None:
-        """OutOfScopeError where this full-size departure is beyond what the smaller instance's explanation covers.
-
-        The candidate may tell the sizes apart (by the shapes it is given), so the smaller instance vouches only for
-        arithmetic whose departure there is as small as fp32's: where it names the candidate's own arithmetic (bf16,
-        an approximation, a formula: causes on the candidate's side other than its order of additions), a departure
-        of that size at the full size could as well be a bug, and is not called explained. Otherwise, in the
-        measure where the smaller instance departs least (from the reference as it ran, or from it in plain fp32:
-        a TF32 reference's own error is not the candidate's allowance), the full size may depart at most 8 × the
-        outputs' ratio times as far (at least fp32's unit roundoff 2⁻²⁴): a sum's rounding grows with its terms (at
-        most linearly: Higham 2002, eq. (3.4)); and NaN or ±inf on one side only must be there too."""
-        named = sorted({c["name"] for c in causes if c.get("side") == "candidate"} - _CANDIDATE_ORDER_ONLY)
-        if named:
-            raise OutOfScopeError(
-                f"the candidate is explained on the smaller instance analysed ({sizes_words(sizes)}) by arithmetic of "
-                f"its own ({', '.join(named)}); at the problem's own size, which that instance does not show (its fp64 "
-                "analysis does not fit the device), a departure as large as that arithmetic's could as well be a bug"
-            )
+    def covered_by(self, smaller: _Departure, sizes: dict) -> None:
+        """OutOfScopeError where this full-size departure is beyond what the smaller instance's explanation covers
+        (which ``_vouched_for`` limits to fp32's order of additions on the candidate's side): in the measure where the
+        smaller instance departs least (from the reference as it ran, or from it in plain fp32: a TF32 reference's
+        own error is not the candidate's allowance), the full size may depart at most 8 × the outputs' ratio times
+        as far (at least fp32's unit roundoff 2⁻²⁴): a sum's rounding grows with its terms (at most linearly: Higham
+        2002, eq. (3.4)); and NaN or ±inf on one side only must be there too."""
         measures = [(smaller.relative, self.relative, "the reference")]
         if smaller.plain is not None and self.plain is not None:
             measures.append((smaller.plain, self.plain, "the reference in plain fp32"))
@@ -180,6 +171,22 @@ class _Departure(NamedTuple):
             )
 
 
+def _vouched_for(sizes: dict, causes: list[dict]) -> None:
+    """OutOfScopeError where a smaller instance's explanation names the candidate's own arithmetic (bf16, an
+    approximation, a formula: causes on its side other than its order of additions). The candidate may tell the
+    sizes apart (by the shapes it is given), so the smaller instance vouches only for departures as small as fp32's:
+    one as large as that arithmetic's could at the full size as well be a bug (an adversarial hunt: off by one term
+    at the full size, bf16 on any smaller one, was explained as candidate_bf16) — whether or not the full-size check
+    ran to its end."""
+    named = sorted({c["name"] for c in causes if c.get("side") == "candidate"} - _CANDIDATE_ORDER_ONLY)
+    if named:
+        raise OutOfScopeError(
+            f"the candidate is explained on the smaller instance analysed ({sizes_words(sizes)}) by arithmetic of "
+            f"its own ({', '.join(named)}); at the problem's own size, which that instance does not show (its fp64 "
+            "analysis does not fit the device), a departure as large as that arithmetic's could as well be a bug"
+        )
+
+
 # Causes on the candidate's side that leave its arithmetic fp32's: another order of the same additions, run to run
 _CANDIDATE_ORDER_ONLY = {"accumulation_order", "nondeterministic"}
 
@@ -192,13 +199,13 @@ def _relative(difference: float, reference: torch.Tensor) -> float:
 
 
 def _plain_reference(problem: UserFile, reference, worst) -> torch.Tensor | None:
-    """The reference Model rerun on the worst trial's inputs (copies) in plain fp32, TF32 off; None where it does
-    not fit the device's memory (the full-size check is then held to the reference as it ran)."""
+    """The reference Model rerun on the worst trial's inputs (copies) in plain fp32, TF32 off; None where that
+    rerun fails (out of memory, most likely: the full-size check is then held to the reference as it ran)."""
     try:
         inputs = [t.clone() if isinstance(t, torch.Tensor) else t for t in worst.inputs]
         with torch.no_grad(), tf32(conv=False, matmul=False):
             out = problem.call("Model.forward (TF32 off)", reference, *inputs)
-    except (torch.OutOfMemoryError, MemoryError, AnalysisMemoryError):
+    except (torch.OutOfMemoryError, MemoryError, AnalysisMemoryError, UserCodeError):  # the call wraps what it raised
         return None
     return out if isinstance(out, torch.Tensor) and out.shape == worst.candidate.shape else None
 
@@ -460,8 +467,8 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analy
         trial = worst if trial.trial == worst.trial else trial  # the worst is kept whatever its size
         if trial.candidate is None:  # not kept: too large to keep them all, and no batch item to keep instead
             continue
-        if trial.item is not None and not _alone_alike(model, trial, mode):
-            continue  # its worst batch item, kept alone, is not what the Model computes for it in the batch
+        if trial.item is not None and not _alone_alike(model, problem, trial, mode):
+            continue  # its batch items, kept alone, are not what the Model computes for them in the batch
         judged.append(trial.trial)
         for judged_model, inputs, ref_out, cand_out, items in _pieces(model, problem, trial, trial is worst, mode,
                                                                       asked.rtol):  # fmt: skip
@@ -469,7 +476,7 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analy
                 continue  # the worst trial, analysed whole already
             if torch.equal(ref_out, cand_out):
                 continue
-            items = [trial.item] if trial.item is not None else items
+            items = trial.item if trial.item is not None else items
             what = f"trial {trial.trial + 1}" + (f", batch items {items[0]}…{items[-1]}" if items else "")
             report_event("progress", text=f"analysis: judging {what} against the worst's re-creations")
             try:
@@ -488,13 +495,15 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analy
     return analysis, {"trials": judged, "of": len(results)}, None
 
 
-def _alone_alike(model, trial, mode: str) -> bool:
-    """Whether the Model run on a trial's kept batch item alone (``kernelbench.worst_item``) gives the reference's
-    output for it, as ``_items_alone`` checks: where it does not (a norm over the batch), the item is not judged."""
+def _alone_alike(model, problem: UserFile, trial, mode: str) -> bool:
+    """Whether the Model run on a trial's kept batch items alone (``kernelbench.worst_item``) gives the reference's
+    output for them, as ``_items_alone`` checks: where it does not (a norm over the batch; A @ B with both N × N,
+    whose items are rows of A alone), they are not judged."""
     expected = trial.reference
     try:
-        alone = evaluate(model, trial.inputs, precision_mode(mode)).output
-    except Exception:  # the Model does not take the item alone
+        with problem.watched(_CHECKING_ITEMS):
+            alone = evaluate(model, trial.inputs, precision_mode(mode)).output
+    except Exception:  # the Model does not take the items alone
         return False
     scale = float(expected.abs().max()) if expected.numel() else 0.0
     return alone.shape == expected.shape and float((alone - expected).abs().max()) <= 1e-3 * scale

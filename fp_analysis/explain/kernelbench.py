@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import pathlib
+import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -100,9 +101,9 @@ class TrialResult:
     atol_to_pass: AtolToPass = field(default_factory=lambda: AtolToPass(False, None))
     # outputs that differ by more than the rtol alone allows: how wrong the trial is, whatever the atol
     beyond_rtol: int = 0
-    # where not every trial's tensors fit (_KEEP_TRIALS_BYTES): the batch item this one kept, its inputs the
-    # batch-sized ones sliced to it and its outputs that item's (``worst_item``)
-    item: int | None = None
+    # where not every trial's tensors fit (_KEEP_TRIALS_BYTES): the batch items this one kept, its inputs the
+    # batch-sized ones sliced to them and its outputs those items' (``worst_item``)
+    item: list[int] | None = None
 
     def to_dict(self) -> dict:
         s = self.stats
@@ -322,7 +323,8 @@ def run_check(
                 size = ref_out.nbytes + cand_out.nbytes + sum(t.nbytes for t in inputs if isinstance(t, torch.Tensor))
                 keep_all = trials * size <= _KEEP_TRIALS_BYTES[device.type == "cuda"]
             kept = {"inputs": inputs, "reference": ref_out, "candidate": cand_out}
-            kept = kept if keep_all else worst_item(inputs, ref_out, cand_out, rtol)
+            share = _KEEP_TRIALS_BYTES[device.type == "cuda"] // trials  # what the inputs kept whole may take
+            kept = kept if keep_all else worst_item(inputs, ref_out, cand_out, rtol, share)
             result = TrialResult(trial, seeds[trial], passed, stats, **kept, **scores)
             results.append(result)
             if worst is None or _severity(result) > _severity(worst):
@@ -341,19 +343,47 @@ def item_badness(reference: torch.Tensor, candidate: torch.Tensor, rtol: float) 
     return (float(difference.max()) if difference.numel() else 0.0), beyond_rtol(reference, candidate, rtol)
 
 
-def worst_item(inputs: list, ref_out: torch.Tensor, cand_out: torch.Tensor, rtol: float) -> dict:
-    """What a trial keeps where not every trial's tensors fit (``TrialResult``'s fields): its inputs sliced to its
-    worst batch item, that item's reference and candidate outputs, and the item — copies, so the rest is freed — so
-    that each trial can still be judged where it departs most (a candidate that computed one trial in bf16 and scaled
-    every output of the others was judged on the bf16 one alone); nothing where the output has no batch to slice."""
+def _items_by_badness(reference: torch.Tensor, candidate: torch.Tensor, rtol: float) -> tuple[int, int]:
+    """The batch items with the largest difference and with the most outputs beyond the rtol alone
+    (``item_badness``'s two measures), a group of items at a time (a whole float64 copy could be GBs)."""
+    n = reference.shape[0]
+    rows, cols = reference.reshape(n, -1), candidate.reshape(n, -1)
+    group = max(1, (1 << 22) // max(1, rows.shape[1]))
+    largest, most = (-1.0, 0), (-1, 0)
+    for start in range(0, n, group):
+        r, c = rows[start : start + group].double(), cols[start : start + group].double()
+        difference = torch.where(torch.isnan(c - r), torch.inf, (c - r).abs())
+        difference[(c == r) | (torch.isnan(c) & torch.isnan(r))] = 0.0
+        worst = difference.max(dim=1).values
+        beyond = ((c - r).abs() > rtol * c.abs()).sum(dim=1)  # KernelBench's allclose scales |candidate|
+        i = int(worst.argmax())
+        largest = max(largest, (float(worst[i]), -(start + i)))
+        j = int(beyond.argmax())
+        most = max(most, (int(beyond[j]), -(start + j)))
+    return -largest[1], -most[1]
+
+
+def worst_item(inputs: list, ref_out: torch.Tensor, cand_out: torch.Tensor, rtol: float, budget: int) -> dict:
+    """What a trial keeps where not every trial's tensors fit (``TrialResult``'s fields): its inputs sliced to a few
+    batch items, those items' reference and candidate outputs, and the items — copies, so the rest is freed — so
+    that each trial is judged on more than the one departing furthest (a candidate that computed one trial in bf16
+    and scaled every output of the others was judged on the bf16 one alone). The items: the one departing furthest,
+    the one with the most outputs beyond the rtol alone, and one drawn at random (by fpa, not from the trial's seeds:
+    a candidate that computes one item of each trial in bf16 as a decoy cannot know which other is kept). Nothing
+    where the output has no batch, or where the inputs kept whole (those without the batch's first dimension)
+    exceed ``budget`` bytes."""
     n = ref_out.shape[0] if ref_out.dim() else 0
     if n < 2 or not ref_out.is_floating_point():
         return {}
-    item = max(range(n), key=lambda i: item_badness(ref_out[i], cand_out[i], rtol))
-    sliced = [t[item : item + 1].clone() if isinstance(t, torch.Tensor) and t.dim() and t.shape[0] == n else t
-              for t in inputs]  # fmt: skip
-    return {"inputs": sliced, "reference": ref_out[item : item + 1].clone(),
-            "candidate": cand_out[item : item + 1].clone(), "item": item}  # fmt: skip
+    batched = [isinstance(t, torch.Tensor) and t.dim() > 0 and t.shape[0] == n for t in inputs]
+    whole = sum(t.nbytes for t, b in zip(inputs, batched, strict=True) if isinstance(t, torch.Tensor) and not b)
+    if whole > budget:
+        return {}
+    items = sorted({*_items_by_badness(ref_out, cand_out, rtol), secrets.randbelow(n)})
+    index = torch.tensor(items, device=ref_out.device)
+    sliced = [t.index_select(0, index.to(t.device)) if b else t for t, b in zip(inputs, batched, strict=True)]
+    return {"inputs": sliced, "reference": ref_out.index_select(0, index), "candidate": cand_out.index_select(0, index),
+            "item": items}  # fmt: skip
 
 
 def _thread_draws_alike() -> bool:

@@ -96,7 +96,7 @@ def on_fitting_instance(
         try:
             return attempt(n, sizes), smaller
         except (AnalysisMemoryError, torch.OutOfMemoryError, UserCodeError) as error:
-            why = _memory_error(error, device)
+            why = memory_error(error, device)
             if why is None and (not n or error.fate not in _SIZE_FATES):
                 raise
             if why is None:
@@ -117,7 +117,7 @@ def on_fitting_instance(
     raise AssertionError("unreachable")  # the loop returns or raises
 
 
-def _memory_error(error: Exception, device: torch.device) -> AnalysisMemoryError | None:
+def memory_error(error: Exception, device: torch.device) -> AnalysisMemoryError | None:
     """The memory error ``error`` is, as an AnalysisMemoryError (its message alone), or None where it is not one.
     The problem's code running out of device memory counts (it ran beside our copies of its tensors). The
     solution's does not make a smaller instance: a solution could raise it on purpose, to be analysed where it

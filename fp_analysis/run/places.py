@@ -27,12 +27,14 @@ def remove_folder(folder: str | os.PathLike) -> None:
     """Remove a temporary folder of a job and whatever the user's code left in it, never raising: Python's rmtree
     recurses (up to 3.12), so a solution that nests 3000 folders in its own temporary one made the job's cleanup raise
     RecursionError and lose the verdict (an adversarial hunt, 2026-12-04); ``rm -rf`` walks any depth (POSIX rm, GNU
-    coreutils' fts) and follows no link."""
+    coreutils' fts) and follows no link, after ``chmod -R u+rwx`` (a folder made without rights, as problem code or
+    an unsandboxed solution may, which TemporaryDirectory's cleanup used to reset)."""
     try:
         shutil.rmtree(folder)
     except (OSError, RecursionError):
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            subprocess.run(["rm", "-rf", "--", os.fspath(folder)], capture_output=True, timeout=300, check=False)
+        for command in (["chmod", "-R", "u+rwx", "--"], ["rm", "-rf", "--"]):  # a folder it may not enter, first
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                subprocess.run([*command, os.fspath(folder)], capture_output=True, timeout=300, check=False)
 
 
 def cache_dir(name: str, override: str | None = None) -> pathlib.Path:

@@ -179,7 +179,7 @@ def test_a_solution_out_of_memory_is_not_analysed_smaller_out_of_scope_on_a_gpu_
         side=Side.SOLUTION, where="ModelNew.forward", fate=Fate.RAISED, details={"exception": "OutOfMemoryError"},
     )  # fmt: skip
     with pytest.raises(OutOfScopeError, match=r"ModelNew\.forward ran out of device memory beside fpa.s copies"):
-        smaller._memory_error(error, torch.device("cuda"))
+        smaller.memory_error(error, torch.device("cuda"))
 
 
 def test_each_attempt_after_running_out_is_smaller_whatever_the_estimate_says(tmp_path, monkeypatch):
@@ -284,17 +284,43 @@ class ModelNew(nn.Module):
 """
 
 
-@pytest.mark.parametrize("kept", ["every trial", "the worst trial and each other's worst item"])
-def test_a_trial_wrong_otherwise_than_the_worst_is_judged_whether_or_not_every_trial_fits(tmp_path, monkeypatch, kept):
-    """An adversarial hunt's attack: bf16 on the first trial (the one departing furthest), every output scaled by
-    4096/4095 on the others. Where the trials' tensors did not all fit, only the worst was kept and judged:
-    candidate_bf16, exit 0. Each other trial now keeps its worst batch item, judged as the worst trial is."""
+_SCALED = "return self.fc(x) * (4096 / 4095)"
+_SCALED_BESIDE_A_DECOY = (  # item 0 of every other trial in bf16: the item departing furthest there
+    "y = self.fc(x) * 1.0003\n        y[:1] = F.linear(x[:1].bfloat16(), self.fc.weight.bfloat16()).float()\n"
+    "        return y"
+)
+
+
+@pytest.mark.parametrize("body", [_SCALED, _SCALED_BESIDE_A_DECOY], ids=["scaled", "scaled beside a decoy item"])
+@pytest.mark.parametrize("kept", ["every trial", "the worst trial and items of each other"])
+def test_a_trial_wrong_otherwise_than_the_worst_is_judged_whether_or_not_every_trial_fits(
+    tmp_path, monkeypatch, kept, body
+):
+    """An adversarial hunt's attack: bf16 on the first trial (the one departing furthest), every output scaled on the
+    others. Where the trials' tensors did not all fit, only the worst was kept and judged: candidate_bf16, exit 0.
+    Each other trial now keeps three batch items (furthest, most beyond the rtol, one at random: a review put a bf16
+    decoy item in each trial, the furthest), judged as the worst trial is."""
     from fp_analysis.explain import kernelbench
 
     if kept != "every trial":
         monkeypatch.setattr(kernelbench, "_KEEP_TRIALS_BYTES", {False: 0, True: 0})
     everything = smaller.FP64_COPIES * 8 * (16 * 8 * 64) * 4  # the analysis fits: no smaller instance
-    body = "return self.fc(x) * (4096 / 4095)"
     result = _explain(tmp_path, monkeypatch, body, LINEAR, available=everything, solution=SWITCHING_SOLUTION)
     assert result["verdict"] == "bug" and not result["explained"], result["verdict"]
     assert result["context"]["judged"]["not_explained"] != 0  # a trial other than the first gave the verdict
+
+
+def test_own_arithmetic_on_the_smaller_instance_is_not_vouched_for_where_the_full_size_check_did_not_run(
+    tmp_path, monkeypatch
+):
+    """A review's variant of the size-telling attack: the full-size check runs out of memory (as a GPU filled by the
+    solution can make it), so no full-size departure is known; the smaller instance's candidate_bf16 is still
+    refused."""
+    problem = LINEAR.replace(
+        "return self.fc(x)",
+        'if x.shape[0] == 16:\n            raise torch.OutOfMemoryError("CUDA out of memory")\n'
+        "        return self.fc(x)",
+    )
+    body = "return F.linear(x.bfloat16(), self.fc.weight.bfloat16()).float()"
+    with pytest.raises(OutOfScopeError, match=r"by arithmetic of its own \(candidate_bf16\)"):
+        _explain(tmp_path, monkeypatch, body, problem, solution=LINEAR_SOLUTION)
