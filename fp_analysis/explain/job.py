@@ -13,6 +13,7 @@ precision each side used.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import torch
@@ -467,8 +468,11 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analy
         trial = worst if trial.trial == worst.trial else trial  # the worst is kept whatever its size
         if trial.candidate is None:  # not kept: too large to keep them all, and no batch item to keep instead
             continue
-        if trial.item is not None and not _alone_alike(model, problem, trial, mode):
-            continue  # its batch items, kept alone, are not what the Model computes for them in the batch
+        if trial.item is not None:
+            alone = _alone_alike(model, problem, trial, mode)
+            if alone is None:
+                continue  # its batch items, kept alone, are not what the Model computes for them in the batch
+            trial = dataclasses.replace(trial, inputs=alone)
         judged.append(trial.trial)
         for judged_model, inputs, ref_out, cand_out, items in _pieces(model, problem, trial, trial is worst, mode,
                                                                       asked.rtol):  # fmt: skip
@@ -495,18 +499,22 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analy
     return analysis, {"trials": judged, "of": len(results)}, None
 
 
-def _alone_alike(model, problem: UserFile, trial, mode: str) -> bool:
-    """Whether the Model run on a trial's kept batch items alone (``kernelbench.worst_item``) gives the reference's
-    output for them, as ``_items_alone`` checks: where it does not (a norm over the batch; A @ B with both N × N,
-    whose items are rows of A alone), they are not judged."""
+def _alone_alike(model, problem: UserFile, trial, mode: str) -> list | None:
+    """The inputs on which the Model run on a trial's kept batch items alone (``kernelbench.worst_item``) gives the
+    reference's output for them, as ``_items_alone`` checks: every batch-sized input sliced, else the first alone
+    (A @ B with both N × N: rows of A, B whole); None where neither does (a norm over the batch): not judged."""
     expected = trial.reference
-    try:
-        with problem.watched(_CHECKING_ITEMS):
-            alone = evaluate(model, trial.inputs, precision_mode(mode)).output
-    except Exception:  # the Model does not take the items alone
-        return False
     scale = float(expected.abs().max()) if expected.numel() else 0.0
-    return alone.shape == expected.shape and float((alone - expected).abs().max()) <= 1e-3 * scale
+    first_alone = [trial.item_whole_inputs.get(i, t) for i, t in enumerate(trial.inputs)]
+    for inputs in [trial.inputs, first_alone][: 2 if trial.item_whole_inputs else 1]:
+        try:
+            with problem.watched(_CHECKING_ITEMS):
+                alone = evaluate(model, inputs, precision_mode(mode)).output
+        except Exception:  # the Model does not take the items alone so
+            continue
+        if alone.shape == expected.shape and float((alone - expected).abs().max()) <= 1e-3 * scale:
+            return inputs
+    return None
 
 
 def _tf32_description() -> str:

@@ -104,6 +104,8 @@ class TrialResult:
     # where not every trial's tensors fit (_KEEP_TRIALS_BYTES): the batch items this one kept, its inputs the
     # batch-sized ones sliced to them and its outputs those items' (``worst_item``)
     item: list[int] | None = None
+    # with them, the batch-sized inputs after the first, whole: where the items are rows of the first alone
+    item_whole_inputs: dict[int, torch.Tensor] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict:
         s = self.stats
@@ -382,8 +384,12 @@ def worst_item(inputs: list, ref_out: torch.Tensor, cand_out: torch.Tensor, rtol
     items = sorted({*_items_by_badness(ref_out, cand_out, rtol), secrets.randbelow(n)})
     index = torch.tensor(items, device=ref_out.device)
     sliced = [t.index_select(0, index.to(t.device)) if b else t for t, b in zip(inputs, batched, strict=True)]
+    # A @ B with both N × N: the items are rows of A alone, B whole (``job._items_alone`` tries the same), kept
+    # where the budget allows
+    later = [i for i, b in enumerate(batched) if b][1:]
+    others = {i: inputs[i] for i in later} if whole + sum(inputs[i].nbytes for i in later) <= budget else {}
     return {"inputs": sliced, "reference": ref_out.index_select(0, index), "candidate": cand_out.index_select(0, index),
-            "item": items}  # fmt: skip
+            "item": items, "item_whole_inputs": others}  # fmt: skip
 
 
 def _thread_draws_alike() -> bool:

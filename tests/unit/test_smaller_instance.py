@@ -324,3 +324,53 @@ def test_own_arithmetic_on_the_smaller_instance_is_not_vouched_for_where_the_ful
     body = "return F.linear(x.bfloat16(), self.fc.weight.bfloat16()).float()"
     with pytest.raises(OutOfScopeError, match=r"by arithmetic of its own \(candidate_bf16\)"):
         _explain(tmp_path, monkeypatch, body, problem, solution=LINEAR_SOLUTION)
+
+
+SQUARE = """
+import torch
+from torch import nn
+
+N = 64
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+
+
+def get_inputs():
+    return [torch.rand(N, N), torch.rand(N, N)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+SQUARE_SOLUTION = """
+import torch
+from torch import nn
+
+_FIRST = []
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        key = float(a.flatten()[0])
+        _FIRST.append(key) if not _FIRST else None
+        if key == _FIRST[0]:  # the first trial's inputs, and every rerun of them: bf16
+            return (a.bfloat16() @ b.bfloat16()).float()
+        {body}
+"""
+
+
+def test_a_square_product_wrong_otherwise_than_the_worst_trial_is_judged_on_rows_of_a_alone(tmp_path, monkeypatch):
+    """A review found A @ B with both N × N not judged beyond the worst trial where the trials did not all fit: both
+    inputs start with the batch's size, and slicing both is not the product's rows. The rows of A with B whole are."""
+    from fp_analysis.explain import kernelbench
+
+    monkeypatch.setattr(kernelbench, "_KEEP_TRIALS_BYTES", {False: 5 * 20000, True: 0})  # B whole fits, not all
+    everything = smaller.FP64_COPIES * 8 * (64 * 64) * 4
+    body = "return (a @ b) * (4096 / 4095)"
+    result = _explain(tmp_path, monkeypatch, body, SQUARE, available=everything, solution=SQUARE_SOLUTION)
+    assert result["verdict"] == "bug" and not result["explained"], result["verdict"]
+    assert result["context"]["judged"]["not_explained"] != 0
