@@ -34,7 +34,7 @@ from ..run.worker import report_event
 from .kernelbench import (
     WrongOutput,
     emulated_reference,
-    item_badness,
+    items_by_badness,
     load_problem,
     mismatch_summary,
     reference_forward,
@@ -398,8 +398,7 @@ def _batch_subset(model, trial, mode: str, rtol: float):
     if reference.numel() <= _SUBSET_ABOVE or n == 1:
         return model, trial.inputs, reference, candidate, None
 
-    # one item at a time: a whole float64 copy would be 1 GB at seed 000
-    item = max(range(n), key=lambda i: item_badness(reference[i], candidate[i], rtol))
+    item = items_by_badness(reference, candidate, rtol)[0]
     return (*_items_alone(model, trial, item, 1, mode), [item])
 
 

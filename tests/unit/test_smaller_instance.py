@@ -374,3 +374,28 @@ def test_a_square_product_wrong_otherwise_than_the_worst_trial_is_judged_on_rows
     result = _explain(tmp_path, monkeypatch, body, SQUARE, available=everything, solution=SQUARE_SOLUTION)
     assert result["verdict"] == "bug" and not result["explained"], result["verdict"]
     assert result["context"]["judged"]["not_explained"] != 0
+
+
+def test_the_worst_batch_item_is_found_by_groups_as_item_by_item():
+    """``items_by_badness`` (by groups of items) against the item-by-item rule it replaced: the largest difference,
+    NaN or ±inf on one side only the largest, then the most outputs beyond the rtol alone, the first of equals."""
+    from fp_analysis.explain.kernelbench import items_by_badness
+    from fp_analysis.numerics.allclose import beyond_rtol
+
+    gen = torch.Generator().manual_seed(5)
+    reference = torch.randn(40, 3, 7, generator=gen)
+    candidate = reference + 1e-6 * torch.randn(40, 3, 7, generator=gen)
+    candidate[3, 0, 0], candidate[9, 1, 2] = float("nan"), float("inf")  # two items tied at the largest
+    candidate[9, 0, :] += 1e-3  # …of which item 9 has more outputs beyond the rtol
+    reference[20, 2, 2] = candidate[20, 2, 2] = float("nan")  # equal NaNs: not a difference
+
+    def by_item(i):
+        c, r = candidate[i].double(), reference[i].double()
+        difference = torch.where(torch.isnan(c - r), torch.inf, (c - r).abs())
+        difference[(c == r) | (torch.isnan(c) & torch.isnan(r))] = 0.0
+        return float(difference.max()), beyond_rtol(reference[i], candidate[i], 1e-4)
+
+    expected_worst = max(range(40), key=by_item)
+    expected_most = max(range(40), key=lambda i: beyond_rtol(reference[i], candidate[i], 1e-4))
+    assert expected_worst == 9
+    assert items_by_badness(reference, candidate, 1e-4) == (expected_worst, expected_most)
