@@ -203,9 +203,8 @@ def _plain_reference(problem: UserFile, reference, worst) -> torch.Tensor | None
     """The reference Model rerun on the worst trial's inputs (copies) in plain fp32, TF32 off; None where that
     rerun fails (out of memory, most likely: the full-size check is then held to the reference as it ran)."""
     try:
-        inputs = [t.clone() if isinstance(t, torch.Tensor) else t for t in worst.inputs]
-        with torch.no_grad(), tf32(conv=False, matmul=False):
-            out = problem.call("Model.forward (TF32 off)", reference, *inputs)
+        out = _reference_with_tf32(problem, reference, [t.clone() if isinstance(t, torch.Tensor) else t
+                                                        for t in worst.inputs], on=False)  # fmt: skip
     except (torch.OutOfMemoryError, MemoryError, AnalysisMemoryError, UserCodeError):  # the call wraps what it raised
         return None
     return out if isinstance(out, torch.Tensor) and out.shape == worst.candidate.shape else None
@@ -409,19 +408,26 @@ def _items_alone(model, trial, start: int, count: int, mode: str):
     reference, candidate = trial.reference.detach(), trial.candidate.detach()
     n = reference.shape[0]
     expected = reference[start : start + count]
-    scale = float(expected.abs().max()) if expected.numel() else 0.0
     batched = [i for i, t in enumerate(trial.inputs) if isinstance(t, torch.Tensor) and t.dim() and t.shape[0] == n]
     # every input whose first dimension is the batch's, else the first alone: in A @ B with A and B both N × N
     # (a symmetric or triangular matmul) only A's rows are items
     for sliced in dict.fromkeys([tuple(batched), tuple(batched[:1])]):
         inputs = [t[start : start + count] if i in sliced else t for i, t in enumerate(trial.inputs)]
-        try:
-            alone = evaluate(model, inputs, precision_mode(mode)).output
-        except Exception:  # the Model does not take these items alone: the batch is not items it treats apart
-            continue
-        if alone.shape == expected.shape and float((alone - expected).abs().max()) <= 1e-3 * scale:
+        if _gives(model, inputs, expected, mode):
             return model, inputs, expected, candidate[start : start + count]
     return KeptItems(model, start, count), trial.inputs, expected, candidate[start : start + count]
+
+
+def _gives(model, inputs: list, expected: torch.Tensor, mode: str) -> bool:
+    """Whether the Model on ``inputs`` (batch items alone), through the reference's own arithmetic, gives
+    ``expected`` (the reference's output for them, to 1e-3 of its largest value): the items are ones it treats apart.
+    A Model that does not take them alone (a norm over the batch, shapes it assumes) does not."""
+    scale = float(expected.abs().max()) if expected.numel() else 0.0
+    try:
+        alone = evaluate(model, inputs, precision_mode(mode)).output
+    except Exception:  # the Model does not take these items alone
+        return False
+    return alone.shape == expected.shape and float((alone - expected).abs().max()) <= 1e-3 * scale
 
 
 def _pieces(model, problem: UserFile, trial, every_item: bool, mode: str, rtol: float):
@@ -502,17 +508,11 @@ def _alone_alike(model, problem: UserFile, trial, mode: str) -> list | None:
     """The inputs on which the Model run on a trial's kept batch items alone (``kernelbench.worst_item``) gives the
     reference's output for them, as ``_items_alone`` checks: every batch-sized input sliced, else the first alone
     (A @ B with both N × N: rows of A, B whole); None where neither does (a norm over the batch): not judged."""
-    expected = trial.reference
-    scale = float(expected.abs().max()) if expected.numel() else 0.0
     first_alone = [trial.item_whole_inputs.get(i, t) for i, t in enumerate(trial.inputs)]
     for inputs in [trial.inputs, first_alone][: 2 if trial.item_whole_inputs else 1]:
-        try:
-            with problem.watched(_CHECKING_ITEMS):
-                alone = evaluate(model, inputs, precision_mode(mode)).output
-        except Exception:  # the Model does not take the items alone so
-            continue
-        if alone.shape == expected.shape and float((alone - expected).abs().max()) <= 1e-3 * scale:
-            return inputs
+        with problem.watched(_CHECKING_ITEMS):
+            if _gives(model, inputs, trial.reference, mode):
+                return inputs
     return None
 
 
@@ -525,13 +525,17 @@ def _forced_tf32(problem: UserFile, reference, inputs, candidate_out) -> dict:
     """The reference rerun with TF32 forced on and off for convolutions and matrix products together, and how
     far the candidate is from each: which precision each side used, by intervention."""
     out = {}
-    with torch.no_grad():
-        for flag in (True, False):
-            with tf32(conv=flag, matmul=flag):
-                where = f"Model.forward (TF32 {'on' if flag else 'off'})"
-                ref = problem.call(where, reference, *inputs)
-            out["tf32_on" if flag else "tf32_off"] = {
-                "max_abs_vs_candidate": float((ref - candidate_out).abs().max()),
-                "bitwise_equal_candidate": bool(torch.equal(ref, candidate_out)),
-            }
+    for flag in (True, False):
+        ref = _reference_with_tf32(problem, reference, inputs, on=flag)
+        out["tf32_on" if flag else "tf32_off"] = {
+            "max_abs_vs_candidate": float((ref - candidate_out).abs().max()),
+            "bitwise_equal_candidate": bool(torch.equal(ref, candidate_out)),
+        }
     return out
+
+
+def _reference_with_tf32(problem: UserFile, reference, inputs: list, *, on: bool):
+    """The reference Model's output on ``inputs`` with TF32 forced ``on`` or off for convolutions and matrix products
+    together (the problem's own code, watched as every call into it)."""
+    with torch.no_grad(), tf32(conv=on, matmul=on):
+        return problem.call(f"Model.forward (TF32 {'on' if on else 'off'})", reference, *inputs)
