@@ -41,9 +41,10 @@ The reference Model is the graph it runs (``fp_analysis.model.interpose``). ``an
    wholly in it (``Model.half()``), and its sums in a named order or within what any order can do
    (``reduction_orders``). A side is re-created by a rewrite when it stays within the floor of it at every output,
    its departure is concentrated in no slice of the output (``concentration``: one channel, batch item, feature,
-   band or the edges — rounding errs alike everywhere, a bug does not, however small), the rewrite is finite where
-   the truth is, and, for a reduced precision, it agrees with the re-creation at more outputs than with plain fp32
-   (``judge.unlike_reduced``); a precision rewrite may also leave the tensor cores'
+   band or the edges — rounding errs alike everywhere, a bug does not, however small), the candidate's does not move
+   the whole output one way (``drift``: rounding errs in random directions and cancels over many outputs), the
+   rewrite is finite where the truth is, and, for a reduced precision, it agrees with the re-creation at more
+   outputs than with plain fp32 (``judge.unlike_reduced``); a precision rewrite may also leave the tensor cores'
    truncating fp32 accumulation, about half an ulp per mma step of 8 products (Fasi, Higham, Mikaitis & Pranesh
    2021, PeerJ Comput. Sci. 7:e330): K/8 more of plain fp32's σ (``scale``).
 4. **Decides** (the rules: ``judge``). Both sides re-created: their causes, each naming the op it acts on;
@@ -70,7 +71,8 @@ from ..numerics.memory import format_bytes
 from ..numerics.metrics import error_stats
 from . import compare
 from .concentration import Concentration, concentration
-from .floor import FLOOR_MULTIPLIER, floor_of
+from .drift import Drift, drifting, drifting_outputs
+from .floor import FLOOR_MULTIPLIER, floor_of, with_underflow
 from .graph import OpKind, describe_op
 from .interpose import evaluate
 from .judge import (
@@ -177,12 +179,16 @@ class _Analysis:
             f"{time.monotonic() - started:.1f} s; about "
             f"{format_bytes(outputs * 8 * (4 + 2 * len(rewrites_of(as_fp32.ops))))} of outputs held at most"
         )
-        self.truth, self.sigma = self.run("in fp64", floor_of, model, inputs, runs=effort.runs, seed=seed)
+        self.drift_runs: dict[str, list[torch.Tensor]] = {"plain": []}  # rewrite → its random-sign runs' drifts
+        self.truth, self.sigma = self.run("in fp64", floor_of, model, inputs, runs=effort.runs, seed=seed,
+                                          drifts=self.drift_runs["plain"])  # fmt: skip
         self.ops = self.truth.ops
         check_path(as_fp32.ops, self.ops)
         self.y64 = self.truth.output
         _check_shapes(self.y64, sides["reference"], sides["candidate"])
-        base_units = compare.fit(as_fp32.output.to(self.y64.dtype), self.y64, self.sigma, math.inf).units
+        fp32 = as_fp32.output.to(self.y64.dtype)
+        self.sigma = with_underflow(self.sigma, fp32, self.y64)
+        base_units = compare.fit(fp32, self.y64, self.sigma, math.inf).units
         self.floor = FLOOR_MULTIPLIER * max(1.0, base_units if math.isfinite(base_units) else 1.0)
         self.base_units = base_units
         self.tensor_core = max((o.terms for o in self.ops if o.kind is OpKind.LINEAR), default=0) / 8
@@ -190,6 +196,7 @@ class _Analysis:
         self.keep = self.y64.numel() * self.y64.element_size() * 2 * len(self.rewrites) <= _KEEP_BYTES
         self.kept: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
         self.concentrations: dict[tuple[str, str], Concentration | None] = {}
+        self.drifts: dict[tuple[str, str], Drift | None] = {}
         self.records: list[dict] = []
 
     def run(self, what: str, fn, *args, **kwargs):
@@ -208,8 +215,7 @@ class _Analysis:
             result = (centre.output, self.sigma)
         else:
             centre, local = self.run(f"as {h.key()}", floor_of, self.model, self.inputs, runs=0, base=h.arithmetic(),
-                                     scales=self.truth.scales, fast_math=h.fast_math,
-                                     any_order=h.order == ANY_ORDER)  # fmt: skip
+                                     scales=self.truth.scales, any_order=h.order == ANY_ORDER)  # fmt: skip
             result = (centre.output, torch.maximum(self.sigma, local))
         if self.keep:
             self.kept[h.key()] = result
@@ -237,31 +243,59 @@ class _Analysis:
         for number, h in numbered:
             if not h.second_line:
                 self._measure(table, number, h)
-        self._reject_concentrated(table)
+        self._reject_unlike_rounding(table)
         if table.side_left():
             for number, h in numbered:
                 if h.second_line:
                     self._measure(table, number, h)
-            self._reject_concentrated(table)
+            self._reject_unlike_rounding(table)
         return table
 
-    def _reject_concentrated(self, table: FitTable) -> None:
+    def _reject_unlike_rounding(self, table: FitTable) -> None:
         """For each side, the rewrite the judge would name, tested for a departure concentrated in a slice of the
-        output (``concentration``: then it is not arithmetic, and the rewrite does not re-create the side); the
-        next one tested in its place, until one is not concentrated or none is left. Only the rewrite about to be
-        named is tested: a test sorts the whole output per slicing."""
+        output (``concentration``), and for the candidate one that moves the whole output one way (``drift``):
+        rounding does neither, so the rewrite does not re-create the side; the next one tested in its place, until
+        one passes or none is left. Only the rewrite about to be named is tested: a test sorts the whole output per
+        slicing, and a drift's spread may take Monte-Carlo runs of the rewrite's own."""
         for side in SIDES:
             while table.recreating(side):
                 h = simplest(table, side)
-                found = self.concentration(side, h)
-                if found is None:
+                found, drift = self.concentration(side, h), None
+                if found is None and side == "candidate":
+                    drift = self.drift(h)
+                if found is None and drift is None:
                     break
-                fit = dataclasses.replace(table[side, h], concentrated=found.words,
-                                          departing=int(found.departing.sum()))  # fmt: skip
-                table.record(side, h, fit)
+                why = {"concentrated": found.words} if found is not None else {"drift": drift.words}
+                departing = found.departing if found is not None else self._drifting(h, drift)
+                table.record(side, h, dataclasses.replace(table[side, h], departing=int(departing.sum()), **why))
                 for record in self.records:
                     if record["side"] == side and record["hypothesis"] == h.key():
-                        record.update(fits=False, concentrated=found.words)
+                        record.update(fits=False, **why)
+
+    def drift(self, h: Rewrite) -> Drift | None:
+        """How the candidate's departure from rewrite ``h`` moves the whole output one way beyond what rounding does
+        (``drift``), None where it does not. Judged where the rewrite claims fp32 rounding alone: plain fp32, an order
+        of the sums, another formula; not for a reduced precision or fast-math, whose roundings and approximations
+        err one way by design (TF32 operands rounded with ties away from zero, ``__expf``). Rounding's spread comes
+        from the plain floor's random-sign runs, or, for the any-order allowance and a formula, whose σ is their own,
+        from Monte-Carlo runs of that rewrite."""
+        if h.precision is not None or h.fast_math or h.autocast:
+            return None
+        key = h.key() if h.order == ANY_ORDER or h.form is not None else "plain"
+        if key not in self.drift_runs:
+            self.drift_runs[key] = []
+            self.run(f"as {h.key()}, random-sign runs for its drift", floor_of, self.model, self.inputs,
+                     runs=self.effort.runs, seed=self.seed, base=h.arithmetic(), scales=self.truth.scales,
+                     any_order=h.order == ANY_ORDER, drifts=self.drift_runs[key])  # fmt: skip
+        if ("candidate", h.key()) not in self.drifts:
+            value = self.value(h)
+            self.drifts[("candidate", h.key())] = drifting(self.sides["candidate"] - value, value, self.drift_runs[key])
+        return self.drifts[("candidate", h.key())]
+
+    def _drifting(self, h: Rewrite, drift: Drift) -> torch.Tensor:
+        """The outputs where the candidate's drift from rewrite ``h`` shows (``drift.drifting_outputs``)."""
+        value = self.value(h)
+        return drifting_outputs(self.sides["candidate"] - value, value, drift, self.scale(h))
 
     def concentration(self, side: str, h: Rewrite) -> Concentration | None:
         """Where ``side``'s departure from rewrite ``h`` is concentrated, None where it is not: in units of the plain
@@ -460,12 +494,15 @@ class _Analysis:
         )
 
     def _departing(self, h: Rewrite, table: FitTable):
-        """(where the candidate departs from rewrite ``h``, the concentration that says so where it is within the
-        limit everywhere)."""
+        """(where the candidate departs from rewrite ``h``, the concentration or drift that says so where it is within
+        the limit everywhere)."""
         fit = table["candidate", h]
         found = self.concentration("candidate", h) if fit.within else None
         if found is not None:
             return found.departing.to(self.sides["candidate"].device), found
+        drift = self.drift(h) if fit.within else None
+        if drift is not None:
+            return self._drifting(h, drift), drift
         return compare.outside(self.sides["candidate"], self.value(h), self.scale(h), fit.limit), None
 
     def unexplained(self, table: FitTable) -> Analysis:
@@ -476,7 +513,11 @@ class _Analysis:
         bad, found = self._departing(closest, table)
         nonfinite = bad & ~torch.isfinite(candidate) & torch.isfinite(value)
         # within the floor, the outputs counted are those of the slices above the level the rest never reaches
-        how = "beyond the floor" if found is None else "departing beyond what the rest of the output does"
+        how = (
+            "beyond the floor" if found is None
+            else "departing one way" if isinstance(found, Drift)
+            else "departing beyond what the rest of the output does"
+        )  # fmt: skip
         location = locate(bad, nonfinite, tuple(self.y64.shape), how)
         kind = judge_unexplained(int(bad.sum()), int(nonfinite.sum()))
         label = " + ".join(k.value for k in closest.kinds("candidate", self.ops)) or "plain fp32"
@@ -485,10 +526,14 @@ class _Analysis:
         # output a ReLU or clamp makes exactly 0), which says nothing a user can act on
         by = "non-finite where it has numbers" if departure is None else f"up to {departure:.3g} from it"
         if found is not None:
+            why = (
+                "rounding errs in random directions, and over this many outputs cancels in any one"
+                if isinstance(found, Drift)
+                else "rounding errs alike over the whole output"
+            )
             evidence = (
                 f"the candidate stays within the floor of a re-creation of its arithmetic (closest: {label}, {by}) "
-                f"but {found.words}: rounding errs alike over the whole output, so no arithmetic does this; "
-                f"{location['summary']}"
+                f"but {found.words}: {why}, so no arithmetic does this; {location['summary']}"
             )
         else:
             evidence = (

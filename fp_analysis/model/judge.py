@@ -48,7 +48,8 @@ SIDES = ("reference", "candidate")
 @dataclasses.dataclass(frozen=True)
 class Fit:
     """How far one side is from one re-creation. A fit within the limit everywhere whose departure is concentrated in
-    a slice of the output (``fp_analysis.model.concentration``: not arithmetic) does not re-create the side."""
+    a slice of the output (``fp_analysis.model.concentration``) or moves the whole output one way
+    (``fp_analysis.model.drift``) does not re-create the side: rounding does neither."""
 
     units: float  # the largest departure, in units of σ (inf where one side is non-finite and the other not)
     outside: int  # outputs beyond the limit
@@ -57,10 +58,11 @@ class Fit:
     departing: int = 0  # outputs of that slice that depart
     disagree: int = 0  # outputs beyond the plain fp32 floor of the re-creation (its resolution, not its allowance)
     unlike: str | None = None  # why a re-creation within its floor is not the side's arithmetic (``unlike_reduced``)
+    drift: str | None = None  # how the departure moves the whole output one way, in words (``fp_analysis.model.drift``)
 
     @property
     def fits(self) -> bool:
-        return self.outside == 0 and self.concentrated is None and self.unlike is None
+        return self.outside == 0 and self.concentrated is None and self.drift is None and self.unlike is None
 
     @property
     def within(self) -> bool:
