@@ -10,11 +10,13 @@ draw from): over many outputs its errors cancel in any one direction, a bug's ad
 Two directions are measured, as fractions of the outputs' size: the **scale**, Σ d·y / Σ y² (the least-squares
 factor by which the departure d scales the re-creation y: a wrong ε, n − 1 for n), and the **shift**, mean(d) /
 rms(y) (a dropped or doubled term, a constant added). What rounding does in each is measured, not assumed: the
-floor's random-sign Monte-Carlo runs of the same re-creation (``floor.floor_of(..., drifts=...)``), which carry the
-Model's own correlations (a row's mean errs once for every output of the row), give its spread; a side drifts where
-it departs by more than ``DRIFT_Z`` spreads beyond ``DRIFT_ULPS`` fp32 units of its size — the systematic part
-that legitimate arithmetic has (a constant 1/n, ε or scale rounded once, each u/2 of every output, and a few of them
-compounding), which no random-sign run shows.
+floor's random-sign Monte-Carlo runs of the same re-creation (``floor.floor_of(..., run_drifts=...)``), which carry
+the Model's own correlations (a row's mean errs once for every output of the row), give its spread. The candidate
+drifts where it departs by more than ``DRIFT_Z`` spreads beyond the systematic part legitimate arithmetic has, which
+no random-sign run shows: ``DRIFT_ULPS`` fp32 units of the outputs' size (a constant 1/n, ε or scale rounded once
+moves every output by u/2, and a few of them compound), or ``floor.FLOOR_MULTIPLIER`` times the fp32 Model's own
+drift where that is more (a scale rounded to fp32 and applied 24 times drifts 12 u; a rounded constant inside exp()
+is multiplied by |x|) — the baseline the floor takes too.
 """
 
 from __future__ import annotations
@@ -27,42 +29,55 @@ import torch
 
 from ..numerics.formats import FORMATS
 
-__all__ = ["DRIFT_ULPS", "DRIFT_Z", "Drift", "drift_of", "drifting", "drifting_outputs"]
+__all__ = ["DRIFT_ULPS", "DRIFT_Z", "LEAST_RUNS", "Drift", "drift_of", "drifting", "drifting_outputs"]
 
 # beyond the legitimate drift, this many spreads of rounding's. The runs draw every rounding error at its bound (±u
 # of the result), fp32's are uniform within it: real rounding drifts by at most 1/√3 of the spread measured, so a
-# correct kernel gets past 4 spreads measured over 8 runs with probability about 1e-4 (Student's t with 8 degrees of
-# freedom beyond 4·√3); a sum of 65536 values near 11 that drops one drifts by 5 spreads
+# correct kernel gets past 4 spreads measured over 8 runs with probability about 1.2e-4 per direction (Student's t
+# with 8 degrees of freedom beyond 4·√3); a sum of 65536 values near 11 that drops one drifts by 5 spreads
 DRIFT_Z = 4.0
 DRIFT_ULPS = 8.0  # the drift legitimate arithmetic may have, in fp32 unit roundoffs of the outputs' size
-# fewer random-sign runs than this measure no spread (``Effort.recheck`` draws 2): the drift is not judged
-_LEAST_RUNS = 4
+# fewer random-sign runs than this measure the spread too loosely for DRIFT_Z (``Effort.recheck`` draws 2, fuzzing 4):
+# the drift is not judged
+LEAST_RUNS = 8
 _U32 = FORMATS["fp32"].unit_roundoff
 _DIRECTIONS = ("scale", "shift")
+_CHUNK = 1 << 22  # outputs at a time: a full-size output is a GB in fp64, its temporaries stay ~100 MB
 
 
-def drift_of(departure: torch.Tensor, centre: torch.Tensor) -> torch.Tensor:
-    """(scale, shift) of ``departure`` from ``centre`` (module docstring), in float64 on the CPU, over the outputs
-    where both are finite; NaN where the centre is zero there (no size to measure a fraction of)."""
-    finite = torch.isfinite(departure) & torch.isfinite(centre)
-    d = torch.where(finite, departure, 0).double().flatten()
-    y = torch.where(finite, centre, 0).double().flatten()
-    count, squares = int(finite.sum()), float(torch.dot(y, y))
+def _chunks(values: torch.Tensor, centre: torch.Tensor):
+    """(departure, centre) in fp64, ``_CHUNK`` outputs at a time, each 0 where either is not finite."""
+    flat_values, flat_centre = values.reshape(-1), centre.reshape(-1)
+    for start in range(0, flat_centre.numel(), _CHUNK):
+        v = flat_values[start : start + _CHUNK].double()
+        y = flat_centre[start : start + _CHUNK].double()
+        finite = torch.isfinite(v) & torch.isfinite(y)
+        yield torch.where(finite, v - y, 0.0), torch.where(finite, y, 0.0), finite
+
+
+def drift_of(values: torch.Tensor, centre: torch.Tensor) -> torch.Tensor:
+    """(scale, shift) of ``values`` from ``centre`` (module docstring), in float64 on the CPU, over the outputs where
+    both are finite; NaN where the centre is zero there (no size to measure a fraction of)."""
+    along, total, squares, count = 0.0, 0.0, 0.0, 0
+    for d, y, finite in _chunks(values, centre):
+        along += float(torch.dot(d, y))
+        total += float(d.sum())
+        squares += float(torch.dot(y, y))
+        count += int(finite.sum())
     if count == 0 or squares == 0.0:
         return torch.full((2,), math.nan, dtype=torch.float64)
-    return torch.tensor([float(torch.dot(d, y)) / squares, float(d.sum()) / count / math.sqrt(squares / count)],
-                        dtype=torch.float64)  # fmt: skip
+    return torch.tensor([along / squares, total / count / math.sqrt(squares / count)], dtype=torch.float64)
 
 
 @dataclasses.dataclass(frozen=True)
 class Drift:
-    """A side's drift from a re-creation beyond what rounding does: in which direction, by how much (a fraction of
-    the outputs' size), and rounding's spread there."""
+    """The candidate's drift from a re-creation beyond what rounding does: in which direction, by how much (a fraction
+    of the outputs' size), rounding's spread there and what legitimate arithmetic is allowed."""
 
     direction: str  # "scale" or "shift"
     size: float
     spread: float
-    outputs: int
+    allowed: float  # the legitimate drift (module docstring), before the spreads
 
     @property
     def words(self) -> str:
@@ -73,29 +88,38 @@ class Drift:
         )
         return (
             f"it {what} ({abs(self.size) / _U32:.3g} fp32 unit roundoffs) where rounding in random directions, as the "
-            f"Monte-Carlo runs draw it over these {self.outputs} outputs, moves them by {self.spread / _U32:.3g} "
-            f"(allowed: {DRIFT_ULPS:g} + {DRIFT_Z:g} × that)"
+            f"Monte-Carlo runs draw it over these outputs, moves them by {self.spread / _U32:.3g} (allowed: "
+            f"{self.allowed / _U32:.3g} + {DRIFT_Z:g} × that)"
         )
 
 
-def drifting(departure: torch.Tensor, centre: torch.Tensor, runs: Sequence[torch.Tensor]) -> Drift | None:
-    """The drift of ``departure`` (a side minus its re-creation ``centre``) beyond what the random-sign ``runs``
-    (``drift_of`` of each run's deviation) say rounding does; None where there is none, or too few runs to say."""
-    if len(runs) < _LEAST_RUNS:
+def drifting(values, centre, runs: Sequence[torch.Tensor], legitimate: torch.Tensor) -> Drift | None:
+    """The drift of ``values`` (the candidate) from ``centre`` (its re-creation) beyond what the random-sign ``runs``
+    (``drift_of`` of each run, over its amplitude) say rounding does and what legitimate arithmetic may have
+    (``legitimate``: per direction, as the fp32 Model measures it, at least ``DRIFT_ULPS``); None where there is
+    none, or too few runs to say."""
+    if len(runs) < LEAST_RUNS:
         return None
     spread = torch.stack(list(runs)).pow(2).mean(0).sqrt()
-    size = drift_of(departure, centre)
+    size = drift_of(values, centre)
     for k, direction in enumerate(_DIRECTIONS):
-        value, rms = float(size[k]), float(spread[k])
-        if math.isfinite(value) and math.isfinite(rms) and abs(value) > DRIFT_ULPS * _U32 + DRIFT_Z * rms:
-            return Drift(direction, value, rms, int(centre.numel()))
+        value, rms, own = float(size[k]), float(spread[k]), float(legitimate[k])
+        allowed = max(DRIFT_ULPS * _U32, own if math.isfinite(own) else 0.0)
+        if math.isfinite(value) and math.isfinite(rms) and abs(value) > allowed + DRIFT_Z * rms:
+            return Drift(direction, value, rms, allowed)
     return None
 
 
-def drifting_outputs(departure: torch.Tensor, centre: torch.Tensor, drift: Drift, scale: torch.Tensor) -> torch.Tensor:
+def drifting_outputs(values: torch.Tensor, centre: torch.Tensor, drift: Drift, scale: torch.Tensor) -> torch.Tensor:
     """Where the drift shows: the outputs that depart in its direction by more than one ``scale`` (σ: the resolution
     at which only the same arithmetic agrees); all that depart in its direction where none does by that much."""
-    way = centre.sign() if drift.direction == "scale" else torch.ones_like(centre)
-    along = (departure * way * math.copysign(1.0, drift.size)).nan_to_num(0.0, 0.0, 0.0) > 0
-    beyond = along & (departure.abs() > scale)
-    return beyond if bool(beyond.any()) else along
+    along = torch.empty(centre.numel(), dtype=torch.bool, device=centre.device)
+    beyond = torch.empty_like(along)
+    flat_scale = scale.reshape(-1)
+    for start, (d, y, _) in zip(range(0, centre.numel(), _CHUNK), _chunks(values, centre), strict=True):
+        way = y.sign() if drift.direction == "scale" else torch.ones_like(y)
+        moved = d * way * math.copysign(1.0, drift.size) > 0
+        along[start : start + _CHUNK] = moved
+        beyond[start : start + _CHUNK] = moved & (d.abs() > flat_scale[start : start + _CHUNK])
+    chosen = beyond if bool(beyond.any()) else along
+    return chosen.reshape(centre.shape)

@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -71,7 +72,7 @@ from ..numerics.memory import format_bytes
 from ..numerics.metrics import error_stats
 from . import compare
 from .concentration import Concentration, concentration
-from .drift import Drift, drifting, drifting_outputs
+from .drift import LEAST_RUNS, Drift, drift_of, drifting, drifting_outputs
 from .floor import FLOOR_MULTIPLIER, floor_of, with_underflow
 from .graph import OpKind, describe_op
 from .interpose import evaluate
@@ -181,13 +182,15 @@ class _Analysis:
         )
         self.drift_runs: dict[str, list[torch.Tensor]] = {"plain": []}  # rewrite → its random-sign runs' drifts
         self.truth, self.sigma = self.run("in fp64", floor_of, model, inputs, runs=effort.runs, seed=seed,
-                                          drifts=self.drift_runs["plain"])  # fmt: skip
+                                          run_drifts=self.drift_runs["plain"])  # fmt: skip
         self.ops = self.truth.ops
         check_path(as_fp32.ops, self.ops)
         self.y64 = self.truth.output
         _check_shapes(self.y64, sides["reference"], sides["candidate"])
         fp32 = as_fp32.output.to(self.y64.dtype)
         self.sigma = with_underflow(self.sigma, fp32, self.y64)
+        # what legitimate arithmetic may drift by (``drift``): the floor's multiple of the fp32 Model's own drift
+        self.legitimate_drift = FLOOR_MULTIPLIER * drift_of(fp32, self.y64).abs()
         base_units = compare.fit(fp32, self.y64, self.sigma, math.inf).units
         self.floor = FLOOR_MULTIPLIER * max(1.0, base_units if math.isfinite(base_units) else 1.0)
         self.base_units = base_units
@@ -196,7 +199,7 @@ class _Analysis:
         self.keep = self.y64.numel() * self.y64.element_size() * 2 * len(self.rewrites) <= _KEEP_BYTES
         self.kept: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
         self.concentrations: dict[tuple[str, str], Concentration | None] = {}
-        self.drifts: dict[tuple[str, str], Drift | None] = {}
+        self.found_drifts: dict[str, Drift | None] = {}  # rewrite → the candidate's drift from it
         self.records: list[dict] = []
 
     def run(self, what: str, fn, *args, **kwargs):
@@ -278,24 +281,31 @@ class _Analysis:
         of the sums, another formula; not for a reduced precision or fast-math, whose roundings and approximations
         err one way by design (TF32 operands rounded with ties away from zero, ``__expf``). Rounding's spread comes
         from the plain floor's random-sign runs, or, for the any-order allowance and a formula, whose σ is their own,
-        from Monte-Carlo runs of that rewrite."""
-        if h.precision is not None or h.fast_math or h.autocast:
+        from Monte-Carlo runs of that rewrite. Not judged with fewer runs than ``drift.LEAST_RUNS`` (a recheck of
+        another trial: the trial analysed first was), nor where the candidate is the reference bit for bit."""
+        if h.precision is not None or h.fast_math or h.autocast or self.effort.runs < LEAST_RUNS:
+            return None
+        if self.identical:
             return None
         key = h.key() if h.order == ANY_ORDER or h.form is not None else "plain"
         if key not in self.drift_runs:
             self.drift_runs[key] = []
             self.run(f"as {h.key()}, random-sign runs for its drift", floor_of, self.model, self.inputs,
                      runs=self.effort.runs, seed=self.seed, base=h.arithmetic(), scales=self.truth.scales,
-                     any_order=h.order == ANY_ORDER, drifts=self.drift_runs[key])  # fmt: skip
-        if ("candidate", h.key()) not in self.drifts:
-            value = self.value(h)
-            self.drifts[("candidate", h.key())] = drifting(self.sides["candidate"] - value, value, self.drift_runs[key])
-        return self.drifts[("candidate", h.key())]
+                     any_order=h.order == ANY_ORDER, run_drifts=self.drift_runs[key])  # fmt: skip
+        if h.key() not in self.found_drifts:
+            self.found_drifts[h.key()] = drifting(self.sides["candidate"], self.value(h), self.drift_runs[key],
+                                                  self.legitimate_drift)  # fmt: skip
+        return self.found_drifts[h.key()]
+
+    @functools.cached_property
+    def identical(self) -> bool:
+        """Whether the two sides are equal bit for bit."""
+        return compare.same_values(self.sides["reference"], self.sides["candidate"])
 
     def _drifting(self, h: Rewrite, drift: Drift) -> torch.Tensor:
         """The outputs where the candidate's drift from rewrite ``h`` shows (``drift.drifting_outputs``)."""
-        value = self.value(h)
-        return drifting_outputs(self.sides["candidate"] - value, value, drift, self.scale(h))
+        return drifting_outputs(self.sides["candidate"], self.value(h), drift, self.scale(h))
 
     def concentration(self, side: str, h: Rewrite) -> Concentration | None:
         """Where ``side``'s departure from rewrite ``h`` is concentrated, None where it is not: in units of the plain
@@ -411,7 +421,6 @@ class _Analysis:
     def explained(self, table: FitTable) -> Analysis:
         """The analysis where both sides are re-created: the judge's causes, each with its evidence."""
         r, c = simplest(table, "reference"), simplest(table, "candidate")
-        identical = compare.same_values(self.sides["reference"], self.sides["candidate"])
         twins = {}
         if r.plain and c.plain and self.effort.twin_samples:
             twins = twin_evidence(self.model, self.ops, self.inputs, self.sides, self.effort.twin_samples, self.seed)
@@ -420,7 +429,7 @@ class _Analysis:
              "bitwise_equal": True, "fits": True}
             for side, name in twins.items()
         ]  # fmt: skip
-        judgement = judge_explained(r, c, identical, self.ops)
+        judgement = judge_explained(r, c, self.identical, self.ops)
         causes = [self._evidence(kind, side, h, table, twins) for kind, side, h in judgement.causes]
         return Analysis(explained=True, verdict=judgement.verdict, causes=causes,
                         recommended_tolerance=self._tolerance(r, c, table), location={},

@@ -25,6 +25,9 @@ FLOOR_MULTIPLIER = 8.0  # fp_analysis.model.engine's docstring, step 2
 _SIGMA_MIN = math.ldexp(1.0, -150)
 _U32 = FORMATS["fp32"].unit_roundoff
 _FP32_TINY = math.ldexp(1.0, -126)  # fp32's smallest normal number
+# the most an underflow may move an output (``with_underflow``): x·sigmoid(x) flushed to 0 where the truth is
+# 2.6e-37 at most (x = −88.7, where e^−x passes fp32's 2^128), under 2^-121; a departure beyond it is not underflow's
+_UNDERFLOW_REACH = math.ldexp(1.0, -120)
 
 
 def floor_of(
@@ -36,7 +39,7 @@ def floor_of(
     any_order: bool = False,
     base: Arithmetic | None = None,
     scales: dict | None = None,
-    drifts: list | None = None,
+    run_drifts: list | None = None,
 ):
     """(evaluation, σ): the Model under ``base`` (fp64 by default) and the Monte-Carlo spread of fp32 rounding
     around it (module docstring, step 2): two runs with every error one way, then ``runs`` with random signs.
@@ -45,8 +48,9 @@ def floor_of(
     errs one way, the other ops' errors (a norm's, at eight times their size) can cancel an approximation's through a
     decreasing function (a norm's 1/σ), and the approximation's own error is what a fast-math kernel adds.
     With ``any_order`` each sum errs as a sequential sum in any order of its terms does (``Noise.any_order``).
-    ``scales`` (each linear op's Σ|w·x|) come from the fp64 evaluation unless given. ``drifts``, where given, gets
-    each random-sign run's drift (``drift.drift_of``: what rounding in random directions does to the whole output)."""
+    ``scales`` (each linear op's Σ|w·x|) come from the fp64 evaluation unless given. ``run_drifts``, where given,
+    gets each random-sign run's drift (``drift.drift_of``: what rounding in random directions does to the whole
+    output)."""
     base = base or Arithmetic()
     fast_math = base.fast_math
     rounds = base.linear_format is not None or base.kind_formats is not None
@@ -61,10 +65,9 @@ def floor_of(
         noise = Noise(generator, scales, fast_math, sign, FLOOR_MULTIPLIER, only_fast, any_order, centre.operands,
                       deviations)  # fmt: skip
         run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
-        deviation = (run.output - centre.output) / FLOOR_MULTIPLIER
-        sigma = torch.maximum(sigma, deviation.abs().nan_to_num(0.0, 0.0, 0.0))
-        if drifts is not None and sign is None:
-            drifts.append(drift_of(deviation, centre.output))
+        sigma = torch.maximum(sigma, (run.output - centre.output).abs().nan_to_num(0.0, 0.0, 0.0) / FLOOR_MULTIPLIER)
+        if run_drifts is not None and sign is None:
+            run_drifts.append(drift_of(run.output, centre.output) / FLOOR_MULTIPLIER)
     if centre.operands and deviations:  # the flips the rounded operands may take, at their full size
         noise = Noise(generator, scales, operands=centre.operands, deviations=deviations, flips_only=True)
         run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
@@ -81,15 +84,15 @@ def floor_of(
 
 def with_underflow(sigma: torch.Tensor, fp32: torch.Tensor, truth: torch.Tensor) -> torch.Tensor:
     """σ widened, at the outputs where fp32's range and not its rounding sets the fp32 Model's error, to that error
-    over ``FLOOR_MULTIPLIER`` (its floor then holds it): where the truth or the fp32 Model's value is below fp32's
-    smallest normal number 2^-126 in magnitude. There a result is subnormal, with an absolute error of up to 2^-150
-    rather than a relative one (Higham 2002, §2.1, eq. (2.8)), or an intermediate overflowed and flushed the output
-    to zero: x·sigmoid(x) is 0 in fp32 for x < −88.7, where e^−x is +inf, though the truth is a normal number near
-    2^-122. The Monte-Carlo runs in fp64 never leave fp32's range and see neither; measured against them such an
-    output departs by 10^6 σ and more, and the baseline (``engine``: the largest departure over all outputs) would
-    take every output's floor there with it. What the widening admits is below 2^-126 in size or the truth itself."""
+    (up to ``_UNDERFLOW_REACH``): where the truth or the fp32 Model's value is below fp32's smallest normal number
+    2^-126 in magnitude. There a result is subnormal, with an absolute error of up to 2^-150 rather than a relative
+    one (Higham 2002, §2.1, eq. (2.8)), or an intermediate overflowed and flushed the output to zero: x·sigmoid(x) is
+    0 in fp32 for x < −88.7, where e^−x is +inf, though the truth is a normal number up to 2^-121. The Monte-Carlo
+    runs in fp64 never leave fp32's range and see neither; measured against them such an output departs by 10^6 σ and
+    more, and the baseline (``engine``: the largest departure over all outputs) would take every output's floor there
+    with it. What the widening admits at an output is at most the floor's multiple of 2^-120."""
     tiny = (truth.abs() < _FP32_TINY) | (fp32.abs() < _FP32_TINY)
     if not bool(tiny.any()):
         return sigma
-    own = (fp32 - truth).abs().nan_to_num(0.0, 0.0, 0.0)
+    own = (fp32 - truth).abs().nan_to_num(0.0, 0.0, 0.0).clamp_max(_UNDERFLOW_REACH)
     return torch.where(tiny, torch.maximum(sigma, own), sigma)

@@ -201,8 +201,8 @@ def simplest(table: FitTable, side: str) -> Rewrite:
 def closest_to_candidate(table: FitTable) -> Rewrite:
     """The re-creation a candidate that none re-creates is judged against: not one whose arithmetic is not the
     candidate's (``unlike_reduced``: its wide floor leaves few outputs beyond it, but agrees with a kernel of another
-    arithmetic nowhere); one within the limit everywhere but for a concentrated slice first (its arithmetic re-creates
-    the rest; a bug hiding in a wider floor is where it is, not where another floor is passed); then the fewest
+    arithmetic nowhere); one within the limit everywhere but for a concentrated slice or a drift first (its arithmetic
+    re-creates the rest; a bug hiding in a wider floor is where it is, not where another floor is passed); the fewest
     outputs left out (beyond the limit, or departing in a concentrated slice), the any-order allowance of sums
     (``reduction_orders.ANY_ORDER``) last among those not within; then the simplest rewrite (a bug in one
     channel is "plain fp32 elsewhere"); then the smallest departure."""
