@@ -14,9 +14,11 @@ floor's random-sign Monte-Carlo runs of the same re-creation (``floor.floor_of(.
 the Model's own correlations (a row's mean errs once for every output of the row), give its spread. The candidate
 drifts where it departs by more than ``DRIFT_Z`` spreads beyond the systematic part legitimate arithmetic has, which
 no random-sign run shows: ``DRIFT_ULPS`` fp32 units of the outputs' size (a constant 1/n, ε or scale rounded once
-moves every output by u/2, and a few of them compound), or ``floor.FLOOR_MULTIPLIER`` times the fp32 Model's own
-drift where that is more (a scale rounded to fp32 and applied 24 times drifts 12 u; a rounded constant inside exp()
-is multiplied by |x|) — the baseline the floor takes too.
+moves every output by u/2, and a few of them compound), or ``floor.FLOOR_MULTIPLIER`` times what the floor's
+one-sign runs (every rounding one way) or the fp32 Model itself drift by where that is more, as the floor takes
+``FLOOR_MULTIPLIER`` times its runs at each output: a scale rounded to fp32 and applied 24 times drifts 12 u, a
+rounded constant inside exp() is multiplied by |x|, and x − mean(x) at a mean of 100 magnifies the mean's one
+rounding (1/n rounded, shared by the row) a hundredfold.
 """
 
 from __future__ import annotations

@@ -180,7 +180,7 @@ class _Analysis:
             f"{time.monotonic() - started:.1f} s; about "
             f"{format_bytes(outputs * 8 * (4 + 2 * len(rewrites_of(as_fp32.ops))))} of outputs held at most"
         )
-        self.drift_runs: dict[str, list[torch.Tensor]] = {"plain": []}  # rewrite → its random-sign runs' drifts
+        self.drift_runs: dict[str, dict] = {"plain": {}}  # rewrite → its runs' drifts (``floor_of``'s run_drifts)
         self.truth, self.sigma = self.run("in fp64", floor_of, model, inputs, runs=effort.runs, seed=seed,
                                           run_drifts=self.drift_runs["plain"])  # fmt: skip
         self.ops = self.truth.ops
@@ -189,8 +189,9 @@ class _Analysis:
         _check_shapes(self.y64, sides["reference"], sides["candidate"])
         fp32 = as_fp32.output.to(self.y64.dtype)
         self.sigma = with_underflow(self.sigma, fp32, self.y64)
-        # what legitimate arithmetic may drift by (``drift``): the floor's multiple of the fp32 Model's own drift
-        self.legitimate_drift = FLOOR_MULTIPLIER * drift_of(fp32, self.y64).abs()
+        # what legitimate arithmetic may drift by (``drift``): the fp32 Model's own drift, and what every rounding one
+        # way does (a constant such as 1/n rounded once is shared by every output, and a subtraction may magnify it)
+        self.own_drift = drift_of(fp32, self.y64).abs()
         base_units = compare.fit(fp32, self.y64, self.sigma, math.inf).units
         self.floor = FLOOR_MULTIPLIER * max(1.0, base_units if math.isfinite(base_units) else 1.0)
         self.base_units = base_units
@@ -277,25 +278,29 @@ class _Analysis:
 
     def drift(self, h: Rewrite) -> Drift | None:
         """How the candidate's departure from rewrite ``h`` moves the whole output one way beyond what rounding does
-        (``drift``), None where it does not. Judged where the rewrite claims fp32 rounding alone: plain fp32, an order
-        of the sums, another formula; not for a reduced precision or fast-math, whose roundings and approximations
-        err one way by design (TF32 operands rounded with ties away from zero, ``__expf``). Rounding's spread comes
-        from the plain floor's random-sign runs, or, for the any-order allowance and a formula, whose σ is their own,
-        from Monte-Carlo runs of that rewrite. Not judged with fewer runs than ``drift.LEAST_RUNS`` (a recheck of
-        another trial: the trial analysed first was), nor where the candidate is the reference bit for bit."""
-        if h.precision is not None or h.fast_math or h.autocast or self.effort.runs < LEAST_RUNS:
+        (``drift``), None where it does not. Judged where the rewrite claims fp32 rounding or fast-math's
+        approximations: plain fp32, an order of the sums, another formula, fast-math; not for a reduced precision
+        (TF32 operands rounded with ties away from zero err one way by design). Rounding's spread comes from the plain
+        floor's random-sign runs, or, where the rewrite's σ is its own (the any-order allowance, a formula,
+        fast-math), from Monte-Carlo runs of that rewrite. What legitimate arithmetic may drift by is the floor's
+        multiple of the fp32 Model's own drift and of the plain floor's one-sign runs' (every rounding one way: a
+        constant such as 1/n rounded once is shared by all outputs, and x − mean magnifies it by mean/std), and of
+        fast-math's approximations' one-sign runs for fast-math. Not judged with fewer runs than
+        ``drift.LEAST_RUNS`` (a recheck of another trial: the trial analysed first was), nor where the candidate is
+        the reference bit for bit."""
+        if h.precision is not None or h.autocast or self.effort.runs < LEAST_RUNS or self.identical:
             return None
-        if self.identical:
-            return None
-        key = h.key() if h.order == ANY_ORDER or h.form is not None else "plain"
+        key = h.key() if h.order == ANY_ORDER or h.form is not None or h.fast_math else "plain"
         if key not in self.drift_runs:
-            self.drift_runs[key] = []
+            self.drift_runs[key] = {}
             self.run(f"as {h.key()}, random-sign runs for its drift", floor_of, self.model, self.inputs,
                      runs=self.effort.runs, seed=self.seed, base=h.arithmetic(), scales=self.truth.scales,
                      any_order=h.order == ANY_ORDER, run_drifts=self.drift_runs[key])  # fmt: skip
         if h.key() not in self.found_drifts:
-            self.found_drifts[h.key()] = drifting(self.sides["candidate"], self.value(h), self.drift_runs[key],
-                                                  self.legitimate_drift)  # fmt: skip
+            one_way = self.drift_runs["plain"].get("one_sign", []) + self.drift_runs[key].get("approximations", [])
+            legitimate = FLOOR_MULTIPLIER * torch.stack([self.own_drift, *(d.abs() for d in one_way)]).amax(0)
+            self.found_drifts[h.key()] = drifting(self.sides["candidate"], self.value(h),
+                                                  self.drift_runs[key].get("random", []), legitimate)  # fmt: skip
         return self.found_drifts[h.key()]
 
     @functools.cached_property

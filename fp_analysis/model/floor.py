@@ -39,7 +39,7 @@ def floor_of(
     any_order: bool = False,
     base: Arithmetic | None = None,
     scales: dict | None = None,
-    run_drifts: list | None = None,
+    run_drifts: dict | None = None,
 ):
     """(evaluation, σ): the Model under ``base`` (fp64 by default) and the Monte-Carlo spread of fp32 rounding
     around it (module docstring, step 2): two runs with every error one way, then ``runs`` with random signs.
@@ -49,8 +49,9 @@ def floor_of(
     decreasing function (a norm's 1/σ), and the approximation's own error is what a fast-math kernel adds.
     With ``any_order`` each sum errs as a sequential sum in any order of its terms does (``Noise.any_order``).
     ``scales`` (each linear op's Σ|w·x|) come from the fp64 evaluation unless given. ``run_drifts``, where given,
-    gets each random-sign run's drift (``drift.drift_of``: what rounding in random directions does to the whole
-    output)."""
+    gets each run's drift over its amplitude (``drift.drift_of``: how the run moves the whole output one way), in
+    lists under "random" (the random-sign runs), "one_sign" and "approximations" (the one-sign runs of the
+    fast-math residuals alone)."""
     base = base or Arithmetic()
     fast_math = base.fast_math
     rounds = base.linear_format is not None or base.kind_formats is not None
@@ -66,8 +67,9 @@ def floor_of(
                       deviations)  # fmt: skip
         run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
         sigma = torch.maximum(sigma, (run.output - centre.output).abs().nan_to_num(0.0, 0.0, 0.0) / FLOOR_MULTIPLIER)
-        if run_drifts is not None and sign is None:
-            run_drifts.append(drift_of(run.output, centre.output) / FLOOR_MULTIPLIER)
+        if run_drifts is not None:
+            kind = "random" if sign is None else "approximations" if only_fast else "one_sign"
+            run_drifts.setdefault(kind, []).append(drift_of(run.output, centre.output) / FLOOR_MULTIPLIER)
     if centre.operands and deviations:  # the flips the rounded operands may take, at their full size
         noise = Noise(generator, scales, operands=centre.operands, deviations=deviations, flips_only=True)
         run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))

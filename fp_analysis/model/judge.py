@@ -255,7 +255,7 @@ def judge_explained(reference: Rewrite, candidate: Rewrite, identical: bool, ops
 def judge_unexplained(outside: int, nonfinite: int) -> CauseKind:
     """The cause of a candidate no rewrite re-creates, from the outputs beyond the floor of the closest re-creation:
     ``nonfinite`` where every one of them is NaN or ±inf where the re-creation has numbers, else ``bug``."""
-    return CauseKind.NONFINITE if nonfinite == outside else CauseKind.BUG
+    return CauseKind.NONFINITE if nonfinite and nonfinite == outside else CauseKind.BUG
 
 
 def parameters_first(first: Analysis, second: Analysis) -> bool:

@@ -119,6 +119,31 @@ def test_what_the_fp32_model_drifts_by_itself_is_not_a_bug():
     assert _judge(_Thirds(), lambda t: (t * 3.0**-24).float(), x).explained
 
 
+def _mean_100(rows: int = 256, features: int = 1020) -> torch.Tensor:
+    return torch.randn(rows, features, generator=torch.Generator().manual_seed(0)) + 100.0
+
+
+def test_a_mean_through_a_rounded_reciprocal_magnified_by_the_centring_is_arithmetic():
+    """fl(1/n) errs the same way for every row, and x − mean at a mean of 100 magnifies it a hundredfold: every
+    rounding one way does as much (the one-sign runs), so it is legitimate."""
+    x = _mean_100()
+    analysis = _judge(_LayerNorm(1020), lambda t: _normalised(t, torch.tensor(1 / 1020, dtype=torch.float32)), x)
+    assert analysis.verdict == "accumulation_order", analysis.causes[0].evidence  # not fast-math: it has none
+
+
+def _normalised(x, reciprocal):
+    d = x - x.sum(-1, keepdim=True) * reciprocal
+    return d * torch.rsqrt((d * d).sum(-1, keepdim=True) * reciprocal + 1e-5)
+
+
+def test_a_layernorm_whose_eps_is_doubled_at_mean_100_is_a_bug_not_fast_math():
+    """Every output stays within plain fp32's floor and within fast-math's; the scale gives it away in both."""
+    x = _mean_100()
+    analysis = _judge(_LayerNorm(1020), _LayerNorm(1020, eps=2e-5), x)
+    assert analysis.verdict == "bug", analysis.causes[0].evidence
+    assert "scales the outputs by 1 −" in analysis.causes[0].evidence
+
+
 class _Swish(nn.Module):
     def forward(self, x):
         return x * torch.sigmoid(x)
