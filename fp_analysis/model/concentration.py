@@ -68,12 +68,15 @@ class Concentration:
         )
 
 
-def concentration(units: torch.Tensor, least: float = MIN_UNITS) -> Concentration | None:
+def concentration(units: torch.Tensor, least: float = MIN_UNITS, least_shift: float = 0.0) -> Concentration | None:
     """The slices of the output in which ``units`` (a side's departure from a re-creation in units of σ, signed,
     one per output, in the output's shape) is concentrated (module docstring), or None where no slice stands out.
     ``least``: the departure a slice must pass, at least ``MIN_UNITS``; the engine passes the fp32 Model's own worst
     error in units of σ where that is more (a norm's statistics err alike over a group: a shift of up to that size
-    along a slice is the fp32 arithmetic's own)."""
+    along a slice is the fp32 arithmetic's own). ``least_shift``: the mean departure a slice must pass to be shifted,
+    where more than ``least``; the engine passes its floor: a slice that shares one computed value (a row's mean in
+    x − mean(x)) moves as that value errs, and in another order of its sum, or through 1/n rounded, that value errs
+    as far as the floor lets any output (at a mean of 100, rows shifted by 2 σ were called a bug)."""
     least = max(MIN_UNITS, least)
     signed = units.detach().to(torch.float32)  # where it is: on a GPU, a full-size output's sorts take milliseconds
     signed = torch.where(torch.isnan(signed), torch.full_like(signed, float("inf")), signed)
@@ -91,7 +94,7 @@ def concentration(units: torch.Tensor, least: float = MIN_UNITS) -> Concentratio
             continue
         magnitudes = rows.abs()
         levels = _quantile(magnitudes)
-        shifted = _shift_t(rows.clamp(-_CLIP, _CLIP), total, least)
+        shifted = _shift_t(rows.clamp(-_CLIP, _CLIP), total, max(least, least_shift))
         # most of a slice above ``least`` needs its upper quartile above it: only those slices are looked at closer
         by_level, by_shift = (torch.nonzero(m).flatten().tolist() for m in (levels >= least, shifted))
         order = list(dict.fromkeys(by_level + by_shift))

@@ -320,7 +320,7 @@ class _Analysis:
         if (side, h.key()) not in self.concentrations:  # asked again for the candidate's closest when it is a bug
             least = self.base_units if math.isfinite(self.base_units) else 0.0
             scale = self.rewritten(h)[1] if h.precision else self.sigma
-            found = concentration(compare.departures(self.sides[side], self.value(h), scale), least)
+            found = concentration(compare.departures(self.sides[side], self.value(h), scale), least, self.floor)
             self.concentrations[(side, h.key())] = found
         return self.concentrations[(side, h.key())]
 

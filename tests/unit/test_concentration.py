@@ -106,3 +106,30 @@ def test_a_small_bug_in_a_channel_is_seen_whatever_share_of_it_a_relu_zeroes(zer
     units[:, 6][~exact[:, 6]] += 4.0
     found = concentration(units)
     assert found is not None and found.slices == ["channel 6 (of 0…15)"]
+
+
+def test_a_slice_shifted_within_the_floor_is_shifted_only_past_the_least_shift_given():
+    """A row that shares one computed value (its mean, in x − mean(x)) moves by that value's error: within the floor
+    the engine passes as ``least_shift`` it is arithmetic, past it a bias."""
+    generator = torch.Generator().manual_seed(0)
+    units = torch.randn(64, 512, generator=generator) * 0.5
+    units[9] += 4.0  # one row's shared value off by 4 σ, the rest's by less
+    assert concentration(units) is not None
+    assert concentration(units, least_shift=8.0) is None
+    units[9] += 8.0
+    assert concentration(units, least_shift=8.0) is not None
+
+
+@pytest.mark.parametrize("seed", range(8))  # 5 and 7 were called a bug with the shift's threshold at 2 σ
+def test_a_row_mean_through_a_rounded_reciprocal_at_mean_100_is_not_concentrated(seed):
+    from fp_analysis.model.engine import analyse_model
+
+    class Centred(torch.nn.Module):
+        def forward(self, x):
+            return x - x.mean(dim=-1, keepdim=True)
+
+    x = torch.randn(512, 1020, generator=torch.Generator().manual_seed(seed)) + 100.0
+    with torch.no_grad():
+        candidate = x - x.sum(-1, keepdim=True) * torch.tensor(1 / 1020, dtype=torch.float32)
+        analysis = analyse_model(Centred(), [x], Centred()(x), candidate)
+    assert analysis.explained, analysis.causes[0].evidence
