@@ -68,33 +68,45 @@ class Concentration:
         )
 
 
-def concentration(units: torch.Tensor, least: float = MIN_UNITS, least_shift: float = 0.0) -> Concentration | None:
+def concentration(
+    units: torch.Tensor, least: float = MIN_UNITS, baseline: torch.Tensor | None = None, shared_least: float = 0.0
+) -> Concentration | None:
     """The slices of the output in which ``units`` (a side's departure from a re-creation in units of σ, signed,
     one per output, in the output's shape) is concentrated (module docstring), or None where no slice stands out.
     ``least``: the departure a slice must pass, at least ``MIN_UNITS``; the engine passes the fp32 Model's own worst
     error in units of σ where that is more (a norm's statistics err alike over a group: a shift of up to that size
-    along a slice is the fp32 arithmetic's own). ``least_shift``: the mean departure a slice must pass to be shifted,
-    where more than ``least``; the engine passes its floor: a slice that shares one computed value (a row's mean in
-    x − mean(x)) moves as that value errs, and in another order of its sum, or through 1/n rounded, that value errs
-    as far as the floor lets any output (at a mean of 100, rows shifted by 2 σ were called a bug)."""
+    along a slice is the fp32 arithmetic's own). ``baseline``: the fp32 Model's own departure from the truth, in the
+    same units, where given: a slice whose outputs share one computed value (a row's mean in x − mean(x), a row's
+    softmax denominator) moves as that value errs, and in another order of its sum that value errs as far as the
+    floor lets any output, many times what the fp32 Model's pairwise sums do. So along a slicing where the fp32
+    Model's own slices are shifted (by ``SHIFT_T`` standard errors: outputs that share nothing are not), a slice's
+    shift counts past ``shared_least`` (the engine's floor; at a mean of 100, rows of x − mean(x) shifted by 2 σ
+    through 1/n rounded, and softmax rows through a sequential denominator, were called a bug); along any other
+    slicing, past ``least`` (a sum's one feature scaled by 1e-6 departs by 14 σ there, while every output's floor
+    is 20)."""
     least = max(MIN_UNITS, least)
     signed = units.detach().to(torch.float32)  # where it is: on a GPU, a full-size output's sorts take milliseconds
     signed = torch.where(torch.isnan(signed), torch.full_like(signed, float("inf")), signed)
     u = signed.abs()
     if u.dim() == 0 or u.numel() < 2 * MIN_OUTPUTS:
         return None
-    clipped = signed.clamp(-_CLIP, _CLIP)
-    total = (int((clipped != 0).sum()), float(clipped.double().sum()), float(clipped.double().square().sum()))
+    total = _totals(signed.clamp(-_CLIP, _CLIP))
     overall = _quantile(u.reshape(1, -1))[0].item()
     departing = int((u != 0).sum())
     flagged: list[tuple[str, torch.Tensor, float, float]] = []
+    own = (
+        None if baseline is None else baseline.detach().to(torch.float32).nan_to_num(0.0, 0.0, 0.0).clamp(-_CLIP, _CLIP)
+    )
+    own_slicings = _slicings(own, dim_names(u.dim())) if own is not None else None
+    own_total = None if own is None else _totals(own)
     for label, rows, mask_of in _slicings(signed, dim_names(u.dim())):
+        shares = own_slicings is not None and float(_gaps(next(own_slicings)[1], own_total)[1].max()) >= SHIFT_T
         size = rows.shape[1]  # every slice of a slicing has as many outputs
         if 2 * size > u.numel():
             continue
         magnitudes = rows.abs()
         levels = _quantile(magnitudes)
-        shifted = _shift_t(rows.clamp(-_CLIP, _CLIP), total, max(least, least_shift))
+        shifted = _shift_t(rows.clamp(-_CLIP, _CLIP), total, max(least, shared_least) if shares else least)
         # most of a slice above ``least`` needs its upper quartile above it: only those slices are looked at closer
         by_level, by_shift = (torch.nonzero(m).flatten().tolist() for m in (levels >= least, shifted))
         order = list(dict.fromkeys(by_level + by_shift))
@@ -155,9 +167,14 @@ def _mostly_above(n: int, k: int, p: float) -> bool:
     return n * divergence > -math.log(CHANCE)
 
 
-def _shift_t(rows: torch.Tensor, total: tuple[int, float, float], least: float) -> torch.Tensor:
-    """Which rows' mean departure differs from the rest's by at least ``least`` and by ``SHIFT_T`` standard
-    errors (Welch's t): a bias along one slice, which rounding (unbiased, to nearest) does not make."""
+def _totals(clipped: torch.Tensor) -> tuple[int, float, float]:
+    """(outputs that depart at all, their sum, their sum of squares): what ``_gaps`` takes each slice's rest from."""
+    return int((clipped != 0).sum()), float(clipped.double().sum()), float(clipped.double().square().sum())
+
+
+def _gaps(rows: torch.Tensor, total: tuple[int, float, float]):
+    """For each row (slice): how far its mean departure is from the rest's, that gap in standard errors (Welch's
+    t), and the outputs that depart in it and in the rest."""
     n, s, ss = total
     rows = rows.double()
     n_in = (rows != 0).sum(dim=1).to(torch.float64)  # over the outputs that depart at all (zeros add to no sum)
@@ -167,7 +184,13 @@ def _shift_t(rows: torch.Tensor, total: tuple[int, float, float], least: float) 
     var_in = (ss_in / n_in.clamp_min(1) - mean_in.square()).clamp_min(0) / n_in.clamp_min(1)
     var_out = (ss_out / n_out.clamp_min(1) - mean_out.square()).clamp_min(0) / n_out.clamp_min(1)
     gap = (mean_in - mean_out).abs()
-    t = gap / (var_in + var_out).sqrt().clamp_min(1e-300)
+    return gap, gap / (var_in + var_out).sqrt().clamp_min(1e-300), n_in, n_out
+
+
+def _shift_t(rows: torch.Tensor, total: tuple[int, float, float], least: float) -> torch.Tensor:
+    """Which rows' mean departure differs from the rest's by at least ``least`` and by ``SHIFT_T`` standard
+    errors (Welch's t): a bias along one slice, which rounding (unbiased, to nearest) does not make."""
+    gap, t, n_in, n_out = _gaps(rows, total)
     return (gap >= least) & (t >= SHIFT_T) & (n_in >= _MIN_SHIFT_OUTPUTS) & (n_out >= n_in)
 
 

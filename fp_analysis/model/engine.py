@@ -187,6 +187,7 @@ class _Analysis:
         check_path(as_fp32.ops, self.ops)
         self.y64 = self.truth.output
         _check_shapes(self.y64, sides["reference"], sides["candidate"])
+        self.fp32_output = as_fp32.output  # the fp32 Model's own error is the baseline of the floor and of a shift
         fp32 = as_fp32.output.to(self.y64.dtype)
         self.sigma = with_underflow(self.sigma, fp32, self.y64)
         # what legitimate arithmetic may drift by (``drift``): the fp32 Model's own drift, and what every rounding one
@@ -320,7 +321,8 @@ class _Analysis:
         if (side, h.key()) not in self.concentrations:  # asked again for the candidate's closest when it is a bug
             least = self.base_units if math.isfinite(self.base_units) else 0.0
             scale = self.rewritten(h)[1] if h.precision else self.sigma
-            found = concentration(compare.departures(self.sides[side], self.value(h), scale), least, self.floor)
+            own = compare.departures(self.fp32_output, self.y64, scale)
+            found = concentration(compare.departures(self.sides[side], self.value(h), scale), least, own, self.floor)
             self.concentrations[(side, h.key())] = found
         return self.concentrations[(side, h.key())]
 

@@ -108,16 +108,20 @@ def test_a_small_bug_in_a_channel_is_seen_whatever_share_of_it_a_relu_zeroes(zer
     assert found is not None and found.slices == ["channel 6 (of 0…15)"]
 
 
-def test_a_slice_shifted_within_the_floor_is_shifted_only_past_the_least_shift_given():
-    """A row that shares one computed value (its mean, in x − mean(x)) moves by that value's error: within the floor
-    the engine passes as ``least_shift`` it is arithmetic, past it a bias."""
+def test_a_slice_shifted_where_the_fp32_models_own_slices_shift_counts_past_the_shared_least():
+    """Rows that share one computed value (a row's mean in x − mean(x)) shift together as it errs: where the fp32
+    Model's own rows are shifted so, a row's shift is arithmetic up to the floor the engine passes; where its rows
+    are not (outputs that share nothing), the same shift is a bias."""
     generator = torch.Generator().manual_seed(0)
     units = torch.randn(64, 512, generator=generator) * 0.5
-    units[9] += 4.0  # one row's shared value off by 4 σ, the rest's by less
+    units[9] += 4.0  # one row off by 4 σ, the rest by less
+    shared = torch.randn(64, 512, generator=generator) * 0.5 + torch.randn(64, 1, generator=generator)  # rows shift
+    independent = torch.randn(64, 512, generator=generator) * 0.5
     assert concentration(units) is not None
-    assert concentration(units, least_shift=8.0) is None
+    assert concentration(units, baseline=shared, shared_least=8.0) is None
+    assert concentration(units, baseline=independent, shared_least=8.0) is not None
     units[9] += 8.0
-    assert concentration(units, least_shift=8.0) is not None
+    assert concentration(units, baseline=shared, shared_least=8.0) is not None
 
 
 @pytest.mark.parametrize("seed", range(8))  # 5 and 7 were called a bug with the shift's threshold at 2 σ
@@ -133,3 +137,27 @@ def test_a_row_mean_through_a_rounded_reciprocal_at_mean_100_is_not_concentrated
         candidate = x - x.sum(-1, keepdim=True) * torch.tensor(1 / 1020, dtype=torch.float32)
         analysis = analyse_model(Centred(), [x], Centred()(x), candidate)
     assert analysis.explained, analysis.causes[0].evidence
+
+
+def test_one_feature_of_a_long_sum_scaled_by_1e_6_is_a_bug_where_the_sequential_sum_is_not():
+    """The features of a sum share no computed value: the fp32 Model's own features are not shifted, so a feature's
+    shift counts past 2 σ, not past the any-order allowance's wide floor (a false pass found by a hunt)."""
+    from fp_analysis.model.engine import analyse_model
+
+    class Sum(torch.nn.Module):
+        def forward(self, x):
+            return x.sum(dim=1)
+
+    def reversed_sum(x, scale_of_feature_5):
+        total = torch.zeros(x.shape[0], x.shape[2])
+        for k in reversed(range(x.shape[1])):  # one fp32 accumulator per output, last term first
+            total = total + x[:, k, :]
+        total[:, 5] *= scale_of_feature_5
+        return total
+
+    x = torch.randn(32, 1024, 32, generator=torch.Generator().manual_seed(0)) + 1.0
+    with torch.no_grad():
+        right = analyse_model(Sum(), [x], Sum()(x), reversed_sum(x, 1.0))
+        wrong = analyse_model(Sum(), [x], Sum()(x), reversed_sum(x, 1.0 + 1e-6))
+    assert right.verdict == "accumulation_order", right.causes[0].evidence
+    assert wrong.verdict == "bug" and "feature 5" in wrong.causes[0].evidence
