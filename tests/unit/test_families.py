@@ -426,6 +426,10 @@ def _softmax_unshifted(model, inputs):
     return e / e.sum(dim=1, keepdim=True)
 
 
+def _softmax_via_logsumexp(model, inputs):
+    return torch.exp(inputs[0] - torch.logsumexp(inputs[0], dim=1, keepdim=True))
+
+
 def _softmax_other_dim(model, inputs):
     return torch.softmax(inputs[0], dim=0)
 
@@ -797,6 +801,9 @@ PLANTED = [
        inputs=_seeded(lambda: [torch.randn(4, 128) * 20])),
     _p("log_of_softmax", "log_softmax", _log_of_softmax, True),
     _p("unshifted", "softmax", _softmax_unshifted, True),
+    # at a mean of 100 log-sum-exp's one rounding scales a whole row by up to 64 u: beyond plain fp32's floor
+    _p("via_logsumexp_mean_100", "softmax", _softmax_via_logsumexp, True, verdict="formula",
+       inputs=_seeded(lambda: [torch.randn(16, 512) + 100.0])),
     _p("other_dim", "softmax", _softmax_other_dim, False, verdict="bug"),
     _p("log_of_softmax_x20", "cross_entropy", _cross_entropy_as_log_of_softmax, True,
        inputs=_seeded(lambda: [torch.randn(32, 10) * 20, torch.randint(0, 10, (32,))])),
