@@ -98,8 +98,8 @@ class Drift:
 def drifting(values, centre, runs: Sequence[torch.Tensor], legitimate: torch.Tensor) -> Drift | None:
     """The drift of ``values`` (the candidate) from ``centre`` (its re-creation) beyond what the random-sign ``runs``
     (``drift_of`` of each run, over its amplitude) say rounding does and what legitimate arithmetic may have
-    (``legitimate``: per direction, as the fp32 Model measures it, at least ``DRIFT_ULPS``); None where there is
-    none, or too few runs to say."""
+    (``legitimate``: per direction, the floor's multiple of the fp32 Model's own drift and of the one-sign runs', at
+    least ``DRIFT_ULPS``; module docstring); None where there is none, or too few runs to say."""
     if len(runs) < LEAST_RUNS:
         return None
     spread = torch.stack(list(runs)).pow(2).mean(0).sqrt()
