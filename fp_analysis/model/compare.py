@@ -1,7 +1,7 @@
 """One side against a re-creation of it, output by output: departures in units of σ, how many outputs pass a limit,
 the largest absolute difference, and the tolerance between two re-created arithmetics.
 
-Every comparison runs ``_CHUNK`` outputs at a time in fp64, so a full-size output (a GB in fp64) needs no full-size
+Every comparison runs ``CHUNK`` outputs at a time in fp64, so a full-size output (a GB in fp64) needs no full-size
 temporaries; NaN equals NaN and the same infinity equals itself, and a value finite on one side only is infinitely
 far.
 """
@@ -14,9 +14,20 @@ import torch
 
 from .judge import TOLERANCE_MARGIN, Fit
 
-__all__ = ["TOLERANCE_MARGIN", "departures", "differing", "fit", "max_abs", "outside", "same_values", "tolerance"]
+__all__ = [
+    "CHUNK",
+    "TOLERANCE_MARGIN",
+    "chunks",
+    "departures",
+    "differing",
+    "fit",
+    "max_abs",
+    "outside",
+    "same_values",
+    "tolerance",
+]
 
-_CHUNK = 1 << 22  # outputs compared at a time: the temporaries of a comparison stay ~100 MB
+CHUNK = 1 << 22  # outputs compared at a time: the temporaries of a comparison stay ~100 MB
 
 
 def _difference(values: torch.Tensor, recreation: torch.Tensor) -> torch.Tensor:
@@ -26,27 +37,27 @@ def _difference(values: torch.Tensor, recreation: torch.Tensor) -> torch.Tensor:
     return torch.where(same, torch.zeros_like(difference), difference.nan_to_num(math.inf, math.inf, math.inf))
 
 
-def _chunks(*tensors):
-    """The tensors flattened, ``_CHUNK`` outputs at a time, in fp64."""
+def chunks(*tensors):
+    """The tensors flattened, ``CHUNK`` outputs at a time, in fp64."""
     flat = [t.reshape(-1) for t in tensors]
-    for start in range(0, flat[0].numel(), _CHUNK):
-        yield tuple(t[start : start + _CHUNK].to(torch.float64) for t in flat)
+    for start in range(0, flat[0].numel(), CHUNK):
+        yield tuple(t[start : start + CHUNK].to(torch.float64) for t in flat)
 
 
 def outside(values, recreation, scale, limit) -> torch.Tensor:
     """Where ``values`` departs from ``recreation`` by more than ``limit`` units of ``scale`` (a bool per output)."""
-    parts = [_difference(v, r) > limit * s for v, r, s in _chunks(values, recreation, scale)]
+    parts = [_difference(v, r) > limit * s for v, r, s in chunks(values, recreation, scale)]
     return torch.cat(parts).reshape(values.shape)
 
 
 def fit(values, recreation, scale, limit, fp32=None) -> Fit:
     """The largest departure of ``values`` from ``recreation`` in units of ``scale``, and how many outputs pass
-    ``limit``: compared ``_CHUNK`` outputs at a time, so a full-size output needs no full-size temporaries.
+    ``limit``: compared ``CHUNK`` outputs at a time, so a full-size output needs no full-size temporaries.
     ``fp32``: (σ, limit) of the plain fp32 floor, where the fit also counts the outputs that pass it (how far the
     side is from the re-creation at fp32's resolution, whatever the re-creation's own floor)."""
     worst, outside, disagree = 0.0, 0, 0
     tight = () if fp32 is None else (fp32[0],)
-    for v, r, s, *sigma in _chunks(values, recreation, scale, *tight):
+    for v, r, s, *sigma in chunks(values, recreation, scale, *tight):
         difference = _difference(v, r)
         units = difference / s
         worst = max(worst, float(units.max()))
@@ -60,7 +71,7 @@ def departures(values, recreation, scale) -> torch.Tensor:
     """(values − recreation) in units of ``scale``, signed, one float32 per output, in the output's shape (for
     ``fp_analysis.model.concentration``): 0 where both are equal, +inf where only one is finite."""
     parts = []
-    for v, r, s in _chunks(values, recreation, scale):
+    for v, r, s in chunks(values, recreation, scale):
         signed = torch.where(_difference(v, r) == 0, torch.zeros_like(v), v - r)
         parts.append((signed.nan_to_num(math.inf, math.inf, -math.inf) / s).to(torch.float32))
     return torch.cat(parts).reshape(values.shape)
@@ -69,7 +80,7 @@ def departures(values, recreation, scale) -> torch.Tensor:
 def max_abs(a: torch.Tensor, b: torch.Tensor) -> float | None:
     """The largest finite |a − b| (None where no pair is finite on both sides)."""
     worst = None
-    for x, y in _chunks(a, b):
+    for x, y in chunks(a, b):
         difference = _difference(x, y)
         finite = difference[torch.isfinite(difference)]
         if finite.numel():
@@ -81,7 +92,7 @@ def tolerance(a, b, sigma_a, sigma_b, limit_a, limit_b, labels) -> dict:
     """The atol under which the two explained arithmetics pass on inputs like these: the largest |a − b| plus
     both sides' floors (each in its own σ), times ``TOLERANCE_MARGIN`` for the trials and inputs not analysed."""
     reach = 0.0
-    for x, y, sa, sb in _chunks(a, b, sigma_a, sigma_b):
+    for x, y, sa, sb in chunks(a, b, sigma_a, sigma_b):
         reach = max(reach, float((_difference(x, y) + limit_a * sa + limit_b * sb).nan_to_num(0.0, 0.0, 0.0).max()))
     atol = TOLERANCE_MARGIN * reach
     return {

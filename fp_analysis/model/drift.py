@@ -30,6 +30,7 @@ from collections.abc import Sequence
 import torch
 
 from ..numerics.formats import FORMATS
+from .compare import CHUNK, chunks
 
 __all__ = ["DRIFT_ULPS", "DRIFT_Z", "LEAST_RUNS", "Drift", "drift_of", "drifting", "drifting_outputs"]
 
@@ -44,15 +45,11 @@ DRIFT_ULPS = 8.0  # the drift legitimate arithmetic may have, in fp32 unit round
 LEAST_RUNS = 8
 _U32 = FORMATS["fp32"].unit_roundoff
 _DIRECTIONS = ("scale", "shift")
-_CHUNK = 1 << 22  # outputs at a time: a full-size output is a GB in fp64, its temporaries stay ~100 MB
 
 
-def _chunks(values: torch.Tensor, centre: torch.Tensor):
-    """(departure, centre) in fp64, ``_CHUNK`` outputs at a time, each 0 where either is not finite."""
-    flat_values, flat_centre = values.reshape(-1), centre.reshape(-1)
-    for start in range(0, flat_centre.numel(), _CHUNK):
-        v = flat_values[start : start + _CHUNK].double()
-        y = flat_centre[start : start + _CHUNK].double()
+def _finite(values: torch.Tensor, centre: torch.Tensor):
+    """(departure, centre) in fp64, ``compare.CHUNK`` outputs at a time, each 0 where either is not finite."""
+    for v, y in chunks(values, centre):
         finite = torch.isfinite(v) & torch.isfinite(y)
         yield torch.where(finite, v - y, 0.0), torch.where(finite, y, 0.0), finite
 
@@ -61,7 +58,7 @@ def drift_of(values: torch.Tensor, centre: torch.Tensor) -> torch.Tensor:
     """(scale, shift) of ``values`` from ``centre`` (module docstring), in float64 on the CPU, over the outputs where
     both are finite; NaN where the centre is zero there (no size to measure a fraction of)."""
     along, total, squares, count = 0.0, 0.0, 0.0, 0
-    for d, y, finite in _chunks(values, centre):
+    for d, y, finite in _finite(values, centre):
         along += float(torch.dot(d, y))
         total += float(d.sum())
         squares += float(torch.dot(y, y))
@@ -118,10 +115,10 @@ def drifting_outputs(values: torch.Tensor, centre: torch.Tensor, drift: Drift, s
     along = torch.empty(centre.numel(), dtype=torch.bool, device=centre.device)
     beyond = torch.empty_like(along)
     flat_scale = scale.reshape(-1)
-    for start, (d, y, _) in zip(range(0, centre.numel(), _CHUNK), _chunks(values, centre), strict=True):
+    for start, (d, y, _) in zip(range(0, centre.numel(), CHUNK), _finite(values, centre), strict=True):
         way = y.sign() if drift.direction == "scale" else torch.ones_like(y)
         moved = d * way * math.copysign(1.0, drift.size) > 0
-        along[start : start + _CHUNK] = moved
-        beyond[start : start + _CHUNK] = moved & (d.abs() > flat_scale[start : start + _CHUNK])
+        along[start : start + CHUNK] = moved
+        beyond[start : start + CHUNK] = moved & (d.abs() > flat_scale[start : start + CHUNK])
     chosen = beyond if bool(beyond.any()) else along
     return chosen.reshape(centre.shape)
