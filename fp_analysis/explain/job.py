@@ -31,6 +31,7 @@ from ..options import ExplainOptions, autocast_format, linear_formats, resolve_d
 from ..run.candidate import CandidateProcess
 from ..run.usercode import Side, UserFile, check_output, wrong_output
 from ..run.worker import report_event
+from .exact_inputs import EXACT_INPUTS_WORDS, EXACT_TRIAL, exact_inputs_trial
 from .kernelbench import (
     WrongOutput,
     emulated_reference,
@@ -96,6 +97,8 @@ def explain_job(
                 if not n:  # the check as it ran at the problem's size, kept before anything else may run out
                     full_size["check"] = mismatch_summary(results, atol, rtol)
                 again = _run_again(candidate, worst)
+                tolerance = (check_mode, atol, rtol)
+                exact, exact_note = exact_inputs_trial(reference_file, reference, candidate, worst, tolerance)
             except WrongOutput as wrong:
                 if n:  # on an instance of ours, not the problem's: not the candidate's failure (smaller.py)
                     where, fate = "ModelNew.forward", "bad_output"
@@ -103,8 +106,8 @@ def explain_job(
                 return _wrong_output(wrong, context, list(candidate.loaded()), asked)
             sides = ("reference", "candidate")
             written = {side: {i for r in results for i in r.written.get(side, ())} for side in sides}
-            notes = list(candidate.loaded()) + written_notes(written)
-        checked = _Checked(reference_file, reference, parameters, results, worst, again, notes)
+            notes = list(candidate.loaded()) + written_notes(written) + ([exact_note] if exact_note else [])
+        checked = _Checked(reference_file, reference, parameters, results, worst, again, notes, exact)
         try:
             return _explained(checked, dict(context), asked)
         except (AnalysisMemoryError, torch.OutOfMemoryError, UserCodeError) as error:
@@ -220,7 +223,8 @@ _NO_FULL_SIZE_CHECK = (
 
 class _Checked(NamedTuple):
     """KernelBench's check as it ran: the problem, the reference Model, ``run_check``'s parameters, trials and worst
-    trial, the candidate's second run on the worst trial's inputs, and the notes so far."""
+    trial, the candidate's second run on the worst trial's inputs, the notes so far, and the trial on the worst's
+    inputs of few bits where it ran (``exact_inputs``)."""
 
     file: UserFile
     reference: torch.nn.Module
@@ -229,12 +233,13 @@ class _Checked(NamedTuple):
     worst: object
     again: torch.Tensor
     notes: list[str]
+    exact: object = None
 
 
 def _explained(checked: _Checked, context: dict, asked: ExplainOptions) -> dict:
     """The explanation of a check that ran: the worst trial analysed, then judged against every trial, the
     candidate's parameters and its second run."""
-    reference_file, reference, parameters, results, worst, again, notes = checked
+    reference_file, reference, parameters, results, worst, again, notes, exact = checked
     seed, atol, rtol, mode = asked.seed, asked.atol, asked.rtol, asked.reference_mode or "fp32"
     dev = worst.reference.device
     context["analysed_trial"] = worst.trial
@@ -280,6 +285,10 @@ def _explained(checked: _Checked, context: dict, asked: ExplainOptions) -> dict:
             context.pop("analysed_batch_items", None)
             if items is not None:
                 context["analysed_batch_items"] = {"items": items, "of": int(worst.reference.shape[0])}
+    if exact is not None and not analysis.explained:
+        context["exact_inputs"] = {"judged": False}  # the check's trials gave the verdict
+    elif exact is not None:
+        analysis = _judge_exact_inputs(reference, reference_file, exact, analysis, asked, context, notes)
     unaffected = analysis.explained  # re-created with the reference's own parameters
     if any(m.status in ("differs", "rounded") for m in matches):
         analysed = (inputs, ref_out, cand_out, items if isinstance(analysed_model, KeptItems) else None)
@@ -464,44 +473,76 @@ def _judge_every_trial(model, problem: UserFile, results, worst, analysis: Analy
 
     Each trial, whole (up to ``_JUDGE_WHOLE`` outputs; beyond, the worst trial's every batch item in groups of that
     size and another trial's worst item: ``_pieces``), is judged against the rewrites that re-created each side of
-    the worst (``Effort.recheck``: a fraction of the evaluations); where they do not re-create it, it is analysed in
-    full, and the first trial (the items of it) the candidate is not re-created on gives the verdict. What is equal
-    bit for bit has nothing to judge."""
-    mode, seed = asked.reference_mode or "fp32", asked.seed
+    the worst (``_judge_trial``), and the first trial (the items of it) the candidate is not re-created on gives the
+    verdict."""
     judged = []
     for trial in results:
         trial = worst if trial.trial == worst.trial else trial  # the worst is kept whatever its size
         if trial.candidate is None:  # not kept: too large to keep them all, and no batch item to keep instead
             continue
         if trial.item is not None:
-            alone = _alone_alike(model, problem, trial, mode)
+            alone = _alone_alike(model, problem, trial, asked.reference_mode or "fp32")
             if alone is None:
                 continue  # its batch items, kept alone, are not what the Model computes for them in the batch
             trial = dataclasses.replace(trial, inputs=alone)
         judged.append(trial.trial)
-        for judged_model, inputs, ref_out, cand_out, items in _pieces(model, problem, trial, trial is worst, mode,
-                                                                      asked.rtol):  # fmt: skip
-            if trial is worst and items is None and analysis.floor["outputs"] == ref_out.numel():
-                continue  # the worst trial, analysed whole already
-            if torch.equal(ref_out, cand_out):
-                continue
-            items = trial.item if trial.item is not None else items
-            what = f"trial {trial.trial + 1}" + (f", batch items {items[0]}…{items[-1]}" if items else "")
-            report_event("progress", text=f"analysis: judging {what} against the worst's re-creations")
-            try:
-                recheck = Effort.recheck(analysis.recreations.values())
-                check = analyse_model(
-                    judged_model, inputs, ref_out, cand_out, seed=seed, effort=recheck, watch=problem.watched
-                )
-            except OutOfScopeError:  # the worst's rewrites do not re-create this reference: analysed in full
-                check = None
-            if check is None or not check.explained:
-                report_event("progress", text=f"analysis: {what} in full")
-                full = analyse_model(judged_model, inputs, ref_out, cand_out, seed=seed, watch=problem.watched)
-                if not full.explained:
-                    found = {"trials": judged, "of": len(results), "not_explained": trial.trial}
-                    return full, found, (judged_model, inputs, ref_out, cand_out, items)
+        found = _judge_trial(model, problem, trial, trial is worst, analysis, asked)
+        if found is not None:
+            return found[0], {"trials": judged, "of": len(results), "not_explained": trial.trial}, found[1]
     return analysis, {"trials": judged, "of": len(results)}, None
+
+
+def _judge_trial(model, problem: UserFile, trial, is_worst: bool, analysis: Analysis, asked: ExplainOptions):
+    """(the full analysis of the first piece of ``trial`` that is not explained, that piece: Model, inputs,
+    reference, candidate, items), or None where every piece is: each is judged against the rewrites that re-created
+    each side of the worst (``Effort.recheck``: a fraction of the evaluations), and where they do not re-create it,
+    analysed in full. What is equal bit for bit has nothing to judge."""
+    mode = asked.reference_mode or "fp32"
+    for judged_model, inputs, ref_out, cand_out, items in _pieces(model, problem, trial, is_worst, mode, asked.rtol):
+        if is_worst and items is None and analysis.floor["outputs"] == ref_out.numel():
+            continue  # the worst trial, analysed whole already
+        if torch.equal(ref_out, cand_out):
+            continue
+        items = trial.item if trial.item is not None else items
+        what = _trial_words(trial) + (f", batch items {items[0]}…{items[-1]}" if items else "")
+        report_event("progress", text=f"analysis: judging {what} against the worst's re-creations")
+        try:
+            recheck = Effort.recheck(analysis.recreations.values())
+            check = analyse_model(
+                judged_model, inputs, ref_out, cand_out, seed=asked.seed, effort=recheck, watch=problem.watched
+            )
+        except OutOfScopeError:  # the worst's rewrites do not re-create this reference: analysed in full
+            check = None
+        if check is None or not check.explained:
+            report_event("progress", text=f"analysis: {what} in full")
+            full = analyse_model(judged_model, inputs, ref_out, cand_out, seed=asked.seed, watch=problem.watched)
+            if not full.explained:
+                return full, (judged_model, inputs, ref_out, cand_out, items)
+    return None
+
+
+def _judge_exact_inputs(model, problem: UserFile, exact, analysis: Analysis, asked, context: dict, notes: list):
+    """The analysis that gives the verdict, once the check's trials are explained: theirs, or where the trial on
+    inputs of few bits (``exact_inputs``) is not explained, that trial's — where every legitimate order of the
+    Model's sums is exact, a departure that an order's allowance took in on random inputs is a bug."""
+    found = _judge_trial(model, problem, exact, False, analysis, asked)
+    context["exact_inputs"] = {"judged": True, "explained": found is None}
+    if found is None:
+        return analysis
+    notes.append(
+        f"the check's trials were explained, but on {EXACT_INPUTS_WORDS}, the worst trial's inputs rounded so, "
+        "the candidate departs from the reference where no legitimate arithmetic does: the verdict and the "
+        "location are from that trial"
+    )
+    items = found[1][4]
+    context.pop("analysed_batch_items", None)
+    if items is not None:
+        context["analysed_batch_items"] = {"items": items, "of": int(exact.reference.shape[0])}
+    return found[0]
+
+
+def _trial_words(trial) -> str:
+    return "the trial on inputs of few significant bits" if trial.trial == EXACT_TRIAL else f"trial {trial.trial + 1}"
 
 
 def _alone_alike(model, problem: UserFile, trial, mode: str) -> list | None:

@@ -55,7 +55,7 @@ def floor_of(
     base = base or Arithmetic()
     fast_math = base.fast_math
     rounds = base.linear_format is not None or base.kind_formats is not None
-    centre = evaluate(model, inputs, base, record_scales=scales is None, record_operands=rounds)
+    centre = evaluate(model, inputs, base, record_scales=scales is None, record_operands=rounds, record_exact=True)
     scales = centre.scales if scales is None else scales
     deviations: dict = {}  # how far the noise runs move each recorded operand (``operand_flips``)
     device = centre.output.device
@@ -64,7 +64,7 @@ def floor_of(
     alone = [(+1, True), (-1, True)] if fast_math else []
     for sign, only_fast in [(+1, False), (-1, False)] + [(None, False)] * runs + alone:
         noise = Noise(generator, scales, fast_math, sign, FLOOR_MULTIPLIER, only_fast, any_order, centre.operands,
-                      deviations)  # fmt: skip
+                      deviations, exact=centre.exact)  # fmt: skip
         run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
         sigma = torch.maximum(sigma, (run.output - centre.output).abs().nan_to_num(0.0, 0.0, 0.0) / FLOOR_MULTIPLIER)
         if run_drifts is not None:
@@ -75,8 +75,11 @@ def floor_of(
         run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
         sigma = torch.maximum(sigma, (run.output - centre.output).abs().nan_to_num(0.0, 0.0, 0.0))
     # No fp32 result is closer than half an ulp of itself: a clamp bound or a constant of the Model rounded to
-    # fp32 moves an output that nothing upstream can move (σ = 0 there otherwise).
+    # fp32 moves an output that nothing upstream can move (σ = 0 there otherwise) — unless the output is itself an
+    # fp32 number, which a result computed exactly (``exactness``) is and only a wrong one departs from.
     own = (_U32 * centre.output.abs()).nan_to_num(0.0, 0.0, 0.0)
+    if centre.output.dtype == torch.float64:
+        own = own.masked_fill(centre.output.to(torch.float32).to(torch.float64) == centre.output, 0.0)
     # Near underflow each of a K-term sum's roundings errs by up to η = 2^-150 absolute (Higham 2002, §2.1, eq.
     # (2.8)), whatever order: a kernel that folds a multiplier into the weights rounds K subnormal products
     # where the Model rounds one.

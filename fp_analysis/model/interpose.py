@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 from collections.abc import Mapping, Sequence
 
 import torch
@@ -43,9 +42,9 @@ from . import fast_math
 from .autocast import LOWER_OPS, Autocast
 from .conv64 import run_op as _run
 from .dynamo_guards import EagerDispatchMode, resolve_dynamo_guards
+from .exactness import exact_results
 from .forms import FORMS
 from .graph import (
-    ADDED_FIRST,
     DECOMPOSED,
     LINEAR_OPS,
     OpKind,
@@ -57,13 +56,11 @@ from .graph import (
 )
 from .operand_flips import exact_storages, flip_effect, record_deviation, record_operands
 from .reduction_orders import (
-    ordered_cumprod,
-    ordered_cumsum,
-    ordered_prod,
-    ordered_sum,
+    ordered_matrix_product,
+    ordered_op,
     product_error_scale,
     sequential_error_scale,
-    sequential_product,
+    summed_dims,
 )
 
 __all__ = [
@@ -125,6 +122,9 @@ class Noise:
     # the run of ``flips_only``, which moves each rounded linear op's output by its operands' flips and nothing else
     deviations: dict = dataclasses.field(default_factory=dict)
     flips_only: bool = False
+    # dispatch number → (op name, the outputs fp32 computes exactly in any order): no error of their own there
+    # (``exactness``; recorded by the evaluation without noise, ``evaluate(..., record_exact=True)``)
+    exact: Mapping[int, tuple[str, torch.Tensor]] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,6 +197,9 @@ class Evaluation:
     rounded_linear_ops: int = 0  # how many linear ops had their operands rounded
     trace: dict[int, torch.Tensor] = dataclasses.field(default_factory=dict)  # op index → its output, if kept
     operands: dict[tuple[int, int], torch.Tensor] = dataclasses.field(default_factory=dict)  # ``record_operands``
+    exact: dict[int, tuple[str, torch.Tensor]] = dataclasses.field(default_factory=dict)  # ``record_exact``
+    # with ``record_exact``: whether ops ran that sum or multiply many terms, and each output of each was exact
+    order_free: bool = False
 
 
 def evaluate(
@@ -207,16 +210,21 @@ def evaluate(
     record_scales: bool = False,
     keep_outputs: bool = False,
     record_operands: bool = False,
+    record_exact: bool = False,
 ) -> Evaluation:
     """``model(*inputs)`` under ``arithmetic``, with no gradients; inputs are copied (a Model that writes into
     its input changes nothing outside). ``record_scales`` keeps each linear op's Σ|w·x| (same precision);
     ``keep_outputs`` a copy of every op's floating output (``trace``: the error op by op, for small Models);
-    ``record_operands`` a copy of each computed operand a linear op rounds (``operands``, for ``Noise.operands``)."""
+    ``record_operands`` a copy of each computed operand a linear op rounds (``operands``, for ``Noise.operands``);
+    ``record_exact`` the outputs each op computes exactly in fp32 in any order (``exact``, for ``Noise.exact``: an
+    fp64 evaluation only, whose dispatches a noise run repeats one for one)."""
     copies = [t.clone() if isinstance(t, torch.Tensor) else t for t in inputs]
     if arithmetic.dtype == torch.float64:
         copies = [_upcast_value(t) for t in copies]
     interposer = _Interposer(arithmetic, model, record_scales, keep_outputs)
     interposer.record_operands = record_operands
+    if record_exact and arithmetic.dtype == torch.float64 and arithmetic.autocast is None:
+        interposer.exact_results = {}
     with (
         torch.no_grad(),
         _fused_modules_op_by_op(model),
@@ -229,7 +237,14 @@ def evaluate(
     if not isinstance(output, torch.Tensor):
         raise TypeError(f"the Model returned a {type(output).__name__}, not a tensor")
     return Evaluation(
-        output, interposer.ops, interposer.scales, interposer.rounded, interposer.trace, interposer.operands
+        output,
+        interposer.ops,
+        interposer.scales,
+        interposer.rounded,
+        interposer.trace,
+        interposer.operands,
+        interposer.exact_results or {},
+        interposer.combining[0] > 0 and interposer.combining[0] == interposer.combining[1],
     )
 
 
@@ -330,12 +345,16 @@ class _Interposer(EagerDispatchMode):
         self.record_operands = False
         self.operands: dict[tuple[int, int], torch.Tensor] = {}
         self.autocast = Autocast(arithmetic.autocast, arithmetic.whole) if arithmetic.autocast else None
+        self.dispatched = 0  # ops dispatched so far, those inside decomposed ops too: each one's number
+        self.exact_results: dict[int, tuple[str, torch.Tensor]] | None = None  # ``evaluate``'s ``record_exact``
+        self.combining = [0, 0]  # with ``record_exact``: ops that sum or multiply many terms, and those exact
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
         a = self.arithmetic
         inner = self.depth > 0  # an op inside a decomposed one: not recorded, no index of its own
         index = None if inner else len(self.ops)
+        number, self.dispatched = self.dispatched, self.dispatched + 1
         if a.dtype == torch.float64:
             args, kwargs = _upcast(args), _upcast_kwargs(kwargs)
         kind = kind_of(func)
@@ -361,9 +380,9 @@ class _Interposer(EagerDispatchMode):
             if name.endswith("_"):  # in place: the caller reads its first operand
                 out = args[0].copy_(out)
         elif a.reduction_order and name in _ORDERED and not name.endswith("_") and _floating(args):
-            out = _ordered(func, name, args, kwargs, a.reduction_order)
+            out = ordered_op(func, name, args, kwargs, a.reduction_order)
         elif a.reduction_order == "sequential" and func in _PRODUCTS:
-            out = _ordered_product(func, args, kwargs)
+            out = ordered_matrix_product(func, args, kwargs)
         elif (a.dtype == torch.float64 or a.noise) and name in DECOMPOSED:
             decomposed = True
             self.depth += 1
@@ -381,19 +400,41 @@ class _Interposer(EagerDispatchMode):
             out = _run(func, args, kwargs)
         if kind is OpKind.LINEAR and self.record_scales and not inner:
             self.scales[index] = _run(func, _absolute(args), _magnitudes(kwargs))
+        if self.exact_results is not None and not decomposed:
+            self._record_exact(func, name, kind, index, args, kwargs, out, number)
         if a.noise is not None and not decomposed:
-            out = self._with_noise(func, name, kind, index, args, kwargs, out, flips)
+            out = self._with_noise(func, kind, index, args, kwargs, out, flips, number)
         if not inner:
             self._record(func, name, kind, args, kwargs, out)
         return out
 
-    def _with_noise(self, func, name: str, kind: OpKind, index, args, kwargs, out, flips=None):
+    def _record_exact(self, func, name: str, kind: OpKind, index, args, kwargs, out, number: int) -> None:
+        """Keeps which outputs of dispatch ``number`` fp32 computes exactly in any order (``exactness``); under
+        fast-math none of a transcendental op's (``__powf`` squares inexactly)."""
+        if self.arithmetic.fast_math and kind is OpKind.TRANSCENDENTAL:
+            return
+        scale, rounds = None, None
+        if kind is OpKind.LINEAR:
+            rounds = self.arithmetic.rounds(index, func)
+            scale = self.scales.get(index) if index is not None else None
+            if scale is None:  # taken only where the operands' grids do not already rule exactness out
+                scale = lambda: _run(func, _absolute(args), _magnitudes(kwargs))  # noqa: E731
+        mask = exact_results(func, name, args, kwargs, out, scale, rounds, self.arithmetic.linear_rounding)
+        if mask is not None:
+            self.exact_results[number] = (name, mask)
+        if kind in (OpKind.LINEAR, OpKind.REDUCTION, OpKind.PRODUCT):  # an op whose result depends on an order
+            self.combining[0] += 1
+            self.combining[1] += mask is not None and bool(mask.all())
+
+    def _with_noise(self, func, kind: OpKind, index, args, kwargs, out, flips=None, number=None):
         """``out`` with the rounding error ``Noise`` gives op ``func`` (each floating tensor of a tuple: a var_mean),
-        and ``flips`` more: what its operands that may round the other way move it by (``operand_flips``)."""
+        and ``flips`` more: what its operands that may round the other way move it by (``operand_flips``); none of
+        its own at the outputs the evaluation without noise found exact (``Noise.exact``, by dispatch ``number``)."""
         if isinstance(out, (tuple, list)):
-            return tuple(self._with_noise(func, name, kind, index, args, kwargs, o) for o in out)
+            return tuple(self._with_noise(func, kind, index, args, kwargs, o) for o in out)
         if not isinstance(out, torch.Tensor) or not out.is_floating_point():
             return out
+        name = func.overloadpacket.__name__
         noise = self.arithmetic.noise
         if noise.flips_only:  # the run that moves each output by its operands' flips alone
             return out if flips is None else out + flips.to(out.dtype)
@@ -416,17 +457,25 @@ class _Interposer(EagerDispatchMode):
             if scale is None:  # one inside a decomposed op (attention's products): its Σ|w·x| here
                 scale = _run(func, _absolute(args), _magnitudes(kwargs))
         elif kind is OpKind.REDUCTION and noise.any_order and name in _ORDERED and _floating(args):
-            dims, keepdim = _summed(name, args, kwargs)
+            dims, keepdim = summed_dims(name, args, kwargs)
             scale = sequential_error_scale(name, args[0], dims, keepdim)
         elif kind is OpKind.PRODUCT and _floating(args):
-            scale = product_error_scale(name, out, args[0], _summed(name, args, kwargs)[0])
+            scale = product_error_scale(name, out, args[0], summed_dims(name, args, kwargs)[0])
         elif kind is OpKind.REDUCTION:
             scale = _run(func, _absolute(args), kwargs)  # Σ|x| over what it sums (its mean for a mean)
             if not isinstance(scale, torch.Tensor) or scale.shape != out.shape:
                 scale = None
             elif isinstance(args[0], torch.Tensor):
                 terms = max(1, args[0].numel() // max(1, out.numel()))
-        moved = self._perturbed(kind, out, name.endswith("_"), operand, terms, ulps, unit, scale)
+        exact = noise.exact.get(number)
+        exact = exact[1] if exact is not None and exact[0] == name and exact[1].shape == out.shape else None
+        error = self._rounding_error(kind, out, operand, terms, ulps, unit, scale)
+        if error is not None and exact is not None and not unit:
+            error = error.masked_fill(exact, 0.0)
+        if error is None:
+            moved = out
+        else:  # an in-place op's caller reads its first operand
+            moved = out.add_(error) if name.endswith("_") else out + error
         return moved if self.autocast is None else self.autocast.carry(out, moved)
 
     def _record(self, func, name: str, kind: OpKind, args, kwargs, out) -> None:
@@ -458,23 +507,16 @@ class _Interposer(EagerDispatchMode):
                 new[p] = value.to(new[positions[0]].dtype)
         return _run(func, tuple(new), kwargs).to(dtype)
 
-    def _perturbed(
-        self,
-        kind: OpKind,
-        out: torch.Tensor,
-        in_place: bool,
-        operand,
-        terms: int,
-        ulps: float,
-        unit: float,
-        scale: torch.Tensor | None,
-    ) -> torch.Tensor:
-        """``out`` moved by its rounding error (``Noise``), and by ``unit``·|out| more where its result is rounded to
-        a reduced format (autocast's), a rounding that may go either way. ``scale``: a linear op's Σ|w·x| or a
-        reduction's Σ|x|, the size of its error (each of its ``terms`` sums may also underflow)."""
+    def _rounding_error(
+        self, kind: OpKind, out: torch.Tensor, operand, terms: int, ulps: float, unit: float, scale
+    ) -> torch.Tensor | None:
+        """What ``out`` moves by: its rounding error (``Noise``), and ``unit``·|out| more where its result is rounded
+        to a reduced format (autocast's), a rounding that may go either way; None for an op that rounds nothing.
+        ``scale``: a linear op's Σ|w·x| or a reduction's Σ|x|, the size of its error (each of its ``terms`` sums may
+        also underflow)."""
         noise = self.arithmetic.noise
         if kind is OpKind.RANDOM or (kind is OpKind.EXACT and not unit):
-            return out
+            return None
         if noise.sign is None:
             signs = torch.randint(0, 2, out.shape, generator=noise.generator, device=out.device).to(out.dtype) * 2 - 1
         else:
@@ -489,8 +531,7 @@ class _Interposer(EagerDispatchMode):
         if unit and kind is not OpKind.EXACT:
             error = error + noise.amplitude * unit * out.abs() * signs
         # an infinite result (a mask's −inf before softmax) rounds to itself: ±inf moved by ∓inf would be NaN
-        error = torch.where(torch.isfinite(error) & torch.isfinite(out), error, torch.zeros_like(error))
-        return out.add_(error) if in_place else out + error  # an in-place op's caller reads its first operand
+        return torch.where(torch.isfinite(error) & torch.isfinite(out), error, torch.zeros_like(error))
 
 
 def _upcast(args):
@@ -516,51 +557,9 @@ def _magnitudes(kwargs: dict) -> dict:
     return {k: abs(v) if isinstance(v, (int, float)) else v for k, v in kwargs.items()}
 
 
-def _ordered_product(func, args, kwargs) -> torch.Tensor:
-    """A matrix product (mm, bmm, mv, dot, or addmm/baddbmm/addmv: beta·C + alpha·A·B) with each dot product summed
-    sequentially in fp32 (``reduction_orders.sequential_product``), in the dtype it was asked in."""
-    added = func in ADDED_FIRST
-    a, b = (args[1], args[2]) if added else (args[0], args[1])
-    vector = b.dim() == 1
-    left = a.unsqueeze(0) if a.dim() == 1 else a
-    out = sequential_product(left, b.unsqueeze(-1) if vector else b)
-    out = out.squeeze(-1) if vector else out
-    out = out.squeeze(0) if a.dim() == 1 else out
-    if added:
-        beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
-        out = (alpha * out + beta * args[0].float()).float()
-    return out.to(a.dtype)
-
-
 def _floating(args) -> bool:
     """Whether the op's first operand is a floating tensor (an integer sum or product rounds nothing)."""
     return bool(args) and isinstance(args[0], torch.Tensor) and args[0].is_floating_point()
-
-
-def _summed(name: str, args, kwargs) -> tuple[list[int] | None, bool]:
-    """(the dims a sum, mean or cumsum, or a prod or cumprod (ATen's or prims') combines over, None for all;
-    keepdim)."""
-    dims = args[1] if len(args) > 1 else kwargs.get("dim", kwargs.get("dims"))
-    dims = [dims] if isinstance(dims, int) else (list(dims) if dims else None)
-    keepdim = bool(args[2]) if len(args) > 2 and isinstance(args[2], bool) else bool(kwargs.get("keepdim", False))
-    return dims, keepdim
-
-
-def _ordered(func, name: str, args, kwargs, order: str) -> torch.Tensor:
-    """A sum, mean or cumsum, or a prod or cumprod (ATen's or prims') computed in fp32 in ``order``
-    (``reduction_orders``), in the dtype it was asked in: a mean is that sum divided by the count, in fp32."""
-    x = args[0]
-    dims, keepdim = _summed(name, args, kwargs)
-    dtype = kwargs.get("dtype") or x.dtype
-    if name in ("cumsum", "cumprod"):
-        return (ordered_cumsum if name == "cumsum" else ordered_cumprod)(x, dims[0]).to(dtype)
-    if name == "prod":
-        return ordered_prod(x, dims, keepdim, order).to(dtype)
-    total = ordered_sum(x, dims, keepdim, order)
-    if name == "mean":
-        count = math.prod(x.shape[d] for d in dims) if dims else x.numel()
-        total = total / torch.tensor(float(count), dtype=torch.float32)
-    return total.to(x.dtype)
 
 
 def _absolute(args):

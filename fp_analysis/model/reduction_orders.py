@@ -52,17 +52,22 @@ from collections.abc import Sequence
 
 import torch
 
+from .graph import ADDED_FIRST
+
 __all__ = [
     "ANY_ORDER",
     "ORDERS",
     "ORDER_WORDS",
     "ordered_cumprod",
     "ordered_cumsum",
+    "ordered_matrix_product",
+    "ordered_op",
     "ordered_prod",
     "ordered_sum",
     "product_error_scale",
     "sequential_error_scale",
     "sequential_product",
+    "summed_dims",
 ]
 
 ORDER_WORDS = {
@@ -280,3 +285,45 @@ def _broadcast(left: Sequence[int], right: Sequence[int]) -> tuple[int, ...]:
     width = max(len(left), len(right))
     left, right = (1,) * (width - len(left)) + tuple(left), (1,) * (width - len(right)) + tuple(right)
     return tuple(r if s == 1 else s for s, r in zip(left, right, strict=True))
+
+
+def ordered_matrix_product(func, args, kwargs) -> torch.Tensor:
+    """A matrix product (mm, bmm, mv, dot, or addmm/baddbmm/addmv: beta·C + alpha·A·B) with each dot product summed
+    sequentially in fp32 (``sequential_product``), in the dtype it was asked in."""
+    added = func in ADDED_FIRST
+    a, b = (args[1], args[2]) if added else (args[0], args[1])
+    vector = b.dim() == 1
+    left = a.unsqueeze(0) if a.dim() == 1 else a
+    out = sequential_product(left, b.unsqueeze(-1) if vector else b)
+    out = out.squeeze(-1) if vector else out
+    out = out.squeeze(0) if a.dim() == 1 else out
+    if added:
+        beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+        out = (alpha * out + beta * args[0].float()).float()
+    return out.to(a.dtype)
+
+
+def summed_dims(name: str, args, kwargs) -> tuple[list[int] | None, bool]:
+    """(the dims a sum, mean or cumsum, or a prod or cumprod (ATen's or prims') combines over, None for all;
+    keepdim)."""
+    dims = args[1] if len(args) > 1 else kwargs.get("dim", kwargs.get("dims"))
+    dims = [dims] if isinstance(dims, int) else (list(dims) if dims else None)
+    keepdim = bool(args[2]) if len(args) > 2 and isinstance(args[2], bool) else bool(kwargs.get("keepdim", False))
+    return dims, keepdim
+
+
+def ordered_op(func, name: str, args, kwargs, order: str) -> torch.Tensor:
+    """A sum, mean or cumsum, or a prod or cumprod (ATen's or prims') computed in fp32 in ``order``
+    (``ORDERS``), in the dtype it was asked in: a mean is that sum divided by the count, in fp32."""
+    x = args[0]
+    dims, keepdim = summed_dims(name, args, kwargs)
+    dtype = kwargs.get("dtype") or x.dtype
+    if name in ("cumsum", "cumprod"):
+        return (ordered_cumsum if name == "cumsum" else ordered_cumprod)(x, dims[0]).to(dtype)
+    if name == "prod":
+        return ordered_prod(x, dims, keepdim, order).to(dtype)
+    total = ordered_sum(x, dims, keepdim, order)
+    if name == "mean":
+        count = math.prod(x.shape[d] for d in dims) if dims else x.numel()
+        total = total / torch.tensor(float(count), dtype=torch.float32)
+    return total.to(x.dtype)

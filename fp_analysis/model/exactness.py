@@ -1,0 +1,178 @@
+"""Where an op's fp32 result is exact whatever order a kernel computes it in: no rounding error for the floor to give.
+
+The floor (``interpose.Noise``) moves every op's result by a rounding error of fp32's size. That is the right
+allowance where the result rounds, and too wide where it does not: a sum of values that are all multiples of one
+power of two g, with Σ|x| ≤ 2^24·g, has every partial sum, in any order, an integer multiple of g below 2^24·g, so
+representable in fp32 — the sum is exact (Higham 2002, §4.2: the error bound's terms are the roundings of the
+partial sums, each zero when the partial sum is representable; Sterbenz-style exactness of fp addition, §2.1). A
+matrix product of such operands is exact on the same condition with g the product of the operands' grids (each
+product of two 24-bit significands fits 48 bits of fp64; below 2^24·g it fits fp32's 24 too). An addition,
+subtraction or multiplication of fp32 values is exact where its fp64 result is representable in fp32: fp64 holds it
+exactly (the product of two 24-bit significands, the sum of two fp32 values within 29 binades) or, where it does not,
+no fp32 rounding differs from it by more than fp64's.
+
+Such data is not rare: masks, one-hot targets, counts, integer-valued inputs, and the engine's own inputs of few
+significant bits (``fp_analysis.explain.exact_inputs``), on which every legitimate order of a parameter-free Model's
+sums gives the same bits and the floor shrinks to the rounding of the ops that are not exact — so a small bug is no
+longer inside an accumulation order's allowance. Division, square root, means (a division) and every transcendental
+op stay rounded: their implementations (an approximate reciprocal, ``__fdividef``) differ by ulps even where the
+true result is representable.
+
+``exact_results`` gives, for one op of the fp64 evaluation at the floor's centre, the outputs whose fp32 result is
+exact; ``interpose.Noise.exact`` carries them to the noise runs of the same evaluation, where those outputs carry no
+error of their own (an operand's error from upstream still passes through them, to first order).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..numerics.rounding import round_to
+from .graph import LINEAR_OPS, multiplied
+
+__all__ = ["exact_results", "significant_bits"]
+
+# Rounded once, to the nearest, by every implementation; and x ** 2, which PyTorch computes as x · x (where the
+# squaring is fast-math's __powf, the engine's fast-math hypothesis does not take it as exact: ``interpose``).
+_ELEMENTWISE = frozenset({"add", "sub", "mul", "rsub"})
+_SUMS = frozenset({"sum", "nansum", "cumsum", "mean"})  # a mean only of a power of two of terms (``_sum``)
+_SIGNIFICAND = 24  # fp32's significand bits
+_LEAST_EXPONENT = -149  # fp32's least subnormal, 2^-149
+
+
+def exact_results(
+    func, name: str, args, kwargs: dict, out, scale=None, rounds: str | None = None, rounding: str = "rne"
+) -> torch.Tensor | None:
+    """The outputs of ``func(*args, **kwargs)`` = ``out`` (computed in fp64 on fp32 values) that fp32 computes
+    exactly in any order (module docstring), as a bool tensor of ``out``'s shape; None where there are none, or the
+    op is not one of those exactness is shown for. A linear op: ``scale``, its Σ|w·x| (or what gives it, called only
+    where the operands' grids do not rule exactness out first); ``rounds``, the format its
+    multiplied operands are rounded to (``rounding``: ties as ``interpose.Arithmetic.linear_rounding``), which
+    must leave them as they are."""
+    if not isinstance(out, torch.Tensor) or not out.is_floating_point() or out.dtype != torch.float64:
+        return None
+    name = name.rstrip("_")
+    if func in LINEAR_OPS:
+        mask = _linear(func, args, kwargs, scale, (rounds, rounding) if rounds else None)
+    elif name in _SUMS:
+        mask = _sum(func, name, args, kwargs, out)
+    elif name in _ELEMENTWISE or (name == "pow" and len(args) == 2 and not isinstance(args[1], torch.Tensor)
+                                  and args[1] == 2):  # fmt: skip
+        mask = _elementwise(args, kwargs, out)
+    else:
+        return None
+    if mask is None or mask.shape != out.shape or not bool(mask.any()):
+        return None
+    return mask
+
+
+def _elementwise(args, kwargs: dict, out: torch.Tensor) -> torch.Tensor | None:
+    if kwargs.get("alpha", 1) != 1 or not _representable(_sample(out)).any():  # the sample: a quick "none"
+        return None
+    if not all(_on_fp32_grid(a) for a in args):
+        return None
+    return _representable(out)
+
+
+def _sum(func, name: str, args, kwargs: dict, out: torch.Tensor) -> torch.Tensor | None:
+    """A sum's exact outputs; a mean's where it divides by a power of two 2^k (every division by it exact, as a
+    multiplication by its reciprocal is, while the quotient stays on fp32's grid: the sum's grid − k ≥ −149)."""
+    terms = args[0] if args else None
+    if not isinstance(terms, torch.Tensor) or not terms.numel() or not _on_fp32_grid(_sample(terms)):
+        return None
+    count = terms.numel() // max(1, out.numel())
+    if name == "mean" and count & (count - 1):
+        return None
+    total = func(terms.abs(), *args[1:], **kwargs)  # Σ|x| over what each output sums (its mean for a mean)
+    total = total * count if name == "mean" else total
+    if _beyond_every_output(total, [terms]) or not _on_fp32_grid(terms):
+        return None
+    grid = _grid_exponent(terms)
+    if grid is None or (name == "mean" and grid - count.bit_length() + 1 < _LEAST_EXPONENT):
+        return None
+    return total <= math.ldexp(1.0, _SIGNIFICAND + grid)
+
+
+def _linear(func, args, kwargs: dict, scale, rounds: tuple[str, str] | None) -> torch.Tensor | None:
+    if any(v != 1 for k, v in kwargs.items() if k in ("alpha", "beta")):
+        return None
+    pair = first, second = tuple(args[p] for p in multiplied(func))
+    if not all(_on_fp32_grid(_sample(t)) for t in pair):
+        return None
+    if scale is None:
+        scale = func(*(a.abs() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args), **kwargs)
+    scale = scale() if callable(scale) else scale
+    if _beyond_every_output(scale, pair):
+        return None
+    floating = [a for a in args if isinstance(a, torch.Tensor) and a.is_floating_point()]
+    if not all(_on_fp32_grid(a) for a in floating):
+        return None
+    if rounds is not None and not all(torch.equal(round_to(t.float(), *rounds).to(t.dtype), t) for t in pair):
+        return None  # the format rounds them: the products are of other operands
+    grids = [_grid_exponent(first), _grid_exponent(second)]
+    if None in grids:
+        return None
+    grid = grids[0] + grids[1]  # the products' grid
+    for added in floating:  # a bias, or addmm's added matrix: a term of its own
+        if added is not first and added is not second:
+            own = _grid_exponent(added)
+            grid = min(grid, own) if own is not None else grid
+    return scale <= math.ldexp(1.0, _SIGNIFICAND + grid)
+
+
+_SAMPLE = 4096  # the values a quick look takes: a tensor's first
+
+
+def _sample(t: torch.Tensor) -> torch.Tensor:
+    return t.reshape(-1)[:_SAMPLE]
+
+
+def _beyond_every_output(total: torch.Tensor, multiplied: list) -> bool:
+    """Whether even the least Σ|terms| exceeds 2^24 steps of the grid the factors' samples have: the whole
+    tensors' grid is no coarser than their samples', so then no output is exact (and the full look is spared)."""
+    grids = [_grid_exponent(_sample(t)) for t in multiplied]
+    if None in grids or not total.numel():
+        return False
+    return float(total.min()) > math.ldexp(1.0, _SIGNIFICAND + sum(grids))
+
+
+def _representable(values: torch.Tensor) -> torch.Tensor:
+    return torch.isfinite(values) & (values.to(torch.float32).to(values.dtype) == values)
+
+
+def _on_fp32_grid(value) -> bool:
+    """Whether ``value`` (a tensor, a Python number, or anything else an op takes) holds only finite values that fp32
+    represents exactly; a non-numeric argument (a dim, a shape) does not count against it."""
+    if isinstance(value, torch.Tensor):
+        if not value.is_floating_point():
+            return True
+        return bool(torch.isfinite(value).all()) and bool((value.to(torch.float32).to(value.dtype) == value).all())
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return True
+    return math.isfinite(value) and float(torch.tensor(value, dtype=torch.float32)) == value
+
+
+def _grid_exponent(values: torch.Tensor) -> int | None:
+    """e such that every value is an integer multiple of 2^e (the largest such e), for values on fp32's grid; None
+    where every value is zero (no grid binds them)."""
+    nonzero = values[values != 0]
+    if not nonzero.numel():
+        return None
+    significand, exponent = torch.frexp(nonzero.to(torch.float64))
+    whole = (significand.abs() * (1 << _SIGNIFICAND)).to(torch.int64)  # exact: at most 24 significant bits
+    lowest = torch.log2((whole & -whole).to(torch.float64)).to(torch.int64)  # the lowest set bit
+    return int((lowest + exponent.to(torch.int64)).min()) - _SIGNIFICAND
+
+
+def significant_bits(values: torch.Tensor) -> int:
+    """The significant bits ``values`` need on their common grid: ⌊log2 max|x|⌋ + 1 − the grid's exponent (0 for
+    none but zeros; more than fp32's 24 for values fp32 does not represent)."""
+    if not _on_fp32_grid(values):
+        return 2 * _SIGNIFICAND
+    grid = _grid_exponent(values)
+    if grid is None:
+        return 0
+    top = math.frexp(float(values.abs().max()))[1]  # max|x| < 2^top
+    return top - grid
