@@ -80,8 +80,8 @@ def _sum(func, name: str, args, kwargs: dict, out: torch.Tensor) -> torch.Tensor
     """A sum's exact outputs; a mean's where it divides by a power of two 2^k (every division by it exact, as a
     multiplication by its reciprocal is, while the quotient stays on fp32's grid: the sum's grid − k ≥ −149)."""
     terms = args[0] if args else None
-    if not isinstance(terms, torch.Tensor) or not terms.numel() or not _on_fp32_grid(_sample(terms)):
-        return None
+    if not isinstance(terms, torch.Tensor) or not terms.numel() or significant_bits(_sample(terms)) > _SIGNIFICAND:
+        return None  # the sample alone needs more bits than a sum of it keeps: not worth the full look
     count = terms.numel() // max(1, out.numel())
     if name == "mean" and count & (count - 1):
         return None
@@ -99,8 +99,8 @@ def _linear(func, args, kwargs: dict, scale, rounds: tuple[str, str] | None) -> 
     if any(v != 1 for k, v in kwargs.items() if k in ("alpha", "beta")):
         return None
     pair = first, second = tuple(args[p] for p in multiplied(func))
-    if not all(_on_fp32_grid(_sample(t)) for t in pair):
-        return None
+    if sum(significant_bits(_sample(t)) for t in pair) > _SIGNIFICAND:
+        return None  # the samples' products alone need more bits than fp32 keeps: not worth the full look
     if scale is None:
         scale = func(*(a.abs() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args), **kwargs)
     scale = scale() if callable(scale) else scale
