@@ -11,18 +11,24 @@ The candidate's departure on those inputs is judged by the same engine as every 
 (``fp_analysis.explain.job``); this trial can make an explanation a ``bug``, never the reverse.
 
 Each floating input x is rounded away from zero to a multiple of g = 2^⌈log2(max|x| / L)⌉, with L levels, the
-same L for every input: the finest of 256, 32, 4 and 1 at which every sum and product over many terms the
-reference Model computes (a matrix product, a reduction, a scan; those inside a loss or a norm too) is exact
-(``model.exactness``, recorded by one fp64 evaluation of the Model each), so each legitimate order gives the same
-bits. 256 levels are 8 significant bits: exact in bf16, fp16 and TF32 operands. Rounding away from zero keeps every
-sign and every zero (a mask, a triangle, a positive input to a log stay so), and the order of the values (sorted
-inputs stay sorted). What the rounding does not keep — a normalisation (rows summing to 1), a definite matrix — a
-candidate could rely on legitimately; the verdict names the trial, so such a case reads as what it is.
+same L for every input: the finest of 256, 32, 4 and 1 at which every op of the reference Model that rounds is
+exact (``model.exactness``, recorded by one fp64 evaluation of the Model each: its matrix products, sums and scans,
+those inside a loss too, and its additions and multiplications; a mean by its sum), so each legitimate order gives
+the same bits. Not one inexact op is allowed, not even after the sums: a kernel may fold it into them (a scale
+applied to an operand before the product, each term divided before an atomic add), and then its sums are not exact
+though the reference's are. 256 levels are 8 significant bits: exact in bf16, fp16 and TF32 operands. Rounding
+away from zero keeps every sign and every zero (a mask, a triangle, a positive input to a log stay so), and the order
+of the values (sorted inputs stay sorted). What the rounding does not keep — a normalisation (rows summing to 1), a
+definite matrix — a candidate could rely on legitimately; the verdict names the trial, so such a case reads as what
+it is.
 
-The trial is run only where it can be exact: the reference's output is floating (an index output's ties would be
-everywhere), the Model's own parameters and buffers are few-bit numbers too (none, or ones and zeros: a norm's
-affine defaults; random weights make every product inexact), and some L makes its sums exact (an exponential's sum,
-softmax's, never is: the trial would only repeat the others).
+The trial is run only where it can be exact and ties do not decide: the reference's output is floating, it picks
+no index among values (a sort, a top-k, an argmax or a max over a dim, max-pooling's indices: which of equal values
+comes first is an implementation's to choose, and these inputs are full of equal values), the Model's own
+parameters and buffers are few-bit numbers too (none, or ones and zeros: a norm's affine defaults; random weights
+make every product inexact), and some L makes all its arithmetic exact (an exponential, a square root, a division
+by other than a power of two never is: the trial would only repeat the others). A mean counts as exact where its sum
+is; the floor still gives its division its rounding.
 """
 
 from __future__ import annotations
@@ -51,6 +57,15 @@ EXACT_INPUTS_WORDS = (
 )
 _LEVELS = (256, 32, 4, 1)  # finest first; 256: 8 significant bits, exact in bf16, fp16 and TF32 operands
 _PARAMETER_BITS = 8  # the most significant bits a parameter may have for the products with it to stay exact
+_SAMPLE = 4096  # a parameter's values looked at first
+# Ops that pick among values, whose result (an index, or what is gathered by it) depends on which of equal values
+# comes first, an order an implementation is free to choose: random inputs never tie, these inputs do everywhere.
+_ORDER_OF_TIES = frozenset({
+    "sort", "argsort", "topk", "argmax", "argmin", "max", "min", "kthvalue", "median", "nanmedian", "mode",
+    "_unique2", "unique_dim", "unique_consecutive", "cummax", "cummin", "searchsorted", "bucketize",
+    "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "adaptive_max_pool3d",
+})  # fmt: skip
 
 
 def few_bits(inputs: list, levels: int) -> list:
@@ -71,22 +86,27 @@ def _rounded(t: torch.Tensor, levels: int) -> torch.Tensor:
 
 
 def order_free_inputs(model: nn.Module, inputs: list, output: torch.Tensor) -> list | None:
-    """The finest rounding of ``inputs`` (``few_bits``) on which every sum and product over many terms of ``model``
-    is exact, or None where the trial does not apply (module docstring)."""
+    """The finest rounding of ``inputs`` (``few_bits``) on which every op of ``model`` that rounds is exact, or None
+    where the trial does not apply (module docstring)."""
     if not output.is_floating_point():
         return None
-    tensors = [*model.parameters(), *model.buffers()]
-    if any(t.is_floating_point() and significant_bits(t.detach()) > _PARAMETER_BITS for t in tensors):
-        return None
+    floating = [t.detach() for t in (*model.parameters(), *model.buffers()) if t.is_floating_point()]
+    # a parameter's first values first: random weights are ruled out without a pass over a large one
+    for look in (lambda t: t.reshape(-1)[:_SAMPLE], lambda t: t):
+        if any(significant_bits(look(t)) > _PARAMETER_BITS for t in floating):
+            return None
     for levels in _LEVELS:
         rounded = few_bits(inputs, levels)
         if all(r is t or torch.equal(r, t) for r, t in zip(rounded, inputs, strict=True)):
             continue  # already of so few bits: the check's own trials were this trial
         try:
-            if evaluate(model, rounded, Arithmetic(), record_exact=True).order_free:
-                return rounded
+            evaluation = evaluate(model, rounded, Arithmetic(), record_exact=True)
         except Exception:  # the Model does not take them (a value it checks): no such trial
             return None
+        if any(op.name in _ORDER_OF_TIES for op in evaluation.ops):
+            return None  # equal values the rounding makes would be picked among as no random input's are
+        if evaluation.order_free:
+            return rounded
     return None
 
 

@@ -14,9 +14,9 @@ no fp32 rounding differs from it by more than fp64's.
 Such data is not rare: masks, one-hot targets, counts, integer-valued inputs, and the engine's own inputs of few
 significant bits (``fp_analysis.explain.exact_inputs``), on which every legitimate order of a parameter-free Model's
 sums gives the same bits and the floor shrinks to the rounding of the ops that are not exact — so a small bug is no
-longer inside an accumulation order's allowance. Division, square root, means (a division) and every transcendental
-op stay rounded: their implementations (an approximate reciprocal, ``__fdividef``) differ by ulps even where the
-true result is representable.
+longer inside an accumulation order's allowance. Division, square root, means and every transcendental op stay
+rounded: their implementations (an approximate reciprocal, ``__fdividef``, a running mean that divides at every
+term as Welford's does) differ by ulps even where the true result is representable.
 
 ``exact_results`` gives, for one op of the fp64 evaluation at the floor's centre, the outputs whose fp32 result is
 exact; ``interpose.Noise.exact`` carries them to the noise runs of the same evaluation, where those outputs carry no
@@ -37,26 +37,34 @@ __all__ = ["exact_results", "significant_bits"]
 # Rounded once, to the nearest, by every implementation; and x ** 2, which PyTorch computes as x · x (where the
 # squaring is fast-math's __powf, the engine's fast-math hypothesis does not take it as exact: ``interpose``).
 _ELEMENTWISE = frozenset({"add", "sub", "mul", "rsub"})
-_SUMS = frozenset({"sum", "nansum", "cumsum", "mean"})  # a mean only of a power of two of terms (``_sum``)
+_SUMS = frozenset({"sum", "nansum", "cumsum"})
 _SIGNIFICAND = 24  # fp32's significand bits
-_LEAST_EXPONENT = -149  # fp32's least subnormal, 2^-149
 
 
 def exact_results(
-    func, name: str, args, kwargs: dict, out, scale=None, rounds: str | None = None, rounding: str = "rne"
+    func,
+    name: str,
+    args,
+    kwargs: dict,
+    out,
+    scale=None,
+    rounds: tuple[str, str] | None = None,
+    *,
+    means: bool = False,
 ) -> torch.Tensor | None:
     """The outputs of ``func(*args, **kwargs)`` = ``out`` (computed in fp64 on fp32 values) that fp32 computes
     exactly in any order (module docstring), as a bool tensor of ``out``'s shape; None where there are none, or the
     op is not one of those exactness is shown for. A linear op: ``scale``, its Σ|w·x| (or what gives it, called only
-    where the operands' grids do not rule exactness out first); ``rounds``, the format its
-    multiplied operands are rounded to (``rounding``: ties as ``interpose.Arithmetic.linear_rounding``), which
-    must leave them as they are."""
+    where the operands' grids do not rule exactness out first); ``rounds``, the format its multiplied operands are
+    rounded to and its ties (as ``interpose.Arithmetic.linear_rounding``), which must leave them as they are.
+    A mean is never exact (a running mean, Welford's, divides at every term, as PyTorch's own norms do); with
+    ``means``, the outputs whose sum is: every order of its sum agrees, so only the division is left."""
     if not isinstance(out, torch.Tensor) or not out.is_floating_point() or out.dtype != torch.float64:
         return None
     name = name.rstrip("_")
     if func in LINEAR_OPS:
-        mask = _linear(func, args, kwargs, scale, (rounds, rounding) if rounds else None)
-    elif name in _SUMS:
+        mask = _linear(func, args, kwargs, scale, rounds)
+    elif name in _SUMS or (means and name == "mean"):
         mask = _sum(func, name, args, kwargs, out)
     elif name in _ELEMENTWISE or (name == "pow" and len(args) == 2 and not isinstance(args[1], torch.Tensor)
                                   and args[1] == 2):  # fmt: skip
@@ -77,22 +85,20 @@ def _elementwise(args, kwargs: dict, out: torch.Tensor) -> torch.Tensor | None:
 
 
 def _sum(func, name: str, args, kwargs: dict, out: torch.Tensor) -> torch.Tensor | None:
-    """A sum's exact outputs; a mean's where it divides by a power of two 2^k (every division by it exact, as a
-    multiplication by its reciprocal is, while the quotient stays on fp32's grid: the sum's grid − k ≥ −149)."""
+    """A sum's exact outputs (a mean's: those whose sum is)."""
     terms = args[0] if args else None
-    if not isinstance(terms, torch.Tensor) or not terms.numel() or significant_bits(_sample(terms)) > _SIGNIFICAND:
+    if not isinstance(terms, torch.Tensor) or not terms.is_floating_point() or not terms.numel():
+        return None  # a count of a bool mask, or nothing
+    if significant_bits(_sample(terms)) > _SIGNIFICAND:
         return None  # the sample alone needs more bits than a sum of it keeps: not worth the full look
     count = terms.numel() // max(1, out.numel())
-    if name == "mean" and count & (count - 1):
-        return None
-    total = func(terms.abs(), *args[1:], **kwargs)  # Σ|x| over what each output sums (its mean for a mean)
+    named = {k: v for k, v in kwargs.items() if k != "out"}  # never into the Model's own buffer
+    total = func.overloadpacket(terms.abs(), *args[1:], **named)  # Σ|x| over each output's terms (a mean: its mean)
     total = total * count if name == "mean" else total
     if _beyond_every_output(total, [terms]) or not _on_fp32_grid(terms):
         return None
     grid = _grid_exponent(terms)
-    if grid is None or (name == "mean" and grid - count.bit_length() + 1 < _LEAST_EXPONENT):
-        return None
-    return total <= math.ldexp(1.0, _SIGNIFICAND + grid)
+    return total <= math.ldexp(1.0, _SIGNIFICAND + grid) if grid is not None else None
 
 
 def _linear(func, args, kwargs: dict, scale, rounds: tuple[str, str] | None) -> torch.Tensor | None:
@@ -102,7 +108,9 @@ def _linear(func, args, kwargs: dict, scale, rounds: tuple[str, str] | None) -> 
     if sum(significant_bits(_sample(t)) for t in pair) > _SIGNIFICAND:
         return None  # the samples' products alone need more bits than fp32 keeps: not worth the full look
     if scale is None:
-        scale = func(*(a.abs() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args), **kwargs)
+        named = {k: v for k, v in kwargs.items() if k != "out"}  # never into the Model's own buffer
+        magnitudes = (a.abs() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+        scale = func.overloadpacket(*magnitudes, **named)
     scale = scale() if callable(scale) else scale
     if _beyond_every_output(scale, pair):
         return None

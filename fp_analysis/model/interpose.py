@@ -198,7 +198,8 @@ class Evaluation:
     trace: dict[int, torch.Tensor] = dataclasses.field(default_factory=dict)  # op index → its output, if kept
     operands: dict[tuple[int, int], torch.Tensor] = dataclasses.field(default_factory=dict)  # ``record_operands``
     exact: dict[int, tuple[str, torch.Tensor]] = dataclasses.field(default_factory=dict)  # ``record_exact``
-    # with ``record_exact``: whether ops ran that sum or multiply many terms, and each output of each was exact
+    # with ``record_exact``: whether ops ran that round, and each output of each was exact (a mean's by its sum):
+    # every legitimate order of the Model's arithmetic gives the same bits, a mean's division aside
     order_free: bool = False
 
 
@@ -244,7 +245,7 @@ def evaluate(
         interposer.trace,
         interposer.operands,
         interposer.exact_results or {},
-        interposer.combining[0] > 0 and interposer.combining[0] == interposer.combining[1],
+        interposer.rounding[0] > 0 and interposer.rounding[0] == interposer.rounding[1],
     )
 
 
@@ -347,7 +348,7 @@ class _Interposer(EagerDispatchMode):
         self.autocast = Autocast(arithmetic.autocast, arithmetic.whole) if arithmetic.autocast else None
         self.dispatched = 0  # ops dispatched so far, those inside decomposed ops too: each one's number
         self.exact_results: dict[int, tuple[str, torch.Tensor]] | None = None  # ``evaluate``'s ``record_exact``
-        self.combining = [0, 0]  # with ``record_exact``: ops that sum or multiply many terms, and those exact
+        self.rounding = [0, 0]  # with ``record_exact``: the ops that round, and those exact at every output
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
@@ -399,7 +400,7 @@ class _Interposer(EagerDispatchMode):
         else:
             out = _run(func, args, kwargs)
         if kind is OpKind.LINEAR and self.record_scales and not inner:
-            self.scales[index] = _run(func, _absolute(args), _magnitudes(kwargs))
+            self.scales[index] = _on_magnitudes(func, args, kwargs)
         if self.exact_results is not None and not decomposed:
             self._record_exact(func, name, kind, index, args, kwargs, out, number)
         if a.noise is not None and not decomposed:
@@ -409,8 +410,10 @@ class _Interposer(EagerDispatchMode):
         return out
 
     def _record_exact(self, func, name: str, kind: OpKind, index, args, kwargs, out, number: int) -> None:
-        """Keeps which outputs of dispatch ``number`` fp32 computes exactly in any order (``exactness``); under
-        fast-math none of a transcendental op's (``__powf`` squares inexactly)."""
+        """Keeps which outputs of dispatch ``number`` fp32 computes exactly in any order (``exactness``), and counts
+        the ops that round, with those exact throughout (a mean by its sum: ``order_free``);
+        under fast-math none of a transcendental op's (``__powf`` squares inexactly). What exactness cannot tell
+        (an op it does not take) is not exact: the floor keeps that op's rounding."""
         if self.arithmetic.fast_math and kind is OpKind.TRANSCENDENTAL:
             return
         scale, rounds = None, None
@@ -418,13 +421,18 @@ class _Interposer(EagerDispatchMode):
             rounds = self.arithmetic.rounds(index, func)
             scale = self.scales.get(index) if index is not None else None
             if scale is None:  # taken only where the operands' grids do not already rule exactness out
-                scale = lambda: _run(func, _absolute(args), _magnitudes(kwargs))  # noqa: E731
-        mask = exact_results(func, name, args, kwargs, out, scale, rounds, self.arithmetic.linear_rounding)
+                scale = lambda: _on_magnitudes(func, args, kwargs)  # noqa: E731
+        try:
+            rounding = (rounds, self.arithmetic.linear_rounding) if rounds else None
+            mask = exact_results(func, name, args, kwargs, out, scale, rounding)
+            summed = exact_results(func, name, args, kwargs, out, means=True) if name == "mean" else mask
+        except Exception:  # an operand exactness does not read (a bool mask summed as float): its rounding stays
+            mask = summed = None
         if mask is not None:
             self.exact_results[number] = (name, mask)
-        if kind in (OpKind.LINEAR, OpKind.REDUCTION, OpKind.PRODUCT):  # an op whose result depends on an order
-            self.combining[0] += 1
-            self.combining[1] += mask is not None and bool(mask.all())
+        if kind not in (OpKind.EXACT, OpKind.RANDOM):  # an op that rounds
+            self.rounding[0] += 1
+            self.rounding[1] += summed is not None and bool(summed.all())
 
     def _with_noise(self, func, kind: OpKind, index, args, kwargs, out, flips=None, number=None):
         """``out`` with the rounding error ``Noise`` gives op ``func`` (each floating tensor of a tuple: a var_mean),
@@ -455,14 +463,14 @@ class _Interposer(EagerDispatchMode):
         if kind is OpKind.LINEAR:
             scale = noise.scales.get(index) if index is not None else None
             if scale is None:  # one inside a decomposed op (attention's products): its Σ|w·x| here
-                scale = _run(func, _absolute(args), _magnitudes(kwargs))
+                scale = _on_magnitudes(func, args, kwargs)
         elif kind is OpKind.REDUCTION and noise.any_order and name in _ORDERED and _floating(args):
             dims, keepdim = summed_dims(name, args, kwargs)
             scale = sequential_error_scale(name, args[0], dims, keepdim)
         elif kind is OpKind.PRODUCT and _floating(args):
             scale = product_error_scale(name, out, args[0], summed_dims(name, args, kwargs)[0])
         elif kind is OpKind.REDUCTION:
-            scale = _run(func, _absolute(args), kwargs)  # Σ|x| over what it sums (its mean for a mean)
+            scale = _on_magnitudes(func, args, kwargs)  # Σ|x| over what it sums (its mean for a mean)
             if not isinstance(scale, torch.Tensor) or scale.shape != out.shape:
                 scale = None
             elif isinstance(args[0], torch.Tensor):
@@ -552,9 +560,14 @@ def _upcast_kwargs(kwargs: dict) -> dict:
     return {k: _upcast_value(v) for k, v in kwargs.items()}
 
 
-def _magnitudes(kwargs: dict) -> dict:
-    """addmm/baddbmm's alpha and beta as magnitudes too: Σ|w·x| must not cancel."""
-    return {k: abs(v) if isinstance(v, (int, float)) else v for k, v in kwargs.items()}
+def _on_magnitudes(func, args, kwargs: dict):
+    """The op on the magnitudes of its operands — Σ|w·x| of a linear op, Σ|x| of a sum — with addmm/baddbmm's alpha
+    and beta as magnitudes too (Σ|w·x| must not cancel), and never into the Model's own ``out=`` buffer (its
+    functional overload instead)."""
+    if "out" in kwargs:
+        func = func.overloadpacket
+    named = {k: abs(v) if isinstance(v, (int, float)) else v for k, v in kwargs.items() if k != "out"}
+    return _run(func, _absolute(args), named)
 
 
 def _floating(args) -> bool:
