@@ -1,0 +1,85 @@
+import math
+
+import torch
+from torch import nn
+
+
+def tf32(x):
+    """Round an fp32 tensor's mantissa to TF32's 10 fraction bits (to nearest, ties to even)."""
+    i = x.contiguous().view(torch.int32)
+    r = (i + 0xFFF + ((i >> 13) & 1)) & -8192
+    return r.view(torch.float32)
+
+
+def bf16(x):
+    return x.to(torch.bfloat16).float()
+
+
+def fp16(x):
+    return x.half().float()
+
+
+def seq_sum(x, dim):
+    """One thread per output, adding the terms in order in fp32."""
+    x = x.movedim(dim, 0)
+    acc = torch.zeros_like(x[0])
+    for t in x:
+        acc = acc + t
+    return acc
+
+
+def pairwise_sum(x, dim):
+    """A halving tree."""
+    x = x.movedim(dim, -1)
+    while x.shape[-1] > 1:
+        n = x.shape[-1]
+        h = n // 2
+        if n % 2:
+            x = torch.cat([x[..., :h] + x[..., h : 2 * h], x[..., 2 * h :]], -1)
+        else:
+            x = x[..., :h] + x[..., h:]
+    return x[..., 0]
+
+
+def kahan_sum(x, dim):
+    x = x.movedim(dim, 0)
+    s = torch.zeros_like(x[0])
+    c = torch.zeros_like(x[0])
+    for t in x:
+        y = t - c
+        u = s + y
+        c = (u - s) - y
+        s = u
+    return s
+
+
+def blocked_sum(x, dim, bs):
+    """Per-block partial sums (a thread block each), then the partials added."""
+    x = x.movedim(dim, -1)
+    n = x.shape[-1]
+    assert n % bs == 0
+    return x.reshape(*x.shape[:-1], n // bs, bs).sum(-1).sum(-1)
+
+
+class ModelNew(nn.Module):
+    """bf16 operands in every GEMM (projections and both attention products), fp32 softmax."""
+
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+        self.n_head = n_head
+        self.n_embd = n_embd
+
+    def forward(self, x):
+        B, T, C = x.shape
+        nh = self.n_head
+        qkv = bf16(x) @ bf16(self.c_attn.weight).t() + self.c_attn.bias
+        q, k, v = qkv.split(self.n_embd, dim=2)
+        q = q.view(B, T, nh, C // nh).transpose(1, 2)
+        k = k.view(B, T, nh, C // nh).transpose(1, 2)
+        v = v.view(B, T, nh, C // nh).transpose(1, 2)
+        att = (bf16(q) @ bf16(k).transpose(-2, -1)) * (1.0 / math.sqrt(C // nh))
+        att = torch.softmax(att, dim=-1)
+        y = (bf16(att) @ bf16(v)).transpose(1, 2).reshape(B, T, C)
+        return bf16(y) @ bf16(self.c_proj.weight).t() + self.c_proj.bias

@@ -1,0 +1,21 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """GELU, exact (erf) form."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return F.gelu(x)
+
+
+def get_inputs():
+    return [torch.randn(1024, 2048) * 1.0]
+
+
+def get_init_inputs():
+    return []
