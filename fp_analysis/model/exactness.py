@@ -30,9 +30,10 @@ import math
 import torch
 
 from ..numerics.rounding import round_to
+from .conv64 import run_op
 from .graph import LINEAR_OPS, multiplied
 
-__all__ = ["exact_results", "significant_bits"]
+__all__ = ["exact_results", "on_magnitudes", "significant_bits"]
 
 # Rounded once, to the nearest, by every implementation; and x ** 2, which PyTorch computes as x · x (where the
 # squaring is fast-math's __powf, the engine's fast-math hypothesis does not take it as exact: ``interpose``).
@@ -92,8 +93,7 @@ def _sum(func, name: str, args, kwargs: dict, out: torch.Tensor) -> torch.Tensor
     if significant_bits(_sample(terms)) > _SIGNIFICAND:
         return None  # the sample alone needs more bits than a sum of it keeps: not worth the full look
     count = terms.numel() // max(1, out.numel())
-    named = {k: v for k, v in kwargs.items() if k != "out"}  # never into the Model's own buffer
-    total = func.overloadpacket(terms.abs(), *args[1:], **named)  # Σ|x| over each output's terms (a mean: its mean)
+    total = on_magnitudes(func, args, kwargs)  # Σ|x| over each output's terms (a mean: its mean)
     total = total * count if name == "mean" else total
     if _beyond_every_output(total, [terms]) or not _on_fp32_grid(terms):
         return None
@@ -108,9 +108,7 @@ def _linear(func, args, kwargs: dict, scale, rounds: tuple[str, str] | None) -> 
     if sum(significant_bits(_sample(t)) for t in pair) > _SIGNIFICAND:
         return None  # the samples' products alone need more bits than fp32 keeps: not worth the full look
     if scale is None:
-        named = {k: v for k, v in kwargs.items() if k != "out"}  # never into the Model's own buffer
-        magnitudes = (a.abs() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
-        scale = func.overloadpacket(*magnitudes, **named)
+        scale = on_magnitudes(func, args, kwargs)
     scale = scale() if callable(scale) else scale
     if _beyond_every_output(scale, pair):
         return None
@@ -184,3 +182,14 @@ def significant_bits(values: torch.Tensor) -> int:
         return 0
     top = math.frexp(float(values.abs().max()))[1]  # max|x| < 2^top
     return top - grid
+
+
+def on_magnitudes(func, args, kwargs: dict):
+    """The op on the magnitudes of its operands — Σ|w·x| of a linear op, Σ|x| of a sum — with addmm/baddbmm's alpha
+    and beta as magnitudes too (Σ|w·x| must not cancel), and never into the Model's own ``out=`` buffer (its
+    functional overload instead)."""
+    if "out" in kwargs:
+        func = func.overloadpacket
+    named = {k: abs(v) if isinstance(v, (int, float)) else v for k, v in kwargs.items() if k != "out"}
+    magnitudes = tuple(a.abs() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+    return run_op(func, magnitudes, named)

@@ -42,7 +42,7 @@ from . import fast_math
 from .autocast import LOWER_OPS, Autocast
 from .conv64 import run_op as _run
 from .dynamo_guards import EagerDispatchMode, resolve_dynamo_guards
-from .exactness import exact_results
+from .exactness import exact_results, on_magnitudes
 from .forms import FORMS
 from .graph import (
     DECOMPOSED,
@@ -400,7 +400,7 @@ class _Interposer(EagerDispatchMode):
         else:
             out = _run(func, args, kwargs)
         if kind is OpKind.LINEAR and self.record_scales and not inner:
-            self.scales[index] = _on_magnitudes(func, args, kwargs)
+            self.scales[index] = on_magnitudes(func, args, kwargs)
         if self.exact_results is not None and not decomposed:
             self._record_exact(func, name, kind, index, args, kwargs, out, number)
         if a.noise is not None and not decomposed:
@@ -421,7 +421,7 @@ class _Interposer(EagerDispatchMode):
             rounds = self.arithmetic.rounds(index, func)
             scale = self.scales.get(index) if index is not None else None
             if scale is None:  # taken only where the operands' grids do not already rule exactness out
-                scale = lambda: _on_magnitudes(func, args, kwargs)  # noqa: E731
+                scale = lambda: on_magnitudes(func, args, kwargs)  # noqa: E731
         try:
             rounding = (rounds, self.arithmetic.linear_rounding) if rounds else None
             mask = exact_results(func, name, args, kwargs, out, scale, rounding)
@@ -463,14 +463,14 @@ class _Interposer(EagerDispatchMode):
         if kind is OpKind.LINEAR:
             scale = noise.scales.get(index) if index is not None else None
             if scale is None:  # one inside a decomposed op (attention's products): its Σ|w·x| here
-                scale = _on_magnitudes(func, args, kwargs)
+                scale = on_magnitudes(func, args, kwargs)
         elif kind is OpKind.REDUCTION and noise.any_order and name in _ORDERED and _floating(args):
             dims, keepdim = summed_dims(name, args, kwargs)
             scale = sequential_error_scale(name, args[0], dims, keepdim)
         elif kind is OpKind.PRODUCT and _floating(args):
             scale = product_error_scale(name, out, args[0], summed_dims(name, args, kwargs)[0])
         elif kind is OpKind.REDUCTION:
-            scale = _on_magnitudes(func, args, kwargs)  # Σ|x| over what it sums (its mean for a mean)
+            scale = on_magnitudes(func, args, kwargs)  # Σ|x| over what it sums (its mean for a mean)
             if not isinstance(scale, torch.Tensor) or scale.shape != out.shape:
                 scale = None
             elif isinstance(args[0], torch.Tensor):
@@ -560,21 +560,6 @@ def _upcast_kwargs(kwargs: dict) -> dict:
     return {k: _upcast_value(v) for k, v in kwargs.items()}
 
 
-def _on_magnitudes(func, args, kwargs: dict):
-    """The op on the magnitudes of its operands — Σ|w·x| of a linear op, Σ|x| of a sum — with addmm/baddbmm's alpha
-    and beta as magnitudes too (Σ|w·x| must not cancel), and never into the Model's own ``out=`` buffer (its
-    functional overload instead)."""
-    if "out" in kwargs:
-        func = func.overloadpacket
-    named = {k: abs(v) if isinstance(v, (int, float)) else v for k, v in kwargs.items() if k != "out"}
-    return _run(func, _absolute(args), named)
-
-
 def _floating(args) -> bool:
     """Whether the op's first operand is a floating tensor (an integer sum or product rounds nothing)."""
     return bool(args) and isinstance(args[0], torch.Tensor) and args[0].is_floating_point()
-
-
-def _absolute(args):
-    """The op's arguments with every floating tensor replaced by its absolute value (for Σ|w·x|)."""
-    return tuple(a.abs() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
