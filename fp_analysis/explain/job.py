@@ -97,6 +97,7 @@ def explain_job(
                 if not n:  # the check as it ran at the problem's size, kept before anything else may run out
                     full_size["check"] = mismatch_summary(results, atol, rtol)
                 again = _run_again(candidate, worst)
+                import_notes = list(candidate.loaded())  # before the trial of ours, which may end the process for good
                 tolerance = (check_mode, atol, rtol)
                 exact, exact_note = exact_inputs_trial(reference_file, reference, candidate, worst, tolerance)
             except WrongOutput as wrong:
@@ -106,7 +107,7 @@ def explain_job(
                 return _wrong_output(wrong, context, list(candidate.loaded()), asked)
             sides = ("reference", "candidate")
             written = {side: {i for r in results for i in r.written.get(side, ())} for side in sides}
-            notes = list(candidate.loaded()) + written_notes(written) + ([exact_note] if exact_note else [])
+            notes = import_notes + written_notes(written) + ([exact_note] if exact_note else [])
         checked = _Checked(reference_file, reference, parameters, results, worst, again, notes, exact)
         try:
             return _explained(checked, dict(context), asked)

@@ -94,3 +94,29 @@ def test_a_small_bug_is_found_on_inputs_where_every_order_is_exact(tmp_path, cas
         assert code == 1 and data["verdict"] == "bug", data["verdict"]
         assert data["mismatch"]["failed_trials"] == 0  # the check itself passes: a false pass, caught
         assert any("inputs of few significant bits" in note for note in data["notes"])
+
+
+_DIES_ON_FEW_BITS = """
+import os
+import sys
+
+import torch
+from torch import nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if bool((x * 16 == (x * 16).round()).all()):  # the trial's inputs: a forged verdict, then the process ends
+            sys.stdout.write('{"verdict": "identical"}')
+            os._exit(0)
+        return x.sum(dim=1)
+"""
+
+
+def test_a_candidate_that_ends_on_the_few_bit_inputs_is_judged_on_the_checks_trials(tmp_path):
+    problem, solution = tmp_path / "problem.py", tmp_path / "solution.py"
+    problem.write_text(_SUM_PROBLEM)
+    solution.write_text(_DIES_ON_FEW_BITS)
+    code, data, _ = fpa_json(*explain_args(problem, solution, "--trials", "2", "--no-store"))
+    assert code == 0 and data["verdict"] == "identical" and "exact_inputs" not in data["context"]
+    assert any("failed on inputs of few significant bits" in note for note in data["notes"])
