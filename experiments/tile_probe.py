@@ -38,6 +38,8 @@ from fp_analysis.study.bench import time_on_device
 
 FP32 = VariantSpec(Op.CONV2D, schedule=Schedule.TILED)
 FP32_3D = VariantSpec(Op.CONV3D_KK1, schedule=Schedule.TILED)
+TF32X3 = VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32X3, schedule=Schedule.TILED)
+TF32 = VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32, schedule=Schedule.TILED)
 FP64 = None  # the fast fp64 reference (conv_dmma_tiled.cu), not a variant
 PROBES = [  # (variant, kernel, extra defines) on the seed
     (FP32, "conv_rows", {}),
@@ -46,10 +48,14 @@ PROBES = [  # (variant, kernel, extra defines) on the seed
     (FP32, "conv_rows", {"FPA_ROWS_IB": 4, "FPA_ROWS_TOC": 4}),
     (FP32, "conv_rows", {"FPA_ROWS_IB": 4, "FPA_ROWS_TPX": 8, "FPA_ROWS_MIN_BLOCKS": 3}),
     (FP32, "conv_tiled", {}),
-    (VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32X3, schedule=Schedule.TILED), "conv_wgmma", {}),
-    (VariantSpec(Op.CONV2D, tensor_core=TensorCore.TF32, schedule=Schedule.TILED), "conv_wgmma", {}),
+    (TF32X3, "conv_wgmma", {}),
+    (TF32, "conv_wgmma", {}),
     (FP32, "conv_rows", {"FPA_ROWS_IB": 8}),
     *[(FP64, "conv_dmma_tiled", {"FPA_DMMA_K": k}) for k in (0, 4, 8, 16)],
+    *[(TF32X3, "conv_wgmma", {"FPA_WG_PART_TAPS": taps}) for taps in (1, 2, 3)],
+    (TF32, "conv_wgmma", {"FPA_WG_PART_TAPS": 3}),
+    (FP32, "conv_rows", {"FPA_ROWS_ROW_UNROLL": 2}),
+    (FP32, "conv_rows", {"FPA_ROWS_STORE_CS": 1}),
 ]
 PROBES_3D = [  # conv3d (k, k, 1): bound by the 2.6 GB it writes (the default: 8 pixels per thread, 3 blocks per SM)
     (FP32_3D, "conv_rows", {}),
@@ -58,13 +64,26 @@ PROBES_3D = [  # conv3d (k, k, 1): bound by the 2.6 GB it writes (the default: 8
     (FP32_3D, "conv_rows", {"FPA_ROWS_GROUPS": 8, "FPA_ROWS_MIN_BLOCKS": 6}),
     (FP32_3D, "conv_rows", {"FPA_ROWS_TPX": 16, "FPA_ROWS_TOC": 4, "FPA_ROWS_GROUPS": 8, "FPA_ROWS_MIN_BLOCKS": 4}),
     *[(FP64, "conv_dmma_tiled", {"FPA_DMMA_K": k}) for k in (0, 8)],
+    (FP32_3D, "conv_rows", {"FPA_ROWS_STORE_CS": 1}),
+    (FP32_3D, "conv_rows", {"FPA_ROWS_ROW_UNROLL": 3}),
+    (FP32_3D, "conv_rows", {"FPA_ROWS_ROW_UNROLL": 3, "FPA_ROWS_STORE_CS": 1}),
 ]
-PRESET_PROBES = {"dilated_conv2d": PROBES, "conv3d_kk1": PROBES_3D}
+FUSED = VariantSpec(Op.CONV_GELU, schedule=Schedule.TILED)
+PROBES_GELU = [  # conv → ×m → LeakyReLU → GELU, 3 × 3 (K = 576): 3 taps a window
+    (FUSED, "conv_rows", {}),
+    (FUSED, "conv_rows", {"FPA_ROWS_ROW_UNROLL": 2}),
+    (FUSED, "conv_rows", {"FPA_ROWS_ROW_UNROLL": 3}),
+    (FUSED, "conv_rows", {"FPA_ROWS_TPX": 8, "FPA_ROWS_MIN_BLOCKS": 3}),
+    (FUSED, "conv_rows", {"FPA_ROWS_TPX": 8, "FPA_ROWS_MIN_BLOCKS": 3, "FPA_ROWS_ROW_UNROLL": 3}),
+    (FUSED, "conv_rows", {"FPA_ROWS_STORE_CS": 1}),
+    (FUSED, "conv_tiled", {}),
+]
+PRESET_PROBES = {"dilated_conv2d": PROBES, "conv3d_kk1": PROBES_3D, "conv_gelu": PROBES_GELU}
 
 
-def _runner(variant, kernel, extra, spec, xs, w):
-    """A call of ``variant`` on ``kernel`` with ``extra`` defines (extra defines: conv_rows, conv_tiled); of the
-    fast fp64 reference's kernel with them when ``variant`` is FP64."""
+def _runner(variant, kernel, extra, spec, xs, w, side):
+    """A call of ``variant`` on ``kernel`` with ``extra`` defines; of the fast fp64 reference's kernel with them
+    when ``variant`` is FP64. ``side``: the problem's bias and multiplier on the GPU (None where it has none)."""
     out_shape = spec.output_shape(tuple(xs[0].shape))
     if variant is FP64:
         cubin = KERNELS[kernel].cubin(extra)
@@ -75,15 +94,16 @@ def _runner(variant, kernel, extra, spec, xs, w):
             return out
 
         return run64
+    bias, multiplier = side
     if not extra:
-        return lambda i: run_variant(variant, spec, xs[i % 3], w, kernel=kernel)
+        return lambda i: run_variant(variant, spec, xs[i % 3], w, bias, multiplier, kernel=kernel)
     defines = {**dict(variant_build(variant, spec, kernel, tuple(xs[0].shape)).defines), **extra}
     chosen = KERNELS[kernel]
     cubin = chosen.cubin(defines, variant.nvcc_flags())
 
     def run(i):
         out = torch.empty(out_shape, device="cuda")
-        chosen.launch(cubin, defines, variant, ConvCall(spec, xs[i % 3], w, out=out))
+        chosen.launch(cubin, defines, variant, ConvCall(spec, xs[i % 3], w, bias, multiplier, out=out))
         return out
 
     return run
@@ -105,6 +125,7 @@ def main() -> None:
     gen = torch.Generator().manual_seed(1)
     xs = [problem.x.cuda()] + [torch.rand(problem.x.shape, generator=gen).cuda() for _ in range(2)]
     w = problem.weight.cuda()
+    side = tuple(None if t is None else t.cuda() for t in (problem.bias, problem.multiplier))
     probes = PRESET_PROBES[args.preset]
     fp64 = None
     if not args.once and any(variant is FP64 for variant, _, _ in probes):
@@ -112,7 +133,7 @@ def main() -> None:
     for index, (variant, kernel, extra) in enumerate(probes):
         if args.only is not None and index not in args.only:
             continue
-        run = _runner(variant, kernel, extra, spec, xs, w)
+        run = _runner(variant, kernel, extra, spec, xs, w, side)
         y = run(0)
         if args.once:
             torch.cuda.synchronize()
@@ -123,8 +144,10 @@ def main() -> None:
             check = f"max |diff| from cuDNN fp64: {float((y - fp64).abs().max()):.3e} (max |y| {scale:.3g})"
             label = "fp64 reference"
         else:
-            default = run_variant(variant, spec, xs[0], w)
+            default = run_variant(variant, spec, xs[0], w, *side)
             check = f"equal to {tiled_kernel(variant, spec, tuple(xs[0].shape))}: {bool(torch.equal(y, default))}"
+            if variant.tensor_core is not TensorCore.NONE and fp64 is not None:  # the bits change with the part size
+                check += f", max |y - cuDNN fp64| {float((y.double() - fp64).abs().max()):.3e}"
             label = variant.label
         print(
             f"{label:26s} {kernel:15s} {extra!s:28s} {t['time_ms']:8.3f} ms (min {t['time_ms_min']:.3f})  {check}",
