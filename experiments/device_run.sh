@@ -31,7 +31,8 @@ while [ $# -gt 0 ]; do
            cuobjdump -sass "$(cat /tmp/cubin)" > "$out/sass_tiled.txt"
            grep -oE '^ +/\*[0-9a-f]{4}\*/ +[A-Z0-9_.]+' "$out/sass_tiled.txt" | awk '{print $2}' | sort | uniq -c | sort -rn | head -25
            shift ;;
-    probe) # build alternatives beside the defaults on a preset's conv (tile_probe.py: dilated_conv2d, conv3d_kk1)
+    probe) # build alternatives beside the defaults on a preset's conv (tile_probe.py: dilated_conv2d, conv3d_kk1, conv_gelu;
+           # PROBE_ONLY="I ...": only those rows, for every probe step)
            python3 experiments/tile_probe.py --preset "$2" ${PROBE_ONLY:+--only $PROBE_ONLY} 2>&1 | tail -24; shift 2 ;;
     profile) # where the full-size seed-000 explain --device cuda spends its time, profiled
              python3 experiments/profile_explain.py experiments/kernelbench_seed000/problem.py \

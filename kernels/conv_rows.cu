@@ -70,16 +70,6 @@ static_assert(TOC == 8 || TOC == 4, "FPA_ROWS_TOC must be 8 or 4");
 // pixel. Every accumulator still takes its terms in order; only the interleaving of the independent
 // chains (and so ptxas's register use and schedule) changes.
 static_assert(FPA_ROWS_TPX % FPA_ROWS_IB == 0, "FPA_ROWS_IB must divide FPA_ROWS_TPX");
-// FPA_ROWS_ROW_UNROLL: (channel, kh) rows unrolled into one loop body, so that a short kernel row (KW = 3: 3 taps
-// a window) pays the loop's and the window's set-up once per several rows. FPA_ROWS_STORE_CS: outputs stored
-// with the evict-first hint (st.global.cs), for convs bound by writing their output (conv3d (k, k, 1)).
-#ifndef FPA_ROWS_ROW_UNROLL
-#define FPA_ROWS_ROW_UNROLL 1
-#endif
-#ifndef FPA_ROWS_STORE_CS
-#define FPA_ROWS_STORE_CS 0
-#endif
-constexpr int ROW_UNROLL = FPA_ROWS_ROW_UNROLL;  // a pragma's argument: macros are not expanded there
 
 // Dynamic shared memory: 2 stages × cc channels × (KH slab rows of SLAB floats + KH·KW weight rows of 64).
 // units_per_row: pixel groups to an output row in the numbering of the blocks' groups (≥ GROUPS).
@@ -206,7 +196,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_
         if (s + 1 < stages) issue(s + 1);
         const unsigned a = smem_address(smem + (s & 1) * stage_floats), b = a + 4 * a_floats;
         const int rows = min(cc, cg - s * cc) * KH;
-#pragma unroll ROW_UNROLL
+#pragma unroll 1
         for (int r = 0; r < rows; ++r) {
             float win[WIN];
             load_window(win, a, r);
@@ -233,11 +223,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_
 #pragma unroll
             for (int d = 0; d < 4; ++d) v[d] = fpa_epilogue(acc[i + d][j], mult, oc, p.negative_slope);
             if (vector && ow + 3 < p.e1) {
-#if FPA_ROWS_STORE_CS
-                __stcs(reinterpret_cast<float4*>(y_row + ow), make_float4(v[0], v[1], v[2], v[3]));
-#else
                 *reinterpret_cast<float4*>(y_row + ow) = make_float4(v[0], v[1], v[2], v[3]);
-#endif
             } else {
 #pragma unroll
                 for (int d = 0; d < 4; ++d)

@@ -24,11 +24,8 @@
 // the tensor cores' accumulator. FPA_TC_SPLIT 3 (3xTF32, Ootomo & Yokota 2022, IJHPCA 36(4)): the
 // split of conv_tf32.cuh's fpa_split; small·big + big·small + big·big for each tap's CK channels
 // summed from zero in the tensor cores, then added to an IEEE fp32 accumulator with __fadd_rn (their
-// internal additions truncate: Fasi et al. 2021, PeerJ CS 7:e330). FPA_WG_PART_TAPS (P) consecutive taps of
-// a kernel row are summed in the tensor cores before each fp32 addition, so a warpgroup waits for its
-// tensor cores once per P taps instead of once per tap (for both splits; with TF32 the bits do not
-// change). Each term meets at most 3·P·CK tensor-core additions and K/(P·CK) fp32 ones, inside
-// fp_analysis.bounds.tensor_core_bound's 3K + 1.
+// internal additions truncate: Fasi et al. 2021, PeerJ CS 7:e330). Each term meets at most 3·CK
+// tensor-core additions and K/CK fp32 ones, inside fp_analysis.bounds.tensor_core_bound's 3K + 1.
 #include "conv_async.cuh"
 #include "conv_tf32.cuh"
 
@@ -42,9 +39,6 @@ constexpr int PX = FPA_WG_PX, WG_PX = PX / 2, BN = FPA_WG_BN;
 constexpr int CONSUMERS = 256, THREADS = CONSUMERS + 32;
 constexpr int A_STAGES = FPA_WG_A_STAGES, B_STAGES = FPA_WG_B_STAGES;
 constexpr unsigned TAP_BYTES = PLANES * GK * BN * 16;
-constexpr int PART_TAPS = FPA_WG_PART_TAPS;  // taps a tensor-core part sums before the warpgroup waits
-// A part holds its taps' stages until it is waited for; one stage more lets the producer stay ahead.
-static_assert(PART_TAPS >= 1 && PART_TAPS < B_STAGES, "FPA_WG_PART_TAPS must be ≥ 1 and < FPA_WG_B_STAGES");
 
 // --- wgmma ---
 // Shared-memory matrix descriptor: start address, leading (K-direction core-matrix) byte offset, stride
@@ -80,11 +74,6 @@ __device__ __forceinline__ void wgmma_step(float (&d)[64], unsigned long long a,
           "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
         : "l"(a), "l"(b), "r"(scale_d));
 }
-
-template <int N>
-struct Taps {  // a tap count known at compile time
-    static constexpr int value = N;
-};
 
 // The geometry every part of the kernel derives from ConvParams (the launcher sets p.d0 = Hp, p.d1 = Wp).
 struct Geometry {
@@ -171,33 +160,26 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) conv_wgmma(
             const int sa = ia % A_STAGES;
             bar_wait(&full_a[sa], (ia / A_STAGES) & 1);
             const unsigned slab = smem_u32(slabs + sa * geo.slab_bytes);
-            // A part: taps kw0 … kw0 + T − 1, their stages waited for before the first wgmma is issued, T fixed
-            // at compile time (a wait loop or a run-time branch between in-flight wgmmas makes ptxas serialise
-            // them). Full parts of PART_TAPS, then the row's last KW % PART_TAPS taps one part each.
-            auto run_part = [&](int kw0, auto count) {
-                constexpr int T = decltype(count)::value;
-#pragma unroll
-                for (int t = 0; t < T; ++t) bar_wait(&full_b[(ib + t) % B_STAGES], ((ib + t) / B_STAGES) & 1);
+            for (int kw = 0; kw < KW; ++kw, ++ib) {
+                const int sb = ib % B_STAGES;
+                bar_wait(&full_b[sb], (ib / B_STAGES) & 1);
+                const unsigned tap = smem_u32(taps + sb * TAP_BYTES);
+                const unsigned pixels = slab + (wg * WG_PX + kw * p.l1) * 16;
                 wg_fence();
 #pragma unroll
-                for (int t = 0; t < T; ++t) {
-                    const unsigned tap = smem_u32(taps + (ib + t) % B_STAGES * TAP_BYTES);
-                    const unsigned pixels = slab + (wg * WG_PX + (kw0 + t) * p.l1) * 16;
-#pragma unroll
-                    for (int ks = 0; ks < CK / 8; ++ks) {
-                        // K step ks: channel groups 2ks and 2ks + 1 of each plane.
-                        const unsigned long long w_big = descriptor(tap + 2 * ks * tap_lbo, tap_lbo);
-                        const unsigned long long x_big = descriptor(pixels + 2 * ks * slab_lbo, slab_lbo);
+                for (int ks = 0; ks < CK / 8; ++ks) {
+                    // K step ks: channel groups 2ks and 2ks + 1 of each plane.
+                    const unsigned long long w_big = descriptor(tap + 2 * ks * tap_lbo, tap_lbo);
+                    const unsigned long long x_big = descriptor(pixels + 2 * ks * slab_lbo, slab_lbo);
 #if FPA_TC_SPLIT == 3
-                        const unsigned long long w_small = descriptor(tap + (GK + 2 * ks) * tap_lbo, tap_lbo);
-                        const unsigned long long x_small = descriptor(pixels + (GK + 2 * ks) * slab_lbo, slab_lbo);
-                        wgmma_step(part, w_small, x_big, t != 0 || ks != 0);
-                        wgmma_step(part, w_big, x_small, 1);
-                        wgmma_step(part, w_big, x_big, 1);
+                    const unsigned long long w_small = descriptor(tap + (GK + 2 * ks) * tap_lbo, tap_lbo);
+                    const unsigned long long x_small = descriptor(pixels + (GK + 2 * ks) * slab_lbo, slab_lbo);
+                    wgmma_step(part, w_small, x_big, ks != 0);
+                    wgmma_step(part, w_big, x_small, 1);
+                    wgmma_step(part, w_big, x_big, 1);
 #else
-                        wgmma_step(acc, w_big, x_big, 1);
+                    wgmma_step(acc, w_big, x_big, 1);
 #endif
-                    }
                 }
                 wg_commit();
                 wg_wait<0>();
@@ -205,14 +187,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) conv_wgmma(
 #pragma unroll
                 for (int r = 0; r < 64; ++r) acc[r] = __fadd_rn(acc[r], part[r]);
 #endif
-#pragma unroll
-                for (int t = 0; t < T; ++t)
-                    bar_arrive(&empty_b[(ib + t) % B_STAGES]);  // this thread's wgmma reads of the taps are done
-                ib += T;
-            };
-            const int full = KW - KW % PART_TAPS;
-            for (int kw0 = 0; kw0 < full; kw0 += PART_TAPS) run_part(kw0, Taps<PART_TAPS>{});
-            for (int kw0 = full; kw0 < KW; ++kw0) run_part(kw0, Taps<1>{});
+                bar_arrive(&empty_b[sb]);  // this thread's wgmma reads of the tap are done
+            }
             bar_arrive(&empty_a[sa]);
         }
 

@@ -130,7 +130,7 @@ _KERNELS = (
         _takes(Schedule.TILED, False), _variant_defines, _tiled("conv_tiled"), general=True,
     ),
     Kernel(
-        "conv_wgmma", "conv_wgmma.cu", "sm_90a", ("FPA_TC_SPLIT", "FPA_WG_CK", "FPA_WG_PART_TAPS"),
+        "conv_wgmma", "conv_wgmma.cu", "sm_90a", ("FPA_TC_SPLIT", "FPA_WG_CK"),
         "Hopper's warpgroup wgmma, TF32 / 3xTF32, stride 1 along W, one group (sm_90a only)",
         lambda v, s, shape: wgmma_unsupported(v, s), lambda v, s, shape: wgmma_defines(v, s), launch_wgmma,
     ),

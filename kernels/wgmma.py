@@ -26,8 +26,6 @@ __all__ = ["launch_wgmma", "wgmma_defines", "wgmma_unsupported"]
 _PX, _BN, (_A_STAGES, _B_STAGES) = WG_PX, WG_BN, WG_STAGES
 _MAX_SHARED = 227 * 1024 - 128  # a block's opt-in limit on compute capability 9.0, less the mbarriers
 _PREP_BLOCK = 256
-# Taps of a kernel row summed in the tensor cores before each fp32 addition (conv_wgmma.cu's FPA_WG_PART_TAPS).
-_PART_TAPS = 1
 
 
 def _planes(variant: VariantSpec) -> int:
@@ -67,12 +65,8 @@ def wgmma_unsupported(variant: VariantSpec, spec: ConvSpec) -> str | None:
 
 
 def wgmma_defines(variant: VariantSpec, spec: ConvSpec) -> dict[str, int]:
-    """The build's defines: the split (1 or 3), the K step in channels and the taps per tensor-core part."""
-    return {
-        "FPA_TC_SPLIT": variant.tensor_core.products,
-        "FPA_WG_CK": _channels_per_step(variant, spec),
-        "FPA_WG_PART_TAPS": _PART_TAPS,
-    }
+    """The build's defines: the split (1 or 3) and the K step in channels."""
+    return {"FPA_TC_SPLIT": variant.tensor_core.products, "FPA_WG_CK": _channels_per_step(variant, spec)}
 
 
 def _launch_1d(kernel, count: int, args: list, stream: int) -> None:

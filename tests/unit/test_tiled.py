@@ -241,7 +241,7 @@ def test_variant_runs_names_every_kernel_and_variant_build_its_cubin():
     build = variant_build(VariantSpec("conv2d", tensor_core="3xtf32", schedule="tiled"), SEED, "conv_wgmma")
     assert (build.source, dict(build.defines), build.arch) == (
         "conv_wgmma.cu",
-        {"FPA_TC_SPLIT": 3, "FPA_WG_CK": 32, "FPA_WG_PART_TAPS": 1},
+        {"FPA_TC_SPLIT": 3, "FPA_WG_CK": 32},
         "sm_90a",
     )
     build = variant_build(
