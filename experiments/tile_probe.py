@@ -60,16 +60,12 @@ PROBES_3D = [  # conv3d (k, k, 1): bound by the 2.6 GB it writes (the default: 8
     (FP32_3D, "conv_rows", {"FPA_ROWS_GROUPS": 8, "FPA_ROWS_MIN_BLOCKS": 6}),
     (FP32_3D, "conv_rows", {"FPA_ROWS_TPX": 16, "FPA_ROWS_TOC": 4, "FPA_ROWS_GROUPS": 8, "FPA_ROWS_MIN_BLOCKS": 4}),
     *[(FP64, "conv_dmma_tiled", {"FPA_DMMA_K": k}) for k in (0, 8)],
-    *[(FP32_3D, "conv_rows", {"FPA_ROWS_TILES": n}) for n in (2, 4, 8, 16)],
-    *[(FP32_3D, "conv_rows", {"FPA_ROWS_TILES": n, "FPA_ROWS_MIN_BLOCKS": 2}) for n in (4, 16)],
-    (FP32_3D, "conv_rows", {"FPA_ROWS_TILES": 8, "FPA_ROWS_GROUPS": 8, "FPA_ROWS_MIN_BLOCKS": 6}),
 ]
 FUSED = VariantSpec(Op.CONV_GELU, schedule=Schedule.TILED)
 PROBES_GELU = [  # conv → ×m → LeakyReLU → GELU, 3 × 3 (K = 576): 3 taps a window
     (FUSED, "conv_rows", {}),
     (FUSED, "conv_rows", {"FPA_ROWS_TPX": 8, "FPA_ROWS_MIN_BLOCKS": 3}),
     (FUSED, "conv_tiled", {}),
-    (FUSED, "conv_rows", {"FPA_ROWS_TILES": 4}),
     (VariantSpec(Op.CONV2D, schedule=Schedule.TILED), "conv_rows", {}),  # the conv alone: what the epilogue costs
 ]
 PRESET_PROBES = {"dilated_conv2d": PROBES, "conv3d_kk1": PROBES_3D, "conv_gelu": PROBES_GELU}

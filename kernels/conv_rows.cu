@@ -70,35 +70,9 @@ static_assert(TOC == 8 || TOC == 4, "FPA_ROWS_TOC must be 8 or 4");
 // pixel. Every accumulator still takes its terms in order; only the interleaving of the independent
 // chains (and so ptxas's register use and schedule) changes.
 static_assert(FPA_ROWS_TPX % FPA_ROWS_IB == 0, "FPA_ROWS_IB must divide FPA_ROWS_TPX");
-static_assert(FPA_ROWS_TILES >= 1, "FPA_ROWS_TILES must be ≥ 1");
-
-// A pixel tile: the GROUPS pixel groups from group u0 on in the numbering along the output rows (units_per_row to a
-// row): n1 of output row row0 (image · E0 + oh) from group g0 on, then the rest at the start of row row0 + 1 (when
-// there is one). Each row segment of a slab spans its groups' pixels and the last one's reach: len1 floats, then up
-// to len floats. The segment of (channel c, kh) for output row (nb, oh) starts at input row oh·s0 + kh·l0 − p0
-// (h_seg + kh·l0) of the image at x_seg, column (first pixel) − p1 (slab float f: column col_seg + f).
-struct PixelTile {
-    long long row0, h_seg0, h_seg1;
-    const float *x_seg0, *x_seg1;
-    int g0, n1, len1, len, col_seg0, col_seg1;
-    __device__ PixelTile(long long u0, int units_per_row, const ConvParams& p, const float* x, long long c_first) {
-        const long long rows_total = p.n * p.e0, row1 = u0 / units_per_row + 1;
-        row0 = row1 - 1;
-        g0 = (int)(u0 % units_per_row), n1 = min(GROUPS, units_per_row - g0);
-        const bool two_rows = n1 < GROUPS && row1 < rows_total;
-        len1 = n1 * TPX + REACH, len = two_rows ? len1 + (GROUPS - n1) * TPX + REACH : len1;
-        x_seg0 = x + ((row0 / p.e0) * p.c + c_first) * p.d0 * p.d1;
-        x_seg1 = x + ((row1 / p.e0) * p.c + c_first) * p.d0 * p.d1;
-        h_seg0 = (row0 % p.e0) * p.s0 - p.p0, h_seg1 = (row1 % p.e0) * p.s0 - p.p0;
-        col_seg0 = g0 * TPX - p.p1, col_seg1 = -len1 - p.p1;
-    }
-};
 
 // Dynamic shared memory: 2 stages × cc channels × (KH slab rows of SLAB floats + KH·KW weight rows of 64).
-// units_per_row: pixel groups to an output row in the numbering of the blocks' groups (≥ GROUPS). A block computes
-// FPA_ROWS_TILES consecutive pixel tiles in turn (fewer at the end of the output), the first stage of the next tile
-// in flight while the last of this one is computed and its outputs stored: a conv of few terms (conv3d (k, k, 1),
-// K = 27: one stage a tile) otherwise waits for each tile's copies with nothing else to do.
+// units_per_row: pixel groups to an output row in the numbering of the blocks' groups (≥ GROUPS).
 extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_rows(
     const float* __restrict__ x, const float* __restrict__ wt, const float* __restrict__ bias,
     const float* __restrict__ mult, float* __restrict__ y, ConvParams p, int cc,
@@ -107,22 +81,37 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_
     const int t = threadIdx.x, tn = t % CGROUPS, pg = t / CGROUPS;
     const int KH = p.k0, taps = KH * KW;
     const int cg = (int)(p.c / p.groups), og = (int)(p.o / p.groups), K = cg * taps;
-    const long long rows_total = p.n * p.e0, units_total = rows_total * units_per_row;
-    const long long first_u0 = (long long)blockIdx.x * FPA_ROWS_TILES * GROUPS;
-    const int tiles =
-        FPA_ROWS_TILES == 1 ? 1 : (int)min((long long)FPA_ROWS_TILES, (units_total - first_u0 + GROUPS - 1) / GROUPS);
+    // This block's groups: n1 of output row row0 (image · E0 + oh) from group g0 on, then the rest of
+    // them at the start of row row0 + 1 (when there is one). Each row segment of the slab spans its
+    // groups' pixels and the last one's reach: len1 floats, then up to len floats.
+    const long long rows_total = p.n * p.e0;
+    const long long u0 = (long long)blockIdx.x * GROUPS, row0 = u0 / units_per_row;
+    const int g0 = (int)(u0 % units_per_row), n1 = min(GROUPS, units_per_row - g0);
+    const bool two_rows = n1 < GROUPS && row0 + 1 < rows_total;
+    const int len1 = n1 * TPX + REACH, len = two_rows ? len1 + (GROUPS - n1) * TPX + REACH : len1;
+    // This thread's group: its row, its first output pixel and where its window starts in a slab row.
+    const bool in_second = pg >= n1;
+    const long long my_row = row0 + in_second;
+    const int ow_first = (in_second ? pg - n1 : g0 + pg) * TPX;
+    const int win_at = in_second ? len1 + (pg - n1) * TPX : pg * TPX;
     const int n_tiles = (og + BN - 1) / BN;
     const int g = blockIdx.y / n_tiles, n0 = (blockIdx.y % n_tiles) * BN;
     const int a_floats = cc * KH * SLAB, stage_floats = a_floats + cc * taps * BN;
 
-    // Stage s of a tile into buffer buf: input channels s·cc … of this group, their slab rows and their weight rows;
-    // 16-byte pieces outside the input are zero-filled (the launcher guarantees each piece is wholly in or out).
-    // Pieces past len are not staged: only threads without outputs read them.
+    // Stage s: input channels s·cc … of this group, their slab rows and their weight rows.
+    // The segment of (channel c, kh) for output row (nb, oh) starts at input row oh·s0 + kh·l0 − p0, column
+    // (first pixel) − p1; 16-byte pieces outside the input are zero-filled (the launcher guarantees each
+    // piece is wholly in or out). Pieces past len are not staged: only threads without outputs read them.
+    const long long row1 = row0 + 1;
+    const float* x_seg0 = x + ((row0 / p.e0) * p.c + (long long)g * cg) * p.d0 * p.d1;
+    const float* x_seg1 = x + ((row1 / p.e0) * p.c + (long long)g * cg) * p.d0 * p.d1;
+    const long long h_seg0 = (row0 % p.e0) * p.s0 - p.p0, h_seg1 = (row1 % p.e0) * p.s0 - p.p0;
+    const int col_seg0 = g0 * TPX - p.p1, col_seg1 = -len1 - p.p1;  // column of slab float f: col_seg + f
     const float* w_group = wt + (long long)g * K * og + n0;
     const int stages = (cg + cc - 1) / cc;
     const long long plane = p.d0 * p.d1;
-    auto issue = [&](const PixelTile& tile, int s, int buf) {
-        float* a = smem + buf * stage_floats;
+    auto issue = [&](int s) {
+        float* a = smem + (s & 1) * stage_floats;
         float* b = a + a_floats;
         const int c0 = s * cc, cn = min(cc, cg - c0);
         // A thread's pieces are the same (kh, float f) in every channel: their place is worked out once
@@ -131,12 +120,12 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_
         // per stage, with the weights' single run, the seed went from 8.10 to 7.39 ms.)
         for (int e = t; e < KH * (SLAB / 4); e += THREADS) {
             const int kh = e / (SLAB / 4), f = e % (SLAB / 4) * 4;
-            if (f >= tile.len) continue;
-            const bool second = f >= tile.len1;
-            const long long h = (second ? tile.h_seg1 : tile.h_seg0) + (long long)kh * p.l0;
-            const int col = (second ? tile.col_seg1 : tile.col_seg0) + f;
+            if (f >= len) continue;
+            const bool second = f >= len1;
+            const long long h = (second ? h_seg1 : h_seg0) + (long long)kh * p.l0;
+            const int col = (second ? col_seg1 : col_seg0) + f;
             const bool inside = h >= 0 && h < p.d0 && col >= 0 && col < p.d1;
-            const float* src = (second ? tile.x_seg1 : tile.x_seg0) + ((long long)c0 * p.d0 + h) * p.d1 + col;
+            const float* src = (second ? x_seg1 : x_seg0) + ((long long)c0 * p.d0 + h) * p.d1 + col;
             float* dst = a + kh * SLAB + f;
             for (int c = 0; c < cn; ++c, src += plane, dst += KH * SLAB)
                 copy16(dst, inside ? src : x, inside ? 16 : 0);
@@ -162,8 +151,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_
     };
 
     float acc[TPX][TOC];
+#pragma unroll
+    for (int j = 0; j < TOC; ++j) {
+        const int n = n0 + column(tn, j);
+        const float init = (p.has_bias && n < og) ? bias[g * og + n] : 0.0f;
+#pragma unroll
+        for (int i = 0; i < TPX; ++i) acc[i][j] = init;
+    }
+
     // Row r = c·KH + kh of a stage (input channel c, kernel row kh): its window, loaded once ...
-    auto load_window = [&](float (&win)[WIN], unsigned a, int win_at, int r) {
+    auto load_window = [&](float (&win)[WIN], unsigned a, int r) {
         const unsigned a_row = a + 4 * (r * SLAB + win_at);
 #pragma unroll
         for (int q = 0; q < WIN / 4; ++q) {
@@ -191,73 +188,47 @@ extern "C" __global__ void __launch_bounds__(THREADS, FPA_ROWS_MIN_BLOCKS) conv_
         }
     };
 
+    // Stage s + 1 is in flight while stage s is computed; after the barrier nobody reads stage s − 1.
+    issue(0);
+    for (int s = 0; s < stages; ++s) {
+        asm volatile("cp.async.wait_group 0;\n" ::);
+        __syncthreads();
+        if (s + 1 < stages) issue(s + 1);
+        const unsigned a = smem_address(smem + (s & 1) * stage_floats), b = a + 4 * a_floats;
+        const int rows = min(cc, cg - s * cc) * KH;
+#pragma unroll 1
+        for (int r = 0; r < rows; ++r) {
+            float win[WIN];
+            load_window(win, a, r);
+            row_taps(win, b, r);
+        }
+    }
+
     // Four consecutive pixels of a channel leave as one 16-byte store where they are aligned (E1 and the
     // output a multiple of 4 floats): a warp's store then writes 32 pieces of 16 bytes instead of 32 floats
     // in 32 different sectors, a quarter of the store transactions.
-    auto store_tile = [&](const PixelTile& tile, bool in_second) {
-        const long long my_row = tile.row0 + in_second;
-        if (my_row >= rows_total) return;  // a group past the output's last row
-        const int ow_first = (in_second ? pg - tile.n1 : tile.g0 + pg) * TPX;
-        const long long E = p.e0 * p.e1, nb = my_row / p.e0, oh = my_row % p.e0;
-        const bool vector = p.e1 % 4 == 0 && ((unsigned long long)y & 15) == 0;
+    if (my_row >= rows_total) return;
+    const long long E = p.e0 * p.e1, nb = my_row / p.e0, oh = my_row % p.e0;
+    const bool vector = p.e1 % 4 == 0 && ((unsigned long long)y & 15) == 0;
 #pragma unroll
-        for (int j = 0; j < TOC; ++j) {
-            const int n = n0 + column(tn, j);
-            if (n >= og) continue;
-            const long long oc = (long long)g * og + n;
-            float* y_row = y + (nb * p.o + oc) * E + oh * p.e1;
+    for (int j = 0; j < TOC; ++j) {
+        const int n = n0 + column(tn, j);
+        if (n >= og) continue;
+        const long long oc = (long long)g * og + n;
+        float* y_row = y + (nb * p.o + oc) * E + oh * p.e1;
 #pragma unroll
-            for (int i = 0; i < TPX; i += 4) {
-                const int ow = ow_first + i;
-                float v[4];
+        for (int i = 0; i < TPX; i += 4) {
+            const int ow = ow_first + i;
+            float v[4];
 #pragma unroll
-                for (int d = 0; d < 4; ++d) v[d] = fpa_epilogue(acc[i + d][j], mult, oc, p.negative_slope);
-                if (vector && ow + 3 < p.e1) {
-                    *reinterpret_cast<float4*>(y_row + ow) = make_float4(v[0], v[1], v[2], v[3]);
-                } else {
+            for (int d = 0; d < 4; ++d) v[d] = fpa_epilogue(acc[i + d][j], mult, oc, p.negative_slope);
+            if (vector && ow + 3 < p.e1) {
+                *reinterpret_cast<float4*>(y_row + ow) = make_float4(v[0], v[1], v[2], v[3]);
+            } else {
 #pragma unroll
-                    for (int d = 0; d < 4; ++d)
-                        if (ow + d < p.e1) y_row[ow + d] = v[d];
-                }
+                for (int d = 0; d < 4; ++d)
+                    if (ow + d < p.e1) y_row[ow + d] = v[d];
             }
         }
-    };
-
-    // Stage q (of tile q / stages) is in flight while stage q − 1 is computed; after the barrier nobody reads
-    // stage q − 2, whose buffer stage q + 1 takes.
-    const long long c_first = (long long)g * cg;
-    PixelTile tile(first_u0, units_per_row, p, x, c_first);
-    issue(tile, 0, 0);
-    for (int i = 0; i < tiles; ++i) {
-        // This thread's group: in the tile's second row segment or not, and where its window starts in a slab row.
-        const bool in_second = pg >= tile.n1;
-        const int win_at = in_second ? tile.len1 + (pg - tile.n1) * TPX : pg * TPX;
-#pragma unroll
-        for (int j = 0; j < TOC; ++j) {
-            const int n = n0 + column(tn, j);
-            const float init = (p.has_bias && n < og) ? bias[g * og + n] : 0.0f;
-#pragma unroll
-            for (int r = 0; r < TPX; ++r) acc[r][j] = init;
-        }
-        for (int s = 0; s < stages; ++s) {
-            const int q = i * stages + s;
-            asm volatile("cp.async.wait_group 0;\n" ::);
-            __syncthreads();
-            if (s + 1 < stages) {
-                issue(tile, s + 1, (q + 1) & 1);
-            } else if (i + 1 < tiles) {  // the next tile's first stage (never with one tile a block)
-                issue(PixelTile(first_u0 + (i + 1) * GROUPS, units_per_row, p, x, c_first), 0, (q + 1) & 1);
-            }
-            const unsigned a = smem_address(smem + (q & 1) * stage_floats), b = a + 4 * a_floats;
-            const int rows = min(cc, cg - s * cc) * KH;
-#pragma unroll 1
-            for (int r = 0; r < rows; ++r) {
-                float win[WIN];
-                load_window(win, a, win_at, r);
-                row_taps(win, b, r);
-            }
-        }
-        store_tile(tile, in_second);
-        if (i + 1 < tiles) tile = PixelTile(first_u0 + (i + 1) * GROUPS, units_per_row, p, x, c_first);
     }
 }

@@ -100,7 +100,7 @@ def _rows(cubin: pathlib.Path, defines: dict[str, int], variant: VariantSpec, ca
 
 # The defines conv_arith.cuh reads (the per-term arithmetic and the fused epilogue of the CUDA-core kernels).
 _ARITH = ("FPA_FUSED", "FPA_OPROUND", "FPA_EPILOGUE", "FPA_GELU_IMPL")
-_ROWS = ("FPA_ROWS_KW", "FPA_ROWS_DW", "FPA_ROWS_TPX", "FPA_ROWS_TOC", "FPA_ROWS_GROUPS", "FPA_ROWS_IB", "FPA_ROWS_TILES")
+_ROWS = ("FPA_ROWS_KW", "FPA_ROWS_DW", "FPA_ROWS_TPX", "FPA_ROWS_TOC", "FPA_ROWS_GROUPS", "FPA_ROWS_IB")
 _DIRECT_READS = ("FPA_ORDER", "FPA_SPLITS", "FPA_TAP_OUTER", *_ARITH)
 _TILED_READS = ("FPA_ORDER", *_ARITH)
 _ROWS_READS = ("FPA_ORDER", *_ARITH, *_ROWS, "FPA_ROWS_MIN_BLOCKS")

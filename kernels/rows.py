@@ -140,7 +140,6 @@ def rows_defines(variant: VariantSpec, spec: ConvSpec, input_shape: tuple[int, .
         # by pixel, 8.56 in pairs, 8.58 in eights and 9.09 channel by channel.
         "FPA_ROWS_IB": 4,
         "FPA_ROWS_MIN_BLOCKS": _MIN_BLOCKS[tpx],
-        "FPA_ROWS_TILES": 1,
     }
     return {**variant.defines(), **rows}
 
@@ -185,7 +184,7 @@ def launch_rows(cubin: pathlib.Path, defines: dict[str, int], call: ConvCall) ->
     # As many channels per stage as the two stages of each of the SM's blocks leave room for.
     block_bytes = _SM_SHARED // defines["FPA_ROWS_MIN_BLOCKS"] - 1024
     per_stage = max(1, min(cg, block_bytes // (2 * channel_bytes)))
-    grid = (-(-n * e0 * units_per_row // (px_groups * defines["FPA_ROWS_TILES"])), groups * math.ceil(og / _BN))
+    grid = (-(-n * e0 * units_per_row // px_groups), groups * math.ceil(og / _BN))
     if grid[0] > 2**31 - 1 or grid[1] > 65535:
         raise ShapeError(f"the output is too large for one conv_rows launch (grid {grid}; limits 2^31−1 × 65535)")
     kernel = load_kernel(cubin, "conv_rows", x.device.index)
