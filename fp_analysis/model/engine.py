@@ -220,7 +220,8 @@ class _Analysis:
             result = (centre.output, self.sigma)
         else:
             centre, local = self.run(f"as {h.key()}", floor_of, self.model, self.inputs, runs=0, base=h.arithmetic(),
-                                     scales=self.truth.scales, any_order=h.order == ANY_ORDER)  # fmt: skip
+                                     scales=self.truth.scales, any_order=h.order == ANY_ORDER,
+                                     flips_over=self.floor / FLOOR_MULTIPLIER)  # fmt: skip
             result = (centre.output, torch.maximum(self.sigma, local))
         if self.keep:
             self.kept[h.key()] = result

@@ -23,6 +23,12 @@ __all__ = ["FLOOR_MULTIPLIER", "floor_of", "with_underflow"]
 FLOOR_MULTIPLIER = 8.0  # fp_analysis.model.engine's docstring, step 2
 # η: half the fp32 subnormal spacing, the least any fp32 result can be off by; σ is at least K·η (floor_of).
 _SIGMA_MIN = math.ldexp(1.0, -150)
+# Runs of the operands' flips alone after the one with every flip one way (``operand_flips``), each flip in a random
+# direction. One way, a normalisation downstream takes the shift common to a row out (four TF32 Linear → LayerNorm →
+# GELU layers: the flips then moved the outputs 27 × less than the candidate's flips did), and carried through the
+# linear ops one run's flips cancel at some outputs by the signs of the weights, where a kernel's need not (a
+# correct TF32 LeNet-5 was a bug at 1 output of 640 on 2 seeds of 6, 12 σ where the floor is 8).
+_FLIP_RANDOM_RUNS = 3
 _U32 = FORMATS["fp32"].unit_roundoff
 _FP32_TINY = math.ldexp(1.0, -126)  # fp32's smallest normal number
 # the most an underflow may move an output (``with_underflow``): x·sigmoid(x) flushed to 0 where the truth is
@@ -40,6 +46,7 @@ def floor_of(
     base: Arithmetic | None = None,
     scales: dict | None = None,
     run_drifts: dict | None = None,
+    flips_over: float = 1.0,
 ):
     """(evaluation, σ): the Model under ``base`` (fp64 by default) and the Monte-Carlo spread of fp32 rounding
     around it (module docstring, step 2): two runs with every error one way, then ``runs`` with random signs.
@@ -51,7 +58,11 @@ def floor_of(
     ``scales`` (each linear op's Σ|w·x|) come from the fp64 evaluation unless given. ``run_drifts``, where given,
     gets each run's drift over its amplitude (``drift.drift_of``: how the run moves the whole output one way), in
     lists under "random" (the random-sign runs), "one_sign" and "approximations" (the one-sign runs of the
-    fast-math residuals alone)."""
+    fast-math residuals alone). Where ``base`` rounds linear operands, runs of their flips alone (``operand_flips``)
+    follow, one with every flip one way and ``_FLIP_RANDOM_RUNS`` with each in a random direction; their spread enters
+    σ divided by ``flips_over``: the engine's floor multiplies σ by the fp32 Model's own error in units of the noise
+    runs' σ, a measure of how far the noise runs fall short of fp32's arithmetic on this Model, which says nothing of
+    the flips (counted at their full size already); it passes that multiple here."""
     base = base or Arithmetic()
     fast_math = base.fast_math
     rounds = base.linear_format is not None or base.kind_formats is not None
@@ -71,9 +82,12 @@ def floor_of(
             kind = "random" if sign is None else "approximations" if only_fast else "one_sign"
             run_drifts.setdefault(kind, []).append(drift_of(run.output, centre.output) / FLOOR_MULTIPLIER)
     if centre.operands and deviations:  # the flips the rounded operands may take, at their full size
-        noise = Noise(generator, scales, operands=centre.operands, deviations=deviations, flips_only=True)
-        run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
-        sigma = torch.maximum(sigma, (run.output - centre.output).abs().nan_to_num(0.0, 0.0, 0.0))
+        for sign in (+1,) + (None,) * _FLIP_RANDOM_RUNS:
+            noise = Noise(generator, scales, sign=sign, operands=centre.operands, deviations=deviations,
+                          flips_only=True)  # fmt: skip
+            run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
+            moved = (run.output - centre.output).abs().nan_to_num(0.0, 0.0, 0.0)
+            sigma = torch.maximum(sigma, moved / flips_over)
     # No fp32 result is closer than half an ulp of itself: a clamp bound or a constant of the Model rounded to
     # fp32 moves an output that nothing upstream can move (σ = 0 there otherwise) — unless the output is itself an
     # fp32 number, which a result computed exactly (``exactness``) is and only a wrong one departs from.

@@ -444,8 +444,13 @@ class _Interposer(EagerDispatchMode):
             return out
         name = func.overloadpacket.__name__
         noise = self.arithmetic.noise
-        if noise.flips_only:  # the run that moves each output by its operands' flips alone
-            return out if flips is None else out + flips.to(out.dtype)
+        if noise.flips_only:  # the run that moves each output by its operands' flips alone: all one way (``sign``),
+            if flips is None:  # or each output's in a random direction
+                return out
+            if noise.sign is None:
+                signs = torch.randint(0, 2, flips.shape, generator=noise.generator, device=flips.device)
+                flips = flips * (signs.to(flips.dtype) * 2 - 1)
+            return out + flips.to(out.dtype)
         # a fast-math op errs by up to its measured residual, in units of u·(|f(x)| + |x|) as the probe measures
         # it: the floor allows ``amplitude`` × σ, so σ is that residual over the amplitude (at least the op's
         # own rounding)

@@ -10,9 +10,10 @@ thousands of fp32 roundings. The Monte-Carlo floor cannot see this at its size: 
 ``amplitude`` roundings and divides the spread by ``amplitude`` (a secant), so a flip, which does not grow with the
 perturbation, counts 1/amplitude of its size.
 
-So the floor of such a rewrite has one more run (``floor.floor_of``): each rounded linear op's output moved by the
-flips its operands may take and by nothing else, at their full size, carried through the Model; σ is at least how
-far that moves each output. Which operands may flip: those of the run without noise (``record_operands``) within a
+So the floor of such a rewrite has more runs (``floor.floor_of``): each rounded linear op's output moved by the
+flips its operands may take and by nothing else, at their full size, carried through the Model, in one run all one
+way and in three each output's in a random direction; σ is at least how far they move each output. Which operands
+may flip: those of the run without noise (``record_operands``) within a
 window of a boundary, the window being ``_WINDOW_ERRORS`` times how far the noise runs moved the operand, over their
 amplitude (``record_deviation``: the operand's own fp32 error, as the floor measures every result's), plus how far the
 flips upstream moved it in this run (a kernel's flip there moves its operands here), plus one rounding of it
