@@ -220,8 +220,9 @@ class _Analysis:
             result = (centre.output, self.sigma)
         else:
             centre, local = self.run(f"as {h.key()}", floor_of, self.model, self.inputs, runs=0, base=h.arithmetic(),
-                                     scales=self.truth.scales, any_order=h.order == ANY_ORDER,
-                                     flips_over=self.floor / FLOOR_MULTIPLIER)  # fmt: skip
+                                     scales=self.truth.scales, any_order=h.order == ANY_ORDER)  # fmt: skip
+            if centre.flip_spread is not None:  # at their full size, not at the floor's multiple for the fp32 Model's
+                local = torch.maximum(local, centre.flip_spread * (FLOOR_MULTIPLIER / self.floor))  # own error
             result = (centre.output, torch.maximum(self.sigma, local))
         if self.keep:
             self.kept[h.key()] = result

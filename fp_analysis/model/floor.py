@@ -46,7 +46,6 @@ def floor_of(
     base: Arithmetic | None = None,
     scales: dict | None = None,
     run_drifts: dict | None = None,
-    flips_over: float = 1.0,
 ):
     """(evaluation, σ): the Model under ``base`` (fp64 by default) and the Monte-Carlo spread of fp32 rounding
     around it (module docstring, step 2): two runs with every error one way, then ``runs`` with random signs.
@@ -59,10 +58,10 @@ def floor_of(
     gets each run's drift over its amplitude (``drift.drift_of``: how the run moves the whole output one way), in
     lists under "random" (the random-sign runs), "one_sign" and "approximations" (the one-sign runs of the
     fast-math residuals alone). Where ``base`` rounds linear operands, runs of their flips alone (``operand_flips``)
-    follow, one with every flip one way and ``_FLIP_RANDOM_RUNS`` with each in a random direction; their spread enters
-    σ divided by ``flips_over``: the engine's floor multiplies σ by the fp32 Model's own error in units of the noise
-    runs' σ, a measure of how far the noise runs fall short of fp32's arithmetic on this Model, which says nothing of
-    the flips (counted at their full size already); it passes that multiple here."""
+    follow, one with every flip one way and ``_FLIP_RANDOM_RUNS`` with each in a random direction; how far they move
+    each output is the evaluation's ``flip_spread``, apart from σ: the engine's floor multiplies σ by the fp32
+    Model's own error in units of the noise runs' σ, a measure of how far the noise runs fall short of fp32's
+    arithmetic on this Model, which says nothing of the flips (counted at their full size already)."""
     base = base or Arithmetic()
     fast_math = base.fast_math
     rounds = base.linear_format is not None or base.kind_formats is not None
@@ -87,7 +86,8 @@ def floor_of(
                           flips_only=True)  # fmt: skip
             run = evaluate(model, inputs, dataclasses.replace(base, noise=noise))
             moved = (run.output - centre.output).abs().nan_to_num(0.0, 0.0, 0.0)
-            sigma = torch.maximum(sigma, moved / flips_over)
+            spread = centre.flip_spread
+            centre.flip_spread = moved if spread is None else torch.maximum(spread, moved)
     # No fp32 result is closer than half an ulp of itself: a clamp bound or a constant of the Model rounded to
     # fp32 moves an output that nothing upstream can move (σ = 0 there otherwise) — unless the output is itself an
     # fp32 number, which a result computed exactly (``exactness``) is and only a wrong one departs from.

@@ -201,6 +201,8 @@ class Evaluation:
     # with ``record_exact``: whether ops ran that round, and each output of each was exact (a mean's by its sum):
     # every legitimate order of the Model's arithmetic gives the same bits, a mean's division aside
     order_free: bool = False
+    # set by ``floor.floor_of`` where the operands are rounded: how far their flips alone move each output
+    flip_spread: torch.Tensor | None = None
 
 
 def evaluate(
