@@ -71,6 +71,12 @@ PROBES_GELU = [  # conv → ×m → LeakyReLU → GELU, 3 × 3 (K = 576): 3 taps
 PRESET_PROBES = {"dilated_conv2d": PROBES, "conv3d_kk1": PROBES_3D, "conv_gelu": PROBES_GELU}
 
 
+def _side_of(variant, side):
+    """(bias, multiplier) a call of ``variant`` takes: no multiplier for a plain conv of a fused preset's spec."""
+    bias, multiplier = side
+    return bias, multiplier if variant.op is Op.CONV_GELU else None
+
+
 def _runner(variant, kernel, extra, spec, xs, w, side):
     """A call of ``variant`` on ``kernel`` with ``extra`` defines; of the fast fp64 reference's kernel with them
     when ``variant`` is FP64. ``side``: the problem's bias and multiplier on the GPU (None where it has none)."""
@@ -84,8 +90,7 @@ def _runner(variant, kernel, extra, spec, xs, w, side):
             return out
 
         return run64
-    bias, multiplier = side
-    multiplier = multiplier if variant.op is Op.CONV_GELU else None  # a plain conv of a fused preset's spec
+    bias, multiplier = _side_of(variant, side)
     if not extra:
         return lambda i: run_variant(variant, spec, xs[i % 3], w, bias, multiplier, kernel=kernel)
     defines = {**dict(variant_build(variant, spec, kernel, tuple(xs[0].shape)).defines), **extra}
@@ -135,7 +140,7 @@ def main() -> None:
             check = f"max |diff| from cuDNN fp64: {float((y - fp64).abs().max()):.3e} (max |y| {scale:.3g})"
             label = "fp64 reference"
         else:
-            default = run_variant(variant, spec, xs[0], w, side[0], side[1] if variant.op is Op.CONV_GELU else None)
+            default = run_variant(variant, spec, xs[0], w, *_side_of(variant, side))
             check = f"equal to {tiled_kernel(variant, spec, tuple(xs[0].shape))}: {bool(torch.equal(y, default))}"
             if variant.tensor_core is not TensorCore.NONE and fp64 is not None:  # the bits change with the part size
                 check += f", max |y - cuDNN fp64| {float((y.double() - fp64).abs().max()):.3e}"

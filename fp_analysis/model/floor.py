@@ -27,7 +27,7 @@ _SIGMA_MIN = math.ldexp(1.0, -150)
 # direction. One way, a normalisation downstream takes the shift common to a row out (four TF32 Linear → LayerNorm →
 # GELU layers: the flips then moved the outputs 27 × less than the candidate's flips did), and carried through the
 # linear ops one run's flips cancel at some outputs by the signs of the weights, where a kernel's need not (a
-# correct TF32 LeNet-5 was a bug at 1 output of 640 on 2 seeds of 6, 12 σ where the floor is 8).
+# correct TF32 LeNet-5 was a bug at 1 output of 640 on 2 seeds of 12, and 3.5–8 σ out where the floor is 8 on the rest).
 _FLIP_RANDOM_RUNS = 3
 _U32 = FORMATS["fp32"].unit_roundoff
 _FP32_TINY = math.ldexp(1.0, -126)  # fp32's smallest normal number

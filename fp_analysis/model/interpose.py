@@ -126,6 +126,12 @@ class Noise:
     # (``exactness``; recorded by the evaluation without noise, ``evaluate(..., record_exact=True)``)
     exact: Mapping[int, tuple[str, torch.Tensor]] = dataclasses.field(default_factory=dict)
 
+    def signs_like(self, t: torch.Tensor) -> torch.Tensor:
+        """A direction per element of ``t``: all ``sign``, or ±1 at random (Rademacher) where it is None."""
+        if self.sign is not None:
+            return torch.full_like(t, float(self.sign))
+        return torch.randint(0, 2, t.shape, generator=self.generator, device=t.device).to(t.dtype) * 2 - 1
+
 
 @dataclasses.dataclass(frozen=True)
 class Arithmetic:
@@ -447,12 +453,7 @@ class _Interposer(EagerDispatchMode):
         name = func.overloadpacket.__name__
         noise = self.arithmetic.noise
         if noise.flips_only:  # the run that moves each output by its operands' flips alone: all one way (``sign``),
-            if flips is None:  # or each output's in a random direction
-                return out
-            if noise.sign is None:
-                signs = torch.randint(0, 2, flips.shape, generator=noise.generator, device=flips.device)
-                flips = flips * (signs.to(flips.dtype) * 2 - 1)
-            return out + flips.to(out.dtype)
+            return out if flips is None else out + (flips * noise.signs_like(flips)).to(out.dtype)  # or at random
         # a fast-math op errs by up to its measured residual, in units of u·(|f(x)| + |x|) as the probe measures
         # it: the floor allows ``amplitude`` × σ, so σ is that residual over the amplitude (at least the op's
         # own rounding)
@@ -532,10 +533,7 @@ class _Interposer(EagerDispatchMode):
         noise = self.arithmetic.noise
         if kind is OpKind.RANDOM or (kind is OpKind.EXACT and not unit):
             return None
-        if noise.sign is None:
-            signs = torch.randint(0, 2, out.shape, generator=noise.generator, device=out.device).to(out.dtype) * 2 - 1
-        else:
-            signs = torch.full_like(out, float(noise.sign))
+        signs = noise.signs_like(out)
         if kind is OpKind.EXACT:  # rounds nothing of its own: only the format's rounding of what it was given
             error = noise.amplitude * unit * out.abs() * signs
         elif scale is not None:  # each of its K products and sums may underflow
