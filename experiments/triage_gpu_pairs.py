@@ -1,9 +1,11 @@
-"""A manifest of load_inline pairs of our own for `fpa triage --device cuda`: eight conv problems, 66 solutions.
+"""A manifest of load_inline pairs of our own for `fpa triage --device cuda`: eight conv problems, 82 solutions.
 
 Each solution is a self-contained KernelBench solution whose ``ModelNew`` calls a direct fp32 convolution
 kernel built with ``torch.utils.cpp_extension.load_inline`` (one output per thread, the products summed over
-input channel, then kernel row, then kernel column), each a different source, so each pair is a build of its
-own, as generated kernels are. The variants are what generated kernels do:
+input channel, then kernel row, then kernel column), 66 of them each a different source, so each a build of its
+own, as generated kernels are, and 16 more samples of two of those kernels (``correct_resampled``,
+``tf32_resampled``: other Python, the same ``load_inline``), as sampling a model again often gives. The variants
+are what generated kernels do:
 
 * arithmetic: ``fmaf`` (correct), mul-then-add rounded apart (``nofma``), the channels summed backwards
   (``reversed``), operands rounded to TF32 (``cvt.rna.tf32.f32``, ``tf32``) or bf16 (``bf16``), GELU's tanh
@@ -73,6 +75,16 @@ VARIANTS = {
     "spins": (("dilated_gelu",), "user_code_failed",
               {"EXTRA": "if (idx == 0) { while (((volatile float*)y)[0] != 12345.f) {} }"}),
     "compile_error": (("dilated_gelu",), "user_code_failed", {"EXTRA": "this_is_not_cuda;"}),
+    # another sample of the same kernel: its Python differs, its load_inline is the correct (TF32) one's byte for
+    # byte, so fpa's store of builds (run.extension_store) compiles it once for both
+    "correct_resampled": (_ALL, f"{_TF32_REF}|identical", {"TAG": "correct", "FORWARD": "_RESAMPLED"}),
+    "tf32_resampled": (_ALL, f"{_TF32_REF} + candidate_tf32|candidate_tf32|shared_tf32",
+                       {"LOAD": "tf32", "TAG": "tf32", "FORWARD": "_RESAMPLED"}),
+}  # fmt: skip
+_FORWARDS = {
+    "": "return _ext.conv_forward(x.contiguous(), self.conv.weight.contiguous(), self.conv.bias, {args})",
+    "_RESAMPLED": "weight, bias = self.conv.weight, self.conv.bias  # a sample of its own\n"
+                  "        return _ext.conv_forward(x.contiguous(), weight.contiguous(), bias, {args})",
 }  # fmt: skip
 
 _LOADS = {
@@ -176,7 +188,7 @@ class ModelNew(nn.Module):
         self.conv = {conv}
 
     def forward(self, x):
-        return _ext.conv_forward(x.contiguous(), self.conv.weight.contiguous(), self.conv.bias, {args})
+        {forward}
 '''
 
 
@@ -193,7 +205,7 @@ def write(folder: pathlib.Path) -> list[dict]:
             text = _SOLUTION.format(
                 name=name,
                 variant=variant,
-                tag=f"{name}_{variant}",
+                tag=f"{name}_{changes.get('TAG', variant)}",
                 load=_LOADS[changes.get("LOAD", "fp32")],
                 epilogue=changes.get("EPILOGUE", cuda_epilogue),
                 extra=changes.get("EXTRA", ""),
@@ -203,7 +215,7 @@ def write(folder: pathlib.Path) -> list[dict]:
                 bias=changes.get("BIAS", "acc += b[k];"),
                 flags=changes.get("FLAGS", "[]"),
                 conv=conv,
-                args=", ".join(map(str, args)),
+                forward=_FORWARDS[changes.get("FORWARD", "")].format(args=", ".join(map(str, args))),
             )
             solution = folder / name / f"{variant}.py"
             solution.write_text(text)

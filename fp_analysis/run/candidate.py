@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
-import re
 import socket
 import sys
 import tempfile
@@ -45,11 +44,12 @@ import traceback
 from collections.abc import Mapping
 
 from ..errors import Fate, FpaError, InternalError, Side, UserCodeError
-from . import hardening, places, wire
+from . import extension_requests, extension_store, hardening, places, wire
 from .children import ChildProcess
 from .childsetup import CHANNEL_LOST_STATUS, child_setup
 from .replies import checked
 from .snapshot import Snapshot
+from .switches import switch_notes, switches
 from .tensor_ipc import IpcUnavailable, SharedCuda, exportable_copy, exportable_empty, share
 from .usercode import UserFile, call_id, copied, seed_all, written_inputs
 from .worker import report_event
@@ -110,6 +110,7 @@ class CandidateProcess:
         self.notes: list[str] | None = None
         self.failed: UserCodeError | None = None  # the process answered once for good (its import failed) or broke
         self.ipc = True  # CUDA tensors cross as IPC handles until one cannot be opened
+        self.extensions: list[dict] = []  # how each load_inline of the solution's was answered (``extension_store``)
         load = {"op": "load", "sources": sources}
         self._load_call = self._send(load, f"importing {self.name}", expect="load", report=False)
 
@@ -146,7 +147,7 @@ class CandidateProcess:
             report_event("enter", **_event(call))
             call["sent"] = time.monotonic()
             try:
-                self.notes = _switch_notes(self._receive(call)["switches"])
+                self.notes = switch_notes(self._receive(call)["switches"])
             except UserCodeError as error:
                 self.failed = self.failed or error  # every later call fails the same: the process answered for good
                 raise
@@ -281,6 +282,23 @@ class CandidateProcess:
 
     def _reply(self, call: dict, deadline: float | None, limits: wire.Limits, inputs: int = 0) -> dict:
         """The next message, checked to be the reply ``call`` expects (see the module docstring)."""
+        while True:
+            message = self._message(call, deadline, limits)
+            if not (call["seq"] and isinstance(message.body, dict) and set(message.body) == {"extension"}):
+                break
+            # its load_inline, asking for the build (``extension_requests``): made on this side, then it goes on
+            answered = extension_store.answer(message.body["extension"], deadline or time.monotonic() + self.timeout)
+            kept = {k: answered[k] for k in ("built", "own", "seconds") if k in answered}
+            self.extensions.append({"found": "folder" in answered, **kept})
+            with contextlib.suppress(OSError):  # gone: the wait for its reply says how it ended
+                wire.send(self.sock, message.seq, answered)
+        try:
+            return checked(call["expect"], message.body, inputs=inputs, elapsed=time.monotonic() - call["sent"])
+        except wire.Malformed as error:
+            raise self._broken(call, Fate.MALFORMED_REPLY, f"a malformed reply: {error}") from None
+
+    def _message(self, call: dict, deadline: float | None, limits: wire.Limits) -> wire.Message:
+        """The next message from the process, for ``call``: from that process, in turn."""
         try:
             message = wire.receive(self.sock, limits=limits, deadline=deadline)
         except wire.WireTimeout:
@@ -302,10 +320,7 @@ class CandidateProcess:
         if message.seq != call["seq"]:
             raise self._broken(call, Fate.MALFORMED_REPLY, f"a reply out of turn (to request {message.seq} where "
                                f"{call['seq']} was asked)")  # fmt: skip
-        try:
-            return checked(call["expect"], message.body, inputs=inputs, elapsed=time.monotonic() - call["sent"])
-        except wire.Malformed as error:
-            raise self._broken(call, Fate.MALFORMED_REPLY, f"a malformed reply: {error}") from None
+        return message
 
     def _broken(self, call: dict, fate: Fate, what: str) -> UserCodeError:
         """The error for a reply that cannot be trusted: the process is ended, and every later call fails the same."""
@@ -347,7 +362,7 @@ def prepare_job(solution: str, *, timeout: float, folder: str, solution_sources=
     import torch
 
     with CandidateProcess(solution, folder, timeout, solution_sources, torch.cuda.is_available()) as candidate:
-        return {"notes": candidate.loaded()}
+        return {"notes": candidate.loaded(), "extensions": candidate.extensions}
 
 
 def _context(where: str | None, detail: str | None, replay: str | None) -> dict:
@@ -379,17 +394,21 @@ def serve(solution: str, fd: int | str) -> None:
 
     if "numba" in sys.modules:  # imported by the fork server's warm-up, under the server's environment
         sys.modules["numba"].core.config.reload_config()  # NUMBA_CACHE_DIR is this process's
+    confined = None
     if os.environ.get(SANDBOX_ENV) != "0":
         if os.environ.get(_CUDA_ENV) == "1" and torch.cuda.is_available():
             torch.cuda.init()  # CUDA's driver starts with what the sandbox would refuse it (error 304 on the H200)
-        hardening.sandbox(_writable())  # before any of the user's code: what it may write, whom it may signal
+        confined = hardening.sandbox(_writable())  # before any user code: what it may write, whom it may signal
         hardening.no_mode_changes()  # nor change a file's mode or owner, which Landlock does not cover
         hardening.no_internet_sockets()  # nor reach the network, over MPTCP or UDP either
 
     owner = os.getpid()
-    os.register_at_fork(after_in_parent=lambda: _forks.__setitem__(0, _forks[0] + 1))
     sock = socket.socket(fileno=int(fd))
-    state = {
+    state = {"seq": 0}
+    if os.environ.get(SANDBOX_ENV) != "0" and confined is not None:  # it cannot write fpa's store of builds
+        extension_requests.interpose(sock, lambda: state["seq"])
+    os.register_at_fork(after_in_parent=lambda: _forks.__setitem__(0, _forks[0] + 1))
+    state |= {
         "file": UserFile(solution, Side.SOLUTION),
         "path": solution,
         "model": None,
@@ -406,7 +425,7 @@ def serve(solution: str, fd: int | str) -> None:
             os._exit(0)
         except Exception:
             os._exit(CHANNEL_LOST_STATUS)
-        start, forks = time.monotonic(), _forks[0]
+        start, forks, state["seq"] = time.monotonic(), _forks[0], seq
         where = request.get("where", f"importing {pathlib.Path(solution).name}")
         try:
             reply = _HANDLERS[op](state, request)
@@ -483,9 +502,9 @@ def _writable() -> list[str]:
 def _load(state: dict, request: dict) -> dict:
     if request["sources"] is not None:
         state["file"] = UserFile(state["path"], Side.SOLUTION, Snapshot.decoded(request["sources"]))
-    before = _switches(state["torch"])
+    before = switches(state["torch"])
     state["file"].load(("ModelNew",))
-    after = _switches(state["torch"])
+    after = switches(state["torch"])
     changed = [name for name in before if after.get(name) != before[name]]
     return {"switches": {name: repr(after[name]) if name in after else "" for name in changed}}
 
@@ -557,44 +576,3 @@ def _received(value, device, torch):
 
 
 _HANDLERS = {"load": _load, "build": _build, "forward": _forward}
-
-
-# How a switch's value may be shown: what torch's switches hold (True, 'tf32', torch.float64); the rest of what the
-# solution's process sends is not shown (it words its notes itself no more: a reply could carry any text).
-_SHOWN_VALUE = re.compile(r"[\w.']{1,40}")
-
-
-def _switch_notes(switches: dict) -> list[str]:
-    """The notes on torch's switches the solution's import changed, worded here from what its process sent (the names
-    ``_SWITCHES`` knows, each value as ``_SHOWN_VALUE`` allows)."""
-    notes = []
-    for name, value in switches.items():
-        if name not in _SWITCHES:
-            continue
-        shown = value if _SHOWN_VALUE.fullmatch(value) else "(unreadable)"
-        notes.append(
-            f"importing the solution set {name} = {shown} (in its own process; under KernelBench, where both models "
-            "share one, the reference would run with it too)"
-        )
-    return notes
-
-
-# torch's global numerics switches, by name: how each is read from torch.
-_SWITCHES = {
-    "torch.backends.cudnn.allow_tf32": lambda torch: torch.backends.cudnn.allow_tf32,
-    "torch.backends.cuda.matmul.allow_tf32": lambda torch: torch.backends.cuda.matmul.allow_tf32,
-    "torch.backends.cudnn.conv.fp32_precision": lambda torch: torch.backends.cudnn.conv.fp32_precision,
-    "torch.backends.cuda.matmul.fp32_precision": lambda torch: torch.backends.cuda.matmul.fp32_precision,
-    "torch.get_float32_matmul_precision()": lambda torch: torch.get_float32_matmul_precision(),
-    "torch.get_default_dtype()": lambda torch: torch.get_default_dtype(),
-    "torch.backends.cudnn.enabled": lambda torch: torch.backends.cudnn.enabled,
-}
-
-
-def _switches(torch) -> dict:
-    """torch's global numerics switches as they are now; a switch that cannot be read is left out."""
-    values = {}
-    for name, read in _SWITCHES.items():
-        with contextlib.suppress(Exception):  # the legacy and new TF32 APIs refuse to be read when mixed
-            values[name] = read(torch)
-    return values

@@ -157,6 +157,10 @@ _MAKE_SOCK, _MAKE_FIFO, _MAKE_BLOCK, _MAKE_SYM, _REFER, _TRUNCATE = 1 << 9, 1 <<
 _WRITES_ABI1 = (_WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_CHAR | _MAKE_DIR | _MAKE_REG | _MAKE_SOCK | _MAKE_FIFO
                 | _MAKE_BLOCK | _MAKE_SYM)  # fmt: skip
 _WRITES = {1: _WRITES_ABI1, 2: _WRITES_ABI1 | _REFER, 3: _WRITES_ABI1 | _REFER | _TRUNCATE}
+# Reading and executing (ABI 1), handled only where a sandbox names what may be read (``sandbox``'s ``readable``): a
+# regular file takes only the file rights (executing, reading and the writes to a file), a folder all of them.
+_EXECUTE, _READ_FILE, _READ_DIR = 1 << 0, 1 << 2, 1 << 3
+_FILE_RIGHTS = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -179,11 +183,12 @@ class Sandbox(typing.NamedTuple):
     tcp_refused: bool = False
 
 
-def sandbox(writable) -> Sandbox | None:
+def sandbox(writable, readable=None) -> Sandbox | None:
     """Confine this process and all it starts (see the module docstring): writes only below the existing folders of
-    ``writable``, no TCP where the kernel restricts it, no signals out of the sandbox where the kernel scopes them.
-    None where Landlock is not there (an older kernel, another OS, a seccomp filter refusing it): nothing is confined
-    then."""
+    ``writable``, no TCP where the kernel restricts it, no signals out of the sandbox where the kernel scopes them;
+    given ``readable`` (folders and files), reads and runs too only below those and ``writable`` (a build of a
+    solution's sources made by fpa, ``extension_build``: what it compiles may name any file). None where Landlock is
+    not there (an older kernel, another OS, a seccomp filter refusing it): nothing is confined then."""
     libc = _libc()
     if libc is None:
         return None
@@ -192,8 +197,9 @@ def sandbox(writable) -> Sandbox | None:
     if abi < 1:
         return None
     writes = _WRITES[min(abi, 3)]
+    reads = 0 if readable is None else _EXECUTE | _READ_FILE | _READ_DIR
     net = _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 else 0
-    attr = _RulesetAttr(writes, net, _SCOPE_SIGNAL if abi >= 6 else 0)
+    attr = _RulesetAttr(writes | reads, net, _SCOPE_SIGNAL if abi >= 6 else 0)
     # the structure as long as the kernel's ABI knows it: handled_access_net from ABI 4, scoped from ABI 6
     size = ctypes.sizeof(ctypes.c_uint64) * (3 if abi >= 6 else 2 if abi >= 4 else 1)
     ruleset = libc.syscall(_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
@@ -205,22 +211,30 @@ def sandbox(writable) -> Sandbox | None:
     allowed = []
     try:
         for folder in writable:
-            try:
-                descriptor = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-            except OSError:  # not there: nothing to allow
-                continue
-            try:
-                rule = _PathBeneathAttr(writes, descriptor)
-                if libc.syscall(_LANDLOCK_ADD_RULE, ruleset, _LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule), 0) == 0:
-                    allowed.append(str(folder))
-            finally:
-                os.close(descriptor)
+            if _allow(libc, ruleset, folder, writes | reads, directory=True):
+                allowed.append(str(folder))
+        for place in readable or ():
+            _allow(libc, ruleset, place, reads, directory=os.path.isdir(place))
         libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # what restricting oneself without privileges requires
         if libc.syscall(_LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0:
             return None
     finally:
         os.close(ruleset)
     return Sandbox(abi, tuple(allowed), abi >= 6, bool(net))
+
+
+def _allow(libc, ruleset: int, place, rights: int, *, directory: bool) -> bool:
+    """Add the rule that ``rights`` hold below ``place`` (a folder; or a file, which takes only file rights); whether
+    it was added (a place that is not there allows nothing)."""
+    try:
+        descriptor = os.open(place, os.O_PATH | os.O_CLOEXEC | (os.O_DIRECTORY if directory else 0))
+    except OSError:
+        return False
+    try:
+        rule = _PathBeneathAttr(rights if directory else rights & _FILE_RIGHTS, descriptor)
+        return libc.syscall(_LANDLOCK_ADD_RULE, ruleset, _LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule), 0) == 0
+    finally:
+        os.close(descriptor)
 
 
 # seccomp (linux/seccomp.h, linux/filter.h): a classic BPF program over struct seccomp_data {int nr; __u32 arch;

@@ -17,7 +17,7 @@ import pathlib
 import shutil
 import subprocess
 
-__all__ = ["EXTENSIONS_OVERRIDE", "cache_dir", "extensions_folder", "remove_folder"]
+__all__ = ["EXTENSIONS_OVERRIDE", "cache_dir", "extensions_folder", "remove_folder", "toolchain"]
 
 # The variable that moves the solutions' extension builds (``extensions_folder``) out of this machine's cache.
 EXTENSIONS_OVERRIDE = "FPA_EXTENSIONS_CACHE"
@@ -53,16 +53,16 @@ def extensions_folder(sources: dict, name: str) -> str:
     """Where a solution builds its extensions: a folder of fpa's cache named by the hash of the solution's files
     (``sources``: its snapshot, ``Snapshot.encoded()``, which holds its sibling files too), of which of them it is
     (``name``: two solutions side by side in one folder have the same snapshot, and must not share builds) and of
-    the toolchain (``_toolchain``), so that every run of
+    the toolchain (``toolchain``), so that every run of
     the same files — an explain, a triage with other options, a sample whose files are byte for byte these — finds
     the build, and a solution's process, which may write only there (``hardening.sandbox``), can reach no other
     files' build. ``$FPA_EXTENSIONS_CACHE`` moves the cache's folder (``EXTENSIONS_OVERRIDE``)."""
-    key = json.dumps([name, sorted(sources.items()), _toolchain()])
+    key = json.dumps([name, sorted(sources.items()), toolchain()])
     return str(cache_dir("extensions", EXTENSIONS_OVERRIDE) / hashlib.sha256(key.encode()).hexdigest()[:24])
 
 
 @functools.lru_cache(maxsize=1)
-def _toolchain() -> list[str]:
+def toolchain() -> list[str]:
     """What besides the sources decides an extension's binary: torch's version (its headers and ABI) and the CUDA
     compiler's, read without importing torch (a CPU triage's own process does not). A build made with others is not
     found, rather than loaded and failing as if the solution's code had."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-import re
 import time
 
 from ..errors import Fate, FpaError, InternalError, UserCodeError
@@ -19,7 +18,6 @@ __all__ = [
     "BUILD_CORES",
     "BUILD_CORES_WITH_HEADER",
     "BUILD_JOBS",
-    "arch_list",
     "build_ahead",
     "needs_build",
 ]
@@ -58,16 +56,18 @@ def build_ahead(
 ) -> dict:
     """Import the pair's solution alone (``jobs.prepare_file``), so that its extensions are built into the pair's
     extensions folder before a GPU's worker takes it; {"seconds", "error": the import's failure where it stands as
-    the pair's verdict (``_stands``; ``gpu_seen``: whether the import could see a GPU), else None}."""
+    the pair's verdict (``_stands``; ``gpu_seen``: whether the import could see a GPU), else None, "extensions": how
+    each of its ``load_inline`` calls was answered (``run.extension_store``: built in fpa's store, found there, or
+    built by the solution in its own folder)}."""
     start = time.perf_counter()
-    error = None
+    error, extensions = None, []
     try:
-        prepare_file(pair.solution, timeout=timeout, env=env, given=given)
+        extensions = prepare_file(pair.solution, timeout=timeout, env=env, given=given).get("extensions", [])
     except InternalError:
         pass  # ours, not the solution's: the explain job meets it again and its row says so
     except FpaError as failure:
         error = failure if _stands(failure, pair.solution, gpu_seen) else None
-    return {"seconds": time.perf_counter() - start, "error": error}
+    return {"seconds": time.perf_counter() - start, "error": error, "extensions": extensions}
 
 
 # How torch words a failed build of a JIT extension (torch.utils.cpp_extension._jit_compile), and how the compilers
@@ -94,15 +94,3 @@ def _stands(failure: FpaError, solution: pathlib.Path, gpu_seen: bool) -> bool:
     except OSError:
         asks_the_gpu = True
     return _COMPILE_FAILED in said and not asks_the_gpu
-
-
-def arch_list(capabilities, supported) -> str:
-    """``TORCH_CUDA_ARCH_LIST`` for GPUs of these (major, minor) compute capabilities, as torch's own default for the
-    GPUs it sees (``torch.utils.cpp_extension._get_cuda_arch_flags``): each lowered to the highest architecture
-    torch was built for (``supported``: ``torch.cuda.get_arch_list()``; empty: as they are), each once, sorted as
-    text, PTX with the last."""
-    digits = [re.sub(r"\D", "", name.split("_", 1)[1]) for name in supported if name.startswith("sm_")]
-    built_for = [divmod(int(number), 10) for number in digits if number]  # sm_90a: 9.0
-    highest = max(built_for, default=None)
-    names = sorted({f"{major}.{minor}" for major, minor in (min(c, highest) if highest else c for c in capabilities)})
-    return ";".join(names) + "+PTX"

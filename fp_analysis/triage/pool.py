@@ -22,9 +22,10 @@ from collections.abc import Callable, Iterator
 from ..errors import ParameterError
 from ..numerics.memory import available_bytes
 from ..options import ExplainOptions, check_count, check_device
+from ..run.extension_store import arch_list
 from ..run.places import EXTENSIONS_OVERRIDE, extensions_folder
 from ..run.snapshot import Given
-from .builds import BUILD_CORES_WITH_HEADER, BUILD_JOBS, BUILDER_BYTES, arch_list, build_ahead, needs_build
+from .builds import BUILD_CORES_WITH_HEADER, BUILD_JOBS, BUILDER_BYTES, build_ahead, needs_build
 from .discovery import Pair
 from .headers import PrecompiledHeader
 from .rows import explain_row, internal_error_row

@@ -156,7 +156,8 @@ def remote_build(payload: dict, options: dict) -> dict | None:
     import's failure stands as the verdict (an extension that did not compile: ``builds._stands``), the failure as
     ``UserCodeError.to_dict`` with the original files named, which is the pair's row (``as_finished``: no explain
     task); else None, and the explain task imports again}. None on a node with another fp_analysis version (the explain
-    task says so)."""
+    task says so); "extensions": how its load_inline calls were answered (``run.extension_store``).
+    """
     import ray
 
     from ..options import ExplainOptions
@@ -173,7 +174,8 @@ def remote_build(payload: dict, options: dict) -> dict | None:
     error = built["error"]
     node = ray.get_runtime_context().get_node_id()
     handed = _originals(error.to_dict(), root, payload["folders"]) if error is not None else None
-    return {"seconds": built["seconds"], "environment": environment, "node": node, "error": handed}
+    return {"seconds": built["seconds"], "environment": environment, "node": node, "error": handed,
+            "extensions": built["extensions"]}  # fmt: skip
 
 
 def _originals(value, root: pathlib.Path, folders: dict):
@@ -192,11 +194,11 @@ def _originals(value, root: pathlib.Path, folders: dict):
 def _node_arch_list() -> dict[str, str]:
     """{"TORCH_CUDA_ARCH_LIST": the node's GPUs' architectures} for a build task and its explain task, where the
     node's environment does not set it: the build sees no GPU, and torch would build for every architecture, and
-    again in the explain task, which sees one (``builds.arch_list`` of what ``nvidia-smi`` lists, every GPU of the
-    node, lowered to what this torch was built for). {} without nvidia-smi (a CPU node)."""
+    again in the explain task, which sees one (``run.extension_store.arch_list`` of what ``nvidia-smi`` lists, every
+    GPU of the node, lowered to what this torch was built for). {} without nvidia-smi (a CPU node)."""
     import subprocess
 
-    from .builds import arch_list
+    from ..run.extension_store import arch_list
 
     if "TORCH_CUDA_ARCH_LIST" in os.environ:
         return {}

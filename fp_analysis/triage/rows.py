@@ -33,7 +33,7 @@ def explain_row(
     snapshot (``keys.snapshots``); a job whose files changed is that pair's failure (``Fate.MODIFIED_FILES``, which
     the triage does not store)."""
     start = time.perf_counter()
-    row = {**_blank_row(), "build_seconds": None if built is None else built["seconds"]}
+    row = {**_blank_row(), "build_seconds": None if built is None else built["seconds"], **_extensions(built)}
     try:
         if built is not None and getattr(built.get("error"), "fate", None) in (Fate.RAISED, Fate.MODIFIED_FILES):
             raise built["error"]
@@ -80,7 +80,18 @@ def _blank_row() -> dict:
     return {"verdict": None, "explained": None, "exit_code": None, "check_passed": None, "max_abs": None,
             "candidate_vs_fp64": None, "reference_vs_fp64": None, "needed_atol": None, "atol_to_pass": None,
             "atol_to_pass_known": None, "error": None, "fate": None, "notes": None, "build_seconds": None,
-            "seconds": 0.0}  # fmt: skip
+            "extensions_built": None, "extensions_found": None, "extensions_own": None, "seconds": 0.0}  # fmt: skip
+
+
+def _extensions(built: dict | None) -> dict:
+    """How the build ahead's ``load_inline`` calls were answered (``run.extension_store``), counted: compiled in fpa's
+    store, found there (built for another sample, or an earlier run), compiled by the solution in its own folder."""
+    if built is None:
+        return {}
+    answers = built.get("extensions") or []
+    return {"extensions_built": sum(bool(a.get("built")) for a in answers),
+            "extensions_found": sum(a.get("found") is True and not a.get("built") for a in answers),
+            "extensions_own": sum("own" in a for a in answers)}  # fmt: skip
 
 
 def internal_error_row(message: str) -> dict:

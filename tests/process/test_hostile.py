@@ -123,10 +123,12 @@ def test_where_a_solution_failed_and_how_to_reproduce_it_are_fpas_words_not_its_
 @pytest.mark.slow
 def test_a_solution_builds_its_extension_inside_the_sandbox(tmp_path):
     """A load_inline build (ninja, the C++ compiler, the linker) runs inside the solution's sandbox: it writes only its
-    extensions folder and changes no file's mode (the seccomp filter refuses chmod; the tools do not need it)."""
+    extensions folder and changes no file's mode (the seccomp filter refuses chmod; the tools do not need it). A build
+    folder of its own is what fpa's store of builds leaves to the solution (tests/process/test_extension_store.py)."""
     folder = pair_folder(tmp_path, {"solution.py": (
-        "from torch.utils.cpp_extension import load_inline\n"
-        "ext = load_inline('sandboxed', cpp_sources='int twice(int a) { return 2 * a; }', functions=['twice'])\n"
+        "import os\nfrom torch.utils.cpp_extension import load_inline\n"
+        "ext = load_inline('sandboxed', cpp_sources='int twice(int a) { return 2 * a; }', functions=['twice'],\n"
+        "                  build_directory=os.environ['TORCH_EXTENSIONS_DIR'])\n"
         "assert ext.twice(21) == 42\n" + RIGHT)})  # fmt: skip
     code, data, _ = _explain(folder / "problem.py", folder / "solution.py", "--timeout", "300")
     assert code == 0 and data["verdict"] == "identical", data

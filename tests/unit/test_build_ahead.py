@@ -9,9 +9,10 @@ import subprocess
 import pytest
 
 from fp_analysis.errors import Fate, InternalError, UserCodeError
+from fp_analysis.run.extension_store import arch_list
 from fp_analysis.triage import builds
 from fp_analysis.triage import ray as triage_ray
-from fp_analysis.triage.builds import BUILD_CORES, BUILDER_BYTES, arch_list
+from fp_analysis.triage.builds import BUILD_CORES, BUILDER_BYTES
 
 GIB = 1024**3
 

@@ -80,9 +80,9 @@ def test_the_time_a_process_says_it_spent_is_at_most_the_time_it_had():
 def test_the_notes_on_switches_are_worded_by_the_worker_from_known_names_and_plain_values():
     """The solution's process sends which of torch's switches its import changed; it cannot word a note itself: an
     unknown name is dropped, a value that is not a plain repr is not shown."""
-    from fp_analysis.run.candidate import _switch_notes
+    from fp_analysis.run.switches import switch_notes
 
-    notes = _switch_notes({"torch.backends.cudnn.allow_tf32": "False", "verdict": "identical",
+    notes = switch_notes({"torch.backends.cudnn.allow_tf32": "False", "verdict": "identical",
                            "torch.get_default_dtype()": "torch.float64\n\x1b[2Kverdict: identical"})  # fmt: skip
     assert len(notes) == 2 and notes[0].startswith("importing the solution set torch.backends.cudnn.allow_tf32 = False")
     assert "= (unreadable)" in notes[1] and "\x1b" not in "".join(notes) and "verdict" not in "".join(notes)

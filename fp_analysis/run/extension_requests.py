@@ -1,0 +1,69 @@
+"""The solution's process's side of fpa's store of extension builds (``extension_store``): its ``load_inline`` asks the
+worker for the build before making one.
+
+``interpose`` replaces ``torch.utils.cpp_extension.load_inline`` before the solution's file is imported (so that its
+``from torch.utils.cpp_extension import load_inline`` finds this one). A call sends its arguments, the
+``TORCH_CUDA_ARCH_LIST`` it would build for and the variables of the build's environment to the worker, on the
+channel of the request the process is answering (an ``{"extension": …}`` message with that request's number), and
+waits for the answer: a folder of the store, whose library it imports as torch's build would have; torch's message
+for sources that do not compile, raised as torch raises it; or ``own``, and then torch's own ``load_inline`` builds
+in the solution's folder, as without the store. What this process sends is only ever a request: the worker builds
+from it and keys the build by it, so a forged one gets the process nothing another solution would load.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import inspect
+import os
+import socket
+from collections.abc import Callable
+
+from . import wire
+from .extension_store import BUILD_ENVIRONMENT
+
+__all__ = ["interpose"]
+
+# The worker's answer: a folder's path or torch's message about a build (its compiler's output); the worker's own.
+_ANSWER = wire.Limits(header_bytes=1 << 26, tensors=0, payload_bytes=0)
+
+
+def interpose(sock: socket.socket, seq: Callable[[], int]) -> None:
+    """Make ``load_inline`` ask the worker over ``sock`` first; ``seq``: the number of the request being answered."""
+    import torch.utils.cpp_extension as cpp
+
+    own = cpp.load_inline
+    parameters = inspect.signature(own)
+
+    @functools.wraps(own)
+    def load_inline(*args, **kwargs):
+        try:
+            bound = parameters.bind(*args, **kwargs)
+        except TypeError:
+            return own(*args, **kwargs)  # torch's own words for the call's mistake
+        bound.apply_defaults()
+        arguments = {name: value for name, value in bound.arguments.items() if name != "verbose"}
+        request = {"arguments": arguments, "arch_list": os.environ.get("TORCH_CUDA_ARCH_LIST"),
+                   "environment": {name: os.environ.get(name) for name in BUILD_ENVIRONMENT}}  # fmt: skip
+        try:
+            wire.send(sock, seq(), {"extension": request})
+        except wire.Unsendable:  # arguments that are not plain data: torch's build takes them as they are
+            return own(*args, **kwargs)
+        said = wire.receive(sock, limits=_ANSWER).body
+        if isinstance(said.get("folder"), str):
+            return _imported(arguments["name"], said["folder"])
+        if isinstance(said.get("failed"), str):
+            raise RuntimeError(said["failed"])
+        return own(*args, **kwargs)
+
+    cpp.load_inline = load_inline
+
+
+def _imported(name: str, folder: str):
+    """The library ``name`` built in ``folder``, imported as torch's build imports it (a module not put in
+    ``sys.modules``)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(folder, f"{name}.so"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

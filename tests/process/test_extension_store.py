@@ -1,0 +1,103 @@
+"""Extensions built once for every sample that asks for the same one (``run.extension_store``), through the real
+command line: each test compiles (half a minute of the C++ compiler on two cores), so they are marked slow.
+
+Two samples of one problem whose Python differs and whose ``load_inline`` is the same: the first builds in fpa's store,
+the second imports that build and compiles nothing, and neither may write the store. A source that includes a file the
+solution wrote is built by the solution itself, in its own folder: the store's builder may not read that file, so no
+build in the store depends on anything but its key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import time
+
+import pytest
+
+from ..cli_runs import explain_args, fpa
+from ..hostile_pairs import pair_folder
+
+pytestmark = [pytest.mark.slow, pytest.mark.long]
+
+SOLUTION = """
+import os, pathlib, tempfile
+from torch.utils.cpp_extension import load_inline
+from _conv import Conv
+
+{before}
+ext = load_inline("twice", cpp_sources={source}, functions=["twice"])
+assert ext.twice(21) == 42
+print("loaded from", ext.__file__)
+{after}
+
+class ModelNew(Conv):  # {tag}
+    pass
+"""
+SOURCE = repr("int twice(int a) { return 2 * a; }\n")  # as the solution's code writes it
+TRIES_TO_WRITE = """
+for target in (pathlib.Path(ext.__file__), pathlib.Path(ext.__file__).parent / "planted.so"):
+    try:
+        target.write_bytes(b"planted")
+        print("wrote", target)
+    except OSError as error:
+        print("refused", error.errno)
+"""
+WRITES_A_HEADER = """
+header = pathlib.Path(tempfile.gettempdir()) / "factor.h"
+header.write_text("#define FACTOR 2\\n")
+"""
+
+
+@pytest.fixture(autouse=True)
+def _isolated_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("FPA_STORE", str(tmp_path / "results"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def _explain(folder: pathlib.Path, solution: str) -> tuple[dict, list[str], float]:
+    """The verdict's JSON, what the solution printed (its lines) and the command's seconds."""
+    start = time.perf_counter()
+    run = fpa(*explain_args(folder / "problem.py", folder / solution, "--trials", "2", "--json", "--timeout", "300"))
+    seconds = time.perf_counter() - start
+    data = json.loads(run.stdout)
+    return data, data["worker"]["solution"]["stdout"].splitlines(), seconds
+
+
+def _store(tmp_path) -> pathlib.Path:
+    return tmp_path / "cache" / "fp_analysis" / "extensions" / "by-arguments"
+
+
+def test_two_samples_with_one_extension_build_it_once_and_neither_may_write_it(tmp_path):
+    folder = pair_folder(tmp_path, {
+        "first.py": SOLUTION.format(before="", source=SOURCE, after="", tag="first sample"),
+        "second.py": SOLUTION.format(before="", source=SOURCE, after=TRIES_TO_WRITE, tag="second sample"),
+    })  # fmt: skip
+    first, printed_first, _ = _explain(folder, "first.py")
+    builds = [path for path in _store(tmp_path).iterdir() if path.is_dir() and not path.name.startswith(".")]
+    assert first["verdict"] == "identical" and len(builds) == 1, (first, builds)
+    library = builds[0] / "twice.so"
+    before = hashlib.sha256(library.read_bytes()).hexdigest()
+
+    second, printed_second, seconds = _explain(folder, "second.py")
+    assert second["verdict"] == "identical", second
+    assert printed_first[0] == printed_second[0] == f"loaded from {library}"
+    if os.environ.get("FPA_SANDBOX") != "0":
+        assert printed_second[1:] == ["refused 13", "refused 13"], printed_second  # Landlock: EACCES
+    assert hashlib.sha256(library.read_bytes()).hexdigest() == before
+    own = [path for path in (tmp_path / "cache" / "fp_analysis" / "extensions").rglob("*.so")]
+    assert own == [library], own  # nothing built in either solution's own folder
+    print(f"the second sample's explain: {seconds:.1f} s")
+
+
+def test_a_source_that_includes_a_file_the_solution_wrote_is_built_by_the_solution(tmp_path):
+    source = """f'#include "{header}"\\nint twice(int a) {{ return FACTOR * a; }}\\n'"""
+    solution = SOLUTION.format(before=WRITES_A_HEADER, source=source, after="", tag="writes a header")
+    folder = pair_folder(tmp_path, {"solution.py": solution})
+    data, printed, _ = _explain(folder, "solution.py")
+    assert data["verdict"] == "identical", data
+    built = printed[0].removeprefix("loaded from ")
+    assert not pathlib.Path(built).is_relative_to(_store(tmp_path)), built  # its own folder, not the store's
+    assert not any(path.suffix == ".so" for path in _store(tmp_path).rglob("*")), list(_store(tmp_path).rglob("*"))

@@ -1,0 +1,145 @@
+"""fpa's store of extension builds (``run.extension_store``): which ``load_inline`` calls it builds, what its key
+covers, and what its builder may read. The builds themselves (a compiler's minute) are in
+tests/process/test_extension_store.py, marked slow."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from fp_analysis.run import extension_store, hardening
+from fp_analysis.run.extension_store import BUILD_ENVIRONMENT
+
+SOURCE = "#include <torch/extension.h>\ntorch::Tensor twice(torch::Tensor x) { return x * 2.0; }\n"
+
+
+def _request(**arguments) -> dict:
+    """A request as the solution's process sends it for ``load_inline("twice", SOURCE, functions=["twice"])``, with
+    load_inline's defaults, and ``arguments`` over them."""
+    defaults = {"name": "twice", "cpp_sources": SOURCE, "cuda_sources": None, "sycl_sources": None,
+                "functions": ["twice"], "extra_cflags": None, "extra_cuda_cflags": None, "extra_sycl_cflags": None,
+                "extra_ldflags": None, "extra_include_paths": None, "build_directory": None, "with_cuda": None,
+                "with_sycl": None, "is_python_module": True, "with_pytorch_error_handling": True,
+                "keep_intermediates": True, "use_pch": False, "no_implicit_headers": False}  # fmt: skip
+    return {"arguments": {**defaults, **arguments}, "arch_list": None,
+            "environment": {name: os.environ.get(name) for name in BUILD_ENVIRONMENT}}  # fmt: skip
+
+
+def test_a_plain_call_is_built_in_the_store():
+    assert extension_store._not_shared(_request()) is None
+    assert extension_store._not_shared(_request(extra_cuda_cflags=["-O3", "--use_fast_math", "-arch=sm_90"])) is None
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"build_directory": "/tmp/mine"}, "build_directory"),
+        ({"use_pch": True}, "use_pch"),
+        ({"is_python_module": False}, "is_python_module"),
+        ({"name": "../planted"}, "identifier"),
+        ({"extra_cflags": ["-DX=$(touch /tmp/pwned)"]}, "extra_cflags with characters"),
+        ({"extra_cuda_cflags": ["-O3; rm -rf ~"]}, "extra_cuda_cflags with characters"),
+        ({"extra_ldflags": ["-lfoo\nbuild evil: phony"]}, "extra_ldflags with characters"),
+        ({"extra_cflags": "-O3"}, "not a list"),
+        ({"cpp_sources": 42}, "not text"),
+        ({"with_cuda": "yes"}, "switch"),
+        ({"a_new_argument": 1}, "does not know"),
+    ],
+)
+def test_what_only_the_solutions_own_build_takes_is_answered_own(change, words):
+    """Each is answered ``own`` with why: the solution's process then builds in its own folder, as without the store."""
+    assert words in extension_store._not_shared(_request(**change))
+    assert set(extension_store.answer(_request(**change), deadline=0.0)) == {"own"}
+
+
+def test_a_solution_that_changed_the_builds_environment_builds_for_itself(monkeypatch):
+    request = _request()
+    request["environment"]["CXX"] = "/tmp/my-compiler"
+    assert "CXX" in extension_store._not_shared(request)
+    monkeypatch.setenv("FPA_SANDBOX", "0")
+    assert "FPA_SANDBOX=0" in extension_store._not_shared(_request())
+
+
+def test_the_key_covers_the_sources_the_flags_and_the_architectures():
+    arguments = _request()["arguments"]
+    key = extension_store._key(arguments, "9.0")
+    assert key == extension_store._key(dict(arguments), "9.0")
+    assert key != extension_store._key({**arguments, "cpp_sources": SOURCE.replace("2.0", "2.5")}, "9.0")
+    assert key != extension_store._key({**arguments, "extra_cflags": ["-O3"]}, "9.0")
+    assert key != extension_store._key({**arguments, "functions": ["twice", "other"]}, "9.0")
+    assert key != extension_store._key(arguments, "8.0;9.0+PTX")
+
+
+def test_the_builder_reads_no_folder_a_solution_may_write(tmp_path, monkeypatch):
+    """A solution's process writes its job's folder (in the temporary folder) and its extensions folder (in the
+    cache): the builder's readable places hold neither, nor any folder above them (``/``, ``/tmp``, the cache)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    temporary = pathlib.Path(tempfile.gettempdir()).resolve()
+    job = pathlib.Path(tempfile.mkdtemp(prefix="fpa-worker-")).resolve()
+    try:
+        monkeypatch.setenv("CPATH", os.pathsep.join([str(job), str(tmp_path / "cache"), "/", str(tmp_path / "pch")]))
+        (tmp_path / "pch").mkdir()
+        readable = [pathlib.Path(place) for place in extension_store._readable()]
+    finally:
+        job.rmdir()
+    cache = (tmp_path / "cache" / "fp_analysis" / "extensions").resolve()
+    for place in readable:
+        for written in (temporary, cache, job):
+            assert place != written and place not in written.parents and job not in place.parents, place
+    assert str((tmp_path / "pch").resolve()) in map(str, readable)  # fpa's own include path (the header) stays
+    assert pathlib.Path(sys.base_prefix).resolve() in readable
+
+
+_READER = """
+import json, sys
+from fp_analysis.run import hardening
+allowed, denied, writable = sys.argv[1:4]
+confined = hardening.sandbox([writable], [allowed])
+said = {"confined": confined is not None}
+for name, path in (("allowed", allowed + "/file"), ("denied", denied + "/file")):
+    try:
+        with open(path) as file:
+            said[name] = file.read()
+    except OSError as error:
+        said[name] = f"refused: {error.errno}"
+print(json.dumps(said))
+"""
+
+
+@pytest.mark.skipif(hardening._libc() is None, reason="Linux only")
+def test_a_sandbox_given_readable_places_reads_nothing_else(tmp_path):
+    for name in ("allowed", "denied", "writable"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "file").write_text(name)
+    folders = [str(tmp_path / name) for name in ("allowed", "denied", "writable")]
+    package = str(pathlib.Path(extension_store.__file__).parents[2])
+    done = subprocess.run([sys.executable, "-c", _READER, *folders], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": package})  # fmt: skip
+    said = json.loads(done.stdout)
+    if not said["confined"]:
+        pytest.skip("the kernel has no Landlock")
+    assert said["allowed"] == "allowed" and said["denied"] == "refused: 13", said
+
+
+def test_the_triages_precompiled_header_does_not_change_the_key(tmp_path, monkeypatch):
+    """The builders name the header's folder in CPATH, the GPU's jobs do not: the same object files (triage.headers),
+    so the job finds the builder's build."""
+    from fp_analysis.run.places import cache_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("CPATH", raising=False)
+    extension_store._toolchain.cache_clear()
+    without = extension_store._key(_request()["arguments"], "9.0")
+    monkeypatch.setenv("CPATH", str(cache_dir("headers") / "0123abcd"))
+    extension_store._toolchain.cache_clear()
+    assert extension_store._key(_request()["arguments"], "9.0") == without
+    monkeypatch.setenv("CPATH", str(tmp_path / "other_headers"))
+    extension_store._toolchain.cache_clear()
+    assert extension_store._key(_request()["arguments"], "9.0") != without
+    extension_store._toolchain.cache_clear()
