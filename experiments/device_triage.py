@@ -58,13 +58,17 @@ def run_once(folder: pathlib.Path, cache: pathlib.Path, extra: tuple = ()) -> di
             "XDG_CACHE_HOME": str(cache),
             "FPA_STORE": str(cache / "store"),
         }
-        done = subprocess.run(command, capture_output=True, text=True, timeout=1500, env=env)
+        # fpa's progress lines to TRIAGE_PROGRESS where it is set (a call cut off by its limit still shows them)
+        progress = os.environ.get("TRIAGE_PROGRESS")
+        with open(progress or os.devnull, "a") as lines:
+            done = subprocess.run(command, stdout=subprocess.PIPE, stderr=lines if progress else subprocess.PIPE,
+                                  text=True, timeout=1500, env=env)  # fmt: skip
         wall = time.monotonic() - start
         sampler.terminate()
         sampler.wait()
     result = loads_strict(done.stdout)
     if result is None:
-        print(f"triage gave no JSON (exit {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+        print(f"triage gave no JSON (exit {done.returncode}):\n{done.stdout[-2000:]}\n{(done.stderr or '')[-3000:]}")
         return None
     utilization = [int(line.split(",")[1]) for line in samples.read_text().splitlines() if line.count(",") == 1
                    and line.split(",")[1].strip().isdigit()]  # fmt: skip

@@ -47,6 +47,7 @@ from ..errors import Fate, FpaError, InternalError, Side, UserCodeError
 from . import extension_requests, extension_store, hardening, places, wire
 from .children import ChildProcess
 from .childsetup import CHANNEL_LOST_STATUS, child_setup
+from .extension_store import build_seconds
 from .replies import checked
 from .snapshot import Snapshot
 from .switches import switch_notes, switches
@@ -286,8 +287,13 @@ class CandidateProcess:
             message = self._message(call, deadline, limits)
             if not (call["seq"] and isinstance(message.body, dict) and set(message.body) == {"extension"}):
                 break
-            # its load_inline, asking for the build (``extension_requests``): made on this side, then it goes on
-            answered = extension_store.answer(message.body["extension"], deadline or time.monotonic() + self.timeout)
+            # its load_inline, asking for the build (``extension_requests``): made on this side, under a limit of its
+            # own (``extension_store.build_seconds``), the user's call's clock stopped meanwhile, then it goes on
+            report_event("leave", id=call["id"], seconds=0.0)
+            started = time.monotonic()
+            answered = extension_store.answer(message.body["extension"], started + build_seconds(self.timeout))
+            report_event("enter", **_event(call))
+            deadline = None if deadline is None else deadline + time.monotonic() - started
             kept = {k: answered[k] for k in ("built", "own", "seconds") if k in answered}
             self.extensions.append({"found": "folder" in answered, **kept})
             with contextlib.suppress(OSError):  # gone: the wait for its reply says how it ended

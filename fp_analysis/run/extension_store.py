@@ -37,7 +37,7 @@ import time
 
 from . import places
 
-__all__ = ["BUILD_ENVIRONMENT", "STORE_FOLDER", "answer", "arch_list", "store_folder"]
+__all__ = ["BUILD_ENVIRONMENT", "BUILD_S", "STORE_FOLDER", "answer", "arch_list", "build_seconds", "store_folder"]
 
 # The store's folder inside the extensions' cache (``$FPA_EXTENSIONS_CACHE`` moves both: a cluster's shared folder).
 STORE_FOLDER = "by-arguments"
@@ -66,6 +66,8 @@ _DEFAULTS = {"build_directory": None, "sycl_sources": None, "extra_sycl_cflags":
              "is_python_module": True, "use_pch": False}  # fmt: skip
 # The prefix of the jobs' folders in the temporary folder (``supervisor``), where solutions' processes write theirs.
 _JOBS = "fpa-worker-"
+# Seconds a build in the store may take at least (``build_seconds``).
+BUILD_S = 600.0
 # Seconds after which a folder a build left half made (its worker killed) is removed by the next build.
 _STALE_S = 24 * 3600.0
 
@@ -101,6 +103,16 @@ def answer(request, deadline: float) -> dict:
             return {"folder": str(folder), "built": False, "seconds": time.monotonic() - start}
         result = _build(arguments, arch, store, folder, deadline)
     return {**result, "seconds": time.monotonic() - start}
+
+
+def build_seconds(timeout: float) -> float:
+    """The seconds a build in the store may take, for a job whose calls into the user's code may take ``timeout``:
+    at least ``BUILD_S``. The compiler is fpa's process, not the user's code, and the user's call is not timed while
+    it runs: a build under a triage's parallel builders took 65–90 s on the H200 host (16 cores, 14 builders,
+    experiments/results/triage_h200.json), where the triage's --timeout was 90 s, and a slow build is no verdict on
+    the solution. A source that keeps the compiler busy for ever costs a builder this long, and is then built by the
+    solution itself, under --timeout."""
+    return max(timeout, BUILD_S)
 
 
 def _not_shared(request) -> str | None:
@@ -234,26 +246,27 @@ def _locked(path: pathlib.Path, deadline: float):
 
 
 def _build(arguments: dict, arch: str, store: pathlib.Path, folder: pathlib.Path, deadline: float) -> dict:
-    """Build in a folder of its own (``extension_build``), then rename it to ``folder``."""
+    """Build in a folder of its own, by a process of fpa's (``extension_build``), then rename it to ``folder``."""
+    from .children import ChildProcess
+
     _remove_stale(store)
     work = pathlib.Path(tempfile.mkdtemp(prefix=".building-", dir=store))
     try:
-        build, tmp = work / "build", work / "tmp"
+        build, tmp, result = work / "build", work / "tmp", work / "result.json"
         build.mkdir()
         tmp.mkdir()
-        path = os.pathsep.join(filter(None, [_package_root(), os.environ.get("PYTHONPATH")]))
-        env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": path}
-        env.pop("TORCH_CUDA_ARCH_LIST", None)
-        if arch:
-            env["TORCH_CUDA_ARCH_LIST"] = arch
-        job = {"arguments": arguments, "build_directory": str(build), "readable": _readable()}
+        job = {"arguments": arguments, "build_directory": str(build), "readable": _readable(), "result": str(result)}
+        (work / "job.json").write_text(json.dumps(job))
+        # "" is torch's unset: its default, for a build of C++ alone, which has no architectures
+        builder = ChildProcess("extension_build", [str(work / "job.json")], work, "builder",
+                               env={"TMPDIR": str(tmp), "TORCH_CUDA_ARCH_LIST": arch})  # fmt: skip
         try:
-            done = subprocess.run([sys.executable, "-m", "fp_analysis.run.extension_build"], input=json.dumps(job),
-                                  capture_output=True, text=True, env=env, cwd=work,
-                                  timeout=max(1.0, deadline - time.monotonic()))  # fmt: skip
-        except subprocess.TimeoutExpired:
-            return {"own": "the build did not end within the call's time"}
-        said = _said(done.stdout)
+            builder.wait_ended(max(0.0, deadline - time.monotonic()))
+            if not builder.has_ended():
+                return {"own": "the store's build did not end in time"}
+        finally:
+            builder.close()
+        said = _said(result)
         if said.get("built") is True and (build / f"{arguments['name']}.so").is_file():
             with contextlib.suppress(OSError):  # another host's rename came first: its build is the same
                 build.rename(folder)
@@ -262,19 +275,18 @@ def _build(arguments: dict, arch: str, store: pathlib.Path, folder: pathlib.Path
             return {"failed": said["failed"]}
         if said.get("denied"):
             return {"own": "the build was refused a file outside the toolchain"}
-        return {"own": str(said.get("refused") or f"the store's build ended without a word (status {done.returncode}): "
-                                                  f"{done.stderr[-2000:]}")}  # fmt: skip
+        ended = builder.output().stderr[-2000:]
+        return {"own": str(said.get("refused") or f"the store's build ended without a word: {ended}")}
     finally:
         places.remove_folder(work)
 
 
-def _said(stdout: str) -> dict:
-    """The builder's last line of JSON, or {}."""
-    for line in reversed(stdout.splitlines()):
-        with contextlib.suppress(ValueError):
-            said = json.loads(line)
-            if isinstance(said, dict):
-                return said
+def _said(result: pathlib.Path) -> dict:
+    """What the builder wrote (``extension_build``), or {}."""
+    with contextlib.suppress(OSError, ValueError):
+        said = json.loads(result.read_text())
+        if isinstance(said, dict):
+            return said
     return {}
 
 
@@ -287,11 +299,6 @@ def _remove_stale(store: pathlib.Path) -> None:
                 places.remove_folder(stale)
 
 
-def _package_root() -> str:
-    """The folder fp_analysis is imported from, for the builder's ``python -m`` (an editable install's too)."""
-    return str(pathlib.Path(__file__).resolve().parents[2])
-
-
 def _readable() -> list[str]:
     """What the builder may read and run (``hardening.sandbox``'s ``readable``): the system's folders, Python's
     installations and packages, CUDA, and the folders of fpa's own environment's include paths (the precompiled
@@ -302,7 +309,8 @@ def _readable() -> list[str]:
     places_ = ["/usr", "/opt", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev/null",
                "/dev/zero", "/dev/urandom", "/dev/random", sys.prefix, sys.base_prefix, sys.exec_prefix,
                sys.base_exec_prefix, *sysconfig.get_paths().values(), cpp.CUDA_HOME or "",
-               str(pathlib.Path(cpp.__file__).resolve().parents[3]), _package_root()]  # fmt: skip
+               str(pathlib.Path(cpp.__file__).resolve().parents[3]),
+               str(pathlib.Path(__file__).resolve().parents[2])]  # fmt: skip
     for variable in ("CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "LIBRARY_PATH"):
         places_ += os.environ.get(variable, "").split(os.pathsep)
     temporary, cache = pathlib.Path(tempfile.gettempdir()).resolve(), store_folder().parent.resolve()

@@ -68,6 +68,7 @@ __all__ = [
 TARGETS = {
     "worker": ("fp_analysis.run.worker", "child_main"),
     "candidate": ("fp_analysis.run.candidate", "serve"),
+    "extension_build": ("fp_analysis.run.extension_build", "main"),
     "describe": ("fp_analysis.run.forkserver_check", "describe"),
 }
 
