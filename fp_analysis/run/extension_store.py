@@ -270,7 +270,9 @@ def _build(arguments: dict, arch: str, store: pathlib.Path, folder: pathlib.Path
         if said.get("built") is True and (build / f"{arguments['name']}.so").is_file():
             with contextlib.suppress(OSError):  # another host's rename came first: its build is the same
                 build.rename(folder)
-            return {"folder": str(folder), "built": True}
+            if (folder / f"{arguments['name']}.so").is_file():
+                return {"folder": str(folder), "built": True}
+            return {"own": f"the store's folder {folder} is there without the library"}
         if isinstance(said.get("failed"), str) and not said.get("denied"):
             return {"failed": said["failed"]}
         if said.get("denied"):
