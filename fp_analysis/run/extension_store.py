@@ -37,10 +37,21 @@ import time
 
 from . import places
 
-__all__ = ["BUILD_ENVIRONMENT", "BUILD_S", "STORE_FOLDER", "answer", "arch_list", "build_seconds", "store_folder"]
+__all__ = [
+    "BUILD_ENVIRONMENT",
+    "BUILD_S",
+    "STORE_ENV",
+    "STORE_FOLDER",
+    "answer",
+    "arch_list",
+    "build_seconds",
+    "store_folder",
+]
 
 # The store's folder inside the extensions' cache (``$FPA_EXTENSIONS_CACHE`` moves both: a cluster's shared folder).
 STORE_FOLDER = "by-arguments"
+# Set to 0, the store builds nothing: every solution builds its extensions in its own folder (``places``), as before it.
+STORE_ENV = "FPA_EXTENSION_STORE"
 # The variables of the build's environment a solution may have changed before its call (torch's build reads them):
 # where one differs from the worker's, the solution builds for itself, as it asked.
 BUILD_ENVIRONMENT = (
@@ -120,6 +131,8 @@ def _not_shared(request) -> str | None:
     the forms the store builds, in the worker's environment."""
     if not isinstance(request, dict) or not isinstance(request.get("arguments"), dict):
         return "a request the store does not read"
+    if os.environ.get(STORE_ENV) == "0":
+        return f"{STORE_ENV}=0: every solution builds in its own folder"
     if os.environ.get("FPA_SANDBOX") == "0":
         return "the solution's process runs without its sandbox (FPA_SANDBOX=0): it could write the store"
     arguments = request["arguments"]

@@ -64,6 +64,8 @@ def test_a_solution_that_changed_the_builds_environment_builds_for_itself(monkey
     assert "CXX" in extension_store._not_shared(request)
     monkeypatch.setenv("FPA_SANDBOX", "0")
     assert "FPA_SANDBOX=0" in extension_store._not_shared(_request())
+    monkeypatch.setenv("FPA_EXTENSION_STORE", "0")
+    assert "FPA_EXTENSION_STORE=0" in extension_store._not_shared(_request())
 
 
 def test_the_key_covers_the_sources_the_flags_and_the_architectures():
