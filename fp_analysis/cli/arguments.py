@@ -19,7 +19,7 @@ Timeout = Annotated[
     float,
     typer.Option(
         help="seconds each call into the user's code (import, constructor, forward) may take; a call past it is the "
-        "code's failure (timed out)"
+        "code's failure (timed out). fpa's own build of a load_inline extension is not counted: it has max(this, 600 s)"
     ),
 ]
 ReferenceMode = Annotated[
