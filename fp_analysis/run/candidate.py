@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
+import signal
 import socket
 import sys
 import tempfile
@@ -91,6 +92,8 @@ class CandidateProcess:
         # the only temporary folder its sandbox lets it write; in the job's folder, which fpa's own process removes at
         # the job's end even where the worker was killed (in /tmp such folders were left behind, one per killed job)
         self.tmp = tempfile.mkdtemp(prefix="solution-tmp-", dir=folder)
+        folders = places.solution_folders(self.tmp, sources, _snapshot_name(solution))
+        self.builds = pathlib.Path(folders["TORCH_EXTENSIONS_DIR"])
         try:
             self.child = ChildProcess(
                 "candidate",
@@ -98,7 +101,7 @@ class CandidateProcess:
                 pathlib.Path(folder),
                 Side.SOLUTION.value,
                 pass_fds=(theirs.fileno(),),
-                env={**_private_folders(self.tmp, sources, _snapshot_name(solution)), _CUDA_ENV: "1" if cuda else "0"},
+                env=folders | {_CUDA_ENV: "1" if cuda else "0"},
             )
         except BaseException:
             ours.close()
@@ -107,11 +110,13 @@ class CandidateProcess:
         finally:
             theirs.close()
         self.sock = ours
+        self.started = time.time()  # wall clock: compared with files' ctime
         self.seq = 0  # of the last request sent; the process's "ready" is 0
         self.notes: list[str] | None = None
         self.failed: UserCodeError | None = None  # the process answered once for good (its import failed) or broke
         self.ipc = True  # CUDA tensors cross as IPC handles until one cannot be opened
         self.extensions: list[dict] = []  # how each load_inline of the solution's was answered (``extension_store``)
+        self.build_left = build_seconds(timeout)  # seconds its builds in fpa's store may still take, all together
         load = {"op": "load", "sources": sources}
         self._load_call = self._send(load, f"importing {self.name}", expect="load", report=False)
 
@@ -131,6 +136,13 @@ class CandidateProcess:
             self.sock.close()
         self.child.close()
         places.remove_folder(self.tmp)
+        # torch's build holds a file named "lock" in its build folder while it builds (FileBaton), and waits for it to
+        # go before building there: one left by a build that was killed with its process (a timeout) made every later
+        # run of the same files wait for it until its own timeout. Those made while this process ran are its own.
+        for baton in self.builds.glob("*/lock"):
+            with contextlib.suppress(OSError):
+                if baton.stat().st_ctime >= self.started:
+                    baton.unlink()
 
     def loaded(self) -> list[str]:
         """Wait for the solution's import; returns the notes on torch switches its import changed.
@@ -287,21 +299,42 @@ class CandidateProcess:
             message = self._message(call, deadline, limits)
             if not (call["seq"] and isinstance(message.body, dict) and set(message.body) == {"extension"}):
                 break
-            # its load_inline, asking for the build (``extension_requests``): made on this side, under a limit of its
-            # own (``extension_store.build_seconds``), the user's call's clock stopped meanwhile, then it goes on
-            report_event("leave", id=call["id"], seconds=0.0)
-            started = time.monotonic()
-            answered = extension_store.answer(message.body["extension"], started + build_seconds(self.timeout))
-            report_event("enter", **_event(call))
-            deadline = None if deadline is None else deadline + time.monotonic() - started
-            kept = {k: answered[k] for k in ("built", "own", "seconds") if k in answered}
-            self.extensions.append({"found": "folder" in answered, **kept})
-            with contextlib.suppress(OSError):  # gone: the wait for its reply says how it ended
-                wire.send(self.sock, message.seq, answered)
+            paused = self._extension(call, message)
+            deadline = None if deadline is None else deadline + paused
         try:
             return checked(call["expect"], message.body, inputs=inputs, elapsed=time.monotonic() - call["sent"])
         except wire.Malformed as error:
             raise self._broken(call, Fate.MALFORMED_REPLY, f"a malformed reply: {error}") from None
+
+    def _extension(self, call: dict, message: wire.Message) -> float:
+        """Answer the process's ``load_inline`` asking for its build (``extension_requests``): made on this side
+        (``extension_store``) while the process is stopped (SIGSTOP to its group: none of its threads runs while the
+        call's clock is stopped), within what is left of the process's own build time (``build_seconds``, for all
+        its requests together: one that asks again and again gets ``own``, timed as its own code). The seconds the
+        call's clock was stopped."""
+        paused = 0.0
+        if self.build_left <= 0:
+            answered = {"own": "this process's builds in fpa's store used their time"}
+        else:
+            report_event("leave", id=call["id"], seconds=0.0)
+            started = time.monotonic()
+            with contextlib.suppress(OSError):
+                os.killpg(self.child.proc.pid, signal.SIGSTOP)
+            try:
+                answered = extension_store.answer(message.body["extension"], started + self.build_left)
+            except Exception as error:  # ours; the solution builds for itself, as without the store
+                answered = {"own": f"fpa's store failed: {type(error).__name__}: {error}"[:300]}
+            finally:
+                with contextlib.suppress(OSError):
+                    os.killpg(self.child.proc.pid, signal.SIGCONT)
+                report_event("enter", **_event(call))
+            paused = time.monotonic() - started
+            self.build_left -= paused
+        kept = {k: answered[k] for k in ("built", "own", "seconds") if k in answered}
+        self.extensions.append({"found": "folder" in answered, **kept})
+        with contextlib.suppress(OSError):  # gone: the wait for its reply says how it ended
+            wire.send(self.sock, message.seq, answered)
+        return paused
 
     def _message(self, call: dict, deadline: float | None, limits: wire.Limits) -> wire.Message:
         """The next message from the process, for ``call``: from that process, in turn."""
@@ -472,31 +505,10 @@ def _snapshot_name(solution: str) -> str:
     return pathlib.Path(solution).resolve().name
 
 
-def _private_folders(tmp: str, sources: dict | None, name: str) -> dict[str, str]:
-    """The environment that gives a solution's process folders of its own: its temporary folder, and in it the caches
-    of numba, Triton, CUDA's JIT compiler and torch's kernels — a cache shared with other solutions, or read by the
-    worker (torch's kernel cache is), would carry one's code into another's process. Extensions (and fpa's own
-    kernels, where a solution uses them) are built in fpa's cache under the hash of the solution's files and of its
-    ``name`` among them (``extensions_folder``; a triage's builders build there too): another run of the same solution
-    finds its build, and no other solution can plant one there. A ``TORCH_EXTENSIONS_DIR`` in fpa's own environment
-    is not followed (every solution explained under it would share one folder, where one could plant a library that
-    another loads, or hold its lock); where the solution's files are not known, a folder of its temporary one."""
-    folder = pathlib.Path(tmp)
-    env = {"TMPDIR": tmp, "NUMBA_CACHE_DIR": str(folder / "numba"), "TRITON_CACHE_DIR": str(folder / "triton"),
-           "CUDA_CACHE_PATH": str(folder / "nv"),
-           "PYTORCH_KERNEL_CACHE_PATH": str(folder / "torch_kernels")}  # fmt: skip
-    extensions = str(folder / "extensions") if sources is None else places.extensions_folder(sources, name)
-    env["TORCH_EXTENSIONS_DIR"] = extensions
-    # fpa's own kernels, where a solution builds them (``fpa_kernels``): in its extensions folder, the one place
-    # beside its temporary folder it may write, so they are built once per solution and no other process reads them
-    env["FPA_KERNEL_CACHE"] = str(pathlib.Path(extensions) / "fpa_kernels")
-    return env
-
-
 def _writable() -> list[str]:
     """The folders a solution's process may write below (``hardening.sandbox``): its own temporary folder (``TMPDIR``,
-    which the worker made for it, and the caches in it: ``_private_folders``), the folder it builds extensions in,
-    and ``/dev`` (the GPU's device files, shared memory). Each is made first where it is missing."""
+    which the worker made for it, and the caches in it: ``places.solution_folders``), the folder it builds extensions
+    in, and ``/dev`` (the GPU's device files, shared memory). Each is made first where it is missing."""
     folders = [os.environ.get("TMPDIR", tempfile.gettempdir()), os.environ.get("TORCH_EXTENSIONS_DIR")]
     folders = [folder for folder in folders if folder]
     for folder in folders:

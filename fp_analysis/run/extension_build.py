@@ -4,13 +4,12 @@ run — the library is not imported here (its static initialisers are the soluti
 
 Started from the fork server (``children.ChildProcess``: torch is imported already) as ``extension_build JOB``: it
 reads {"arguments", "build_directory", "readable", "result"} from the file JOB and writes to the file ``result``
-{"built": true}, {"failed": torch's message, "denied": whether the compiler was refused a file}, or {"refused": why
-it could not build as the store needs}. Before the compiler starts, the process confines itself (``hardening``): not
-dumpable, no capability, no network, no mode changes, and a Landlock sandbox that lets it write only its job's
-folder and read only the toolchain's places (``readable``, which the store computes) — so the binary depends on
-nothing but the arguments and the toolchain, which is what the store keys it by: a source that names a file a
-solution could have written (``#include "/tmp/…"``, an assembler's ``.incbin``) fails to build here, and the
-solution builds it in its own folder instead.
+{"built": true}, {"failed": torch's message}, or {"refused": why it could not build as the store needs}. Before the
+compiler starts, the process confines itself (``hardening``): not dumpable, no capability, no network, no mode
+changes, and a Landlock sandbox that lets it write only its job's folder and read only the toolchain's places
+(``readable``, which the store computes) — so the binary depends on nothing but the arguments and the toolchain,
+which is what the store keys it by: a source that names a file a solution could have written (``#include
+"/tmp/…"``, an assembler's ``.incbin``) fails to build here, and the solution builds it in its own folder instead.
 """
 
 from __future__ import annotations
@@ -49,8 +48,7 @@ def _built(job: dict) -> dict:
     try:
         cpp.load_inline(**job["arguments"], build_directory=job["build_directory"])
     except RuntimeError as error:  # torch's words for a failed build: "Error building extension 'name': output"
-        text = str(error)
-        return {"failed": text, "denied": any(words in text for words in ("Permission denied", "not permitted"))}
+        return {"failed": str(error)}
     except Exception as error:  # arguments torch refuses: the solution's own call says so in its own process
         return {"refused": f"{type(error).__name__}: {error}"}
     return {"built": True}

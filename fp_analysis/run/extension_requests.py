@@ -5,9 +5,9 @@ worker for the build before making one.
 ``from torch.utils.cpp_extension import load_inline`` finds this one). A call sends its arguments, the
 ``TORCH_CUDA_ARCH_LIST`` it would build for and the variables of the build's environment to the worker, on the
 channel of the request the process is answering (an ``{"extension": …}`` message with that request's number), and
-waits for the answer: a folder of the store, whose library it imports as torch's build would have; torch's message
-for sources that do not compile, raised as torch raises it; or ``own``, and then torch's own ``load_inline`` builds
-in the solution's folder, as without the store. What this process sends is only ever a request: the worker builds
+waits for the answer: a folder of the store, whose library it imports as torch's build would have, or ``own``, and
+then torch's own ``load_inline`` builds in the solution's folder, as without the store (sources that do not compile
+there fail here, in the solution's own words). What this process sends is only ever a request: the worker builds
 from it and keys the build by it, so a forged one gets the process nothing another solution would load.
 """
 
@@ -55,8 +55,6 @@ def interpose(sock: socket.socket, seq: Callable[[], int]) -> None:
         said = wire.receive(sock, limits=_ANSWER).body
         if isinstance(said.get("folder"), str):
             return _imported(arguments["name"], said["folder"])
-        if isinstance(said.get("failed"), str):
-            raise RuntimeError(said["failed"])
         return own(*args, **kwargs)
 
     cpp.load_inline = load_inline

@@ -93,9 +93,10 @@ def store_folder() -> pathlib.Path:
 def answer(request, deadline: float) -> dict:
     """The worker's answer to a solution's process asking for ``load_inline(**arguments)`` (``request``: {"arguments",
     "arch_list", "environment"}, as ``extension_requests`` sends it; anything else is answered ``own``):
-    {"folder": where the library is, "built": whether this call built it, "seconds"}, {"failed": torch's message}
-    (the sources do not compile: the same words the solution's own build would raise), or {"own": why}: the
-    solution builds it itself, in its own folder. ``deadline``: ``time.monotonic()`` by which the call must end."""
+    {"folder": where the library is, "built": whether this call built it, "seconds"}, or {"own": why}: the solution
+    builds it itself, in its own folder (also where the store's build failed: a compile error, or a file the builder
+    may not read, which compilers word too many ways to tell apart). ``deadline``: ``time.monotonic()`` by which the
+    call must end."""
     start = time.monotonic()
     why = _not_shared(request)
     if why:
@@ -129,8 +130,8 @@ def build_seconds(timeout: float) -> float:
 def _not_shared(request) -> str | None:
     """Why ``request`` is not built in the store (None: it is): what it asks must be what ``load_inline`` takes in
     the forms the store builds, in the worker's environment."""
-    if not isinstance(request, dict) or not isinstance(request.get("arguments"), dict):
-        return "a request the store does not read"
+    if not (_plain(request) and isinstance(request, dict) and isinstance(request.get("arguments"), dict)):
+        return "a request the store does not read (only text, numbers, True, False, None, lists and dicts)"
     if os.environ.get(STORE_ENV) == "0":
         return f"{STORE_ENV}=0: every solution builds in its own folder"
     if os.environ.get("FPA_SANDBOX") == "0":
@@ -138,9 +139,9 @@ def _not_shared(request) -> str | None:
     arguments = request["arguments"]
     for name, value in arguments.items():
         if name in _DEFAULTS and value != _DEFAULTS[name]:
-            return f"load_inline's {name}={value!r}, which only the solution's own build takes"
+            return f"load_inline's {name}={_shown(value)}, which only the solution's own build takes"
         if name not in (*_DEFAULTS, "name", "functions", *_SOURCES, *_FLAGS, *_SWITCHES):
-            return f"load_inline's argument {name!r}, which the store does not know"
+            return f"load_inline's argument {_shown(name)}, which the store does not know"
     if not (isinstance(arguments.get("name"), str) and _NAME.fullmatch(arguments["name"])):
         return "a module name that is not an identifier"
     if not all(_texts(arguments.get(name), allow_none=name != "cpp_sources") for name in _SOURCES):
@@ -151,6 +152,8 @@ def _not_shared(request) -> str | None:
             return f"{name} that is not a list of text"
         if not all(_FLAG.fullmatch(piece) for flag in flags or () for piece in flag.split(" ") if piece):
             return f"{name} with characters the build's shell would read (only letters, digits and _=.,:+/%@-)"
+        if any("native" in flag for flag in flags or ()):  # this machine's CPU or GPU, which the key does not name
+            return f"{name} that build for the machine they run on (native)"
     functions = arguments.get("functions")
     if not (_texts(functions) or (isinstance(functions, dict) and all(map(_texts, functions.items())))):
         return "functions that are not names"
@@ -166,6 +169,25 @@ def _not_shared(request) -> str | None:
     if changed:
         return f"the solution changed the build's environment ({', '.join(changed)})"
     return None
+
+
+def _plain(value, depth: int = 0) -> bool:
+    """Whether ``value`` is data the store reads: text, integers, True, False, None, and lists, tuples and dicts of
+    them (text keys), not nested deeper than a call's arguments are. A tensor (which a forward's reply limits let
+    through) is not: comparing one raised in the worker (an adversarial hunt, 2026-12-05)."""
+    if value is None or isinstance(value, bool | int | str):
+        return True
+    if depth >= 4:
+        return False
+    if isinstance(value, list | tuple):
+        return all(_plain(item, depth + 1) for item in value)
+    return isinstance(value, dict) and all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
+
+
+def _shown(value) -> str:
+    """``value`` as a reason shows it: its repr, cut to 80 characters (a solution's arguments may be megabytes)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _texts(value, allow_none: bool = True) -> bool:
@@ -286,11 +308,11 @@ def _build(arguments: dict, arch: str, store: pathlib.Path, folder: pathlib.Path
             if (folder / f"{arguments['name']}.so").is_file():
                 return {"folder": str(folder), "built": True}
             return {"own": f"the store's folder {folder} is there without the library"}
-        if isinstance(said.get("failed"), str) and not said.get("denied"):
-            return {"failed": said["failed"]}
-        if said.get("denied"):
-            return {"own": "the build was refused a file outside the toolchain"}
-        ended = builder.output().stderr[-2000:]
+        if isinstance(said.get("failed"), str):
+            # its own build says why, in its own words: a compile error, or a file only the solution may read (which
+            # the compiler words in many ways: an assembler's "file not found", a linker's "cannot find -lfoo")
+            return {"own": "the store's build failed: " + said["failed"][-300:]}
+        ended = builder.output().stderr[-300:]
         return {"own": str(said.get("refused") or f"the store's build ended without a word: {ended}")}
     finally:
         places.remove_folder(work)
@@ -310,7 +332,7 @@ def _remove_stale(store: pathlib.Path) -> None:
     now = time.time()
     for stale in store.glob(".building-*"):
         with contextlib.suppress(OSError):
-            if now - stale.stat().st_mtime > _STALE_S:
+            if now - stale.stat().st_ctime > _STALE_S:  # not its mtime, which any process may set back (utime)
                 places.remove_folder(stale)
 
 

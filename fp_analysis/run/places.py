@@ -17,7 +17,7 @@ import pathlib
 import shutil
 import subprocess
 
-__all__ = ["EXTENSIONS_OVERRIDE", "cache_dir", "extensions_folder", "remove_folder", "toolchain"]
+__all__ = ["EXTENSIONS_OVERRIDE", "cache_dir", "extensions_folder", "remove_folder", "solution_folders", "toolchain"]
 
 # The variable that moves the solutions' extension builds (``extensions_folder``) out of this machine's cache.
 EXTENSIONS_OVERRIDE = "FPA_EXTENSIONS_CACHE"
@@ -59,6 +59,27 @@ def extensions_folder(sources: dict, name: str) -> str:
     files' build. ``$FPA_EXTENSIONS_CACHE`` moves the cache's folder (``EXTENSIONS_OVERRIDE``)."""
     key = json.dumps([name, sorted(sources.items()), toolchain()])
     return str(cache_dir("extensions", EXTENSIONS_OVERRIDE) / hashlib.sha256(key.encode()).hexdigest()[:24])
+
+
+def solution_folders(tmp: str, sources: dict | None, name: str) -> dict[str, str]:
+    """The environment that gives a solution's process folders of its own: its temporary folder, and in it the caches
+    of numba, Triton, CUDA's JIT compiler and torch's kernels — a cache shared with other solutions, or read by the
+    worker (torch's kernel cache is), would carry one's code into another's process. Extensions (and fpa's own
+    kernels, where a solution uses them) are built in fpa's cache under the hash of the solution's files and of its
+    ``name`` among them (``extensions_folder``; a triage's builders build there too): another run of the same solution
+    finds its build, and no other solution can plant one there. A ``TORCH_EXTENSIONS_DIR`` in fpa's own environment
+    is not followed (every solution explained under it would share one folder, where one could plant a library that
+    another loads, or hold its lock); where the solution's files are not known, a folder of its temporary one."""
+    folder = pathlib.Path(tmp)
+    env = {"TMPDIR": tmp, "NUMBA_CACHE_DIR": str(folder / "numba"), "TRITON_CACHE_DIR": str(folder / "triton"),
+           "CUDA_CACHE_PATH": str(folder / "nv"),
+           "PYTORCH_KERNEL_CACHE_PATH": str(folder / "torch_kernels")}  # fmt: skip
+    extensions = str(folder / "extensions") if sources is None else extensions_folder(sources, name)
+    env["TORCH_EXTENSIONS_DIR"] = extensions
+    # fpa's own kernels, where a solution builds them (``fpa_kernels``): in its extensions folder, the one place
+    # beside its temporary folder it may write, so they are built once per solution and no other process reads them
+    env["FPA_KERNEL_CACHE"] = str(pathlib.Path(extensions) / "fpa_kernels")
+    return env
 
 
 @functools.lru_cache(maxsize=1)

@@ -45,6 +45,23 @@ for target in (pathlib.Path(ext.__file__), pathlib.Path(ext.__file__).parent / "
     except OSError as error:
         print("refused", error.errno)
 """
+TICKS = """
+import threading, time
+ticks = []
+
+
+def tick():  # a thread of the solution's, which must not run while fpa builds for it (its call's clock is stopped)
+    while len(ticks) < 100_000:
+        ticks.append(time.monotonic())
+        time.sleep(0.05)
+
+
+threading.Thread(target=tick, daemon=True).start()
+time.sleep(0.3)
+"""
+LONGEST_PAUSE = """
+print(f"longest pause {max(b - a for a, b in zip(ticks, ticks[1:])):.1f}")
+"""
 WRITES_A_HEADER = """
 header = pathlib.Path(tempfile.gettempdir()) / "factor.h"
 header.write_text("#define FACTOR 2\\n")
@@ -72,7 +89,7 @@ def _store(tmp_path) -> pathlib.Path:
 
 def test_two_samples_with_one_extension_build_it_once_and_neither_may_write_it(tmp_path):
     folder = pair_folder(tmp_path, {
-        "first.py": SOLUTION.format(before="", source=SOURCE, after="", tag="first sample"),
+        "first.py": SOLUTION.format(before=TICKS, source=SOURCE, after=LONGEST_PAUSE, tag="first sample"),
         "second.py": SOLUTION.format(before="", source=SOURCE, after=TRIES_TO_WRITE, tag="second sample"),
     })  # fmt: skip
     # the store's build is fpa's work, not the user's call: it is not timed by --timeout (the compiler alone takes
@@ -86,6 +103,8 @@ def test_two_samples_with_one_extension_build_it_once_and_neither_may_write_it(t
     second, printed_second, seconds = _explain(folder, "second.py")
     assert second["verdict"] == "identical", second
     assert printed_first[0] == printed_second[0] == f"loaded from {library}"
+    # stopped while fpa compiled (with torch's headers, seconds on any machine), so --timeout 5 does not time it
+    assert float(printed_first[1].removeprefix("longest pause ")) > 3.0, printed_first
     if os.environ.get("FPA_SANDBOX") != "0":
         assert printed_second[1:] == ["refused 13", "refused 13"], printed_second  # Landlock: EACCES
     assert hashlib.sha256(library.read_bytes()).hexdigest() == before
@@ -103,3 +122,17 @@ def test_a_source_that_includes_a_file_the_solution_wrote_is_built_by_the_soluti
     built = printed[0].removeprefix("loaded from ")
     assert not pathlib.Path(built).is_relative_to(_store(tmp_path)), built  # its own folder, not the store's
     assert not any(path.suffix == ".so" for path in _store(tmp_path).rglob("*")), list(_store(tmp_path).rglob("*"))
+
+
+def test_a_build_killed_by_the_timeout_leaves_no_lock_for_the_next_run(tmp_path):
+    """torch's build holds a file "lock" in its folder while it builds and waits for it to go: one left by a build
+    killed with its process (a timeout) made the next run of the same files wait for it until its own timeout."""
+    own_folder = "build_directory=os.path.join(os.environ['TORCH_EXTENSIONS_DIR'], 'mine'), "  # the store leaves it
+    solution = SOLUTION.format(before="os.makedirs(os.path.join(os.environ['TORCH_EXTENSIONS_DIR'], 'mine'), "
+                               "exist_ok=True)", source=SOURCE, after="", tag="its own folder")  # fmt: skip
+    folder = pair_folder(tmp_path, {"solution.py": solution.replace("cpp_sources=", own_folder + "cpp_sources=")})
+    killed, _, _ = _explain(folder, "solution.py", timeout="3")
+    assert killed["error"]["fate"] == "timed_out", killed
+    again, printed, _ = _explain(folder, "solution.py", timeout="120")
+    assert again["verdict"] == "identical", again
+    assert "/mine/" in printed[0], printed

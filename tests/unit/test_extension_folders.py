@@ -10,7 +10,7 @@ import pytest
 
 from fp_analysis.errors import ParameterError
 from fp_analysis.options import ExplainOptions
-from fp_analysis.run import candidate
+from fp_analysis.run import places
 from fp_analysis.run.snapshot import Given
 from fp_analysis.triage.pool import Pool, pair_extensions, placed
 
@@ -36,7 +36,7 @@ def test_an_explain_of_the_files_a_triage_built_finds_the_build(tmp_path, monkey
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("TORCH_EXTENSIONS_DIR", raising=False)
     given = _pair(tmp_path / "a", "k")
-    chosen = candidate._private_folders(str(tmp_path / "tmp"), given.solution.encoded(), given.solution.name)
+    chosen = places.solution_folders(str(tmp_path / "tmp"), given.solution.encoded(), given.solution.name)
     assert chosen["TORCH_EXTENSIONS_DIR"] == pair_extensions(given)
 
 

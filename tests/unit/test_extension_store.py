@@ -50,12 +50,25 @@ def test_a_plain_call_is_built_in_the_store():
         ({"cpp_sources": 42}, "not text"),
         ({"with_cuda": "yes"}, "switch"),
         ({"a_new_argument": 1}, "does not know"),
+        ({"extra_cflags": ["-O3", "-march=native"]}, "native"),
+        ({"extra_cuda_cflags": ["-arch=native"]}, "native"),
+        ({"build_directory": "x" * (1 << 20)}, "build_directory='xxx"),
     ],
 )
 def test_what_only_the_solutions_own_build_takes_is_answered_own(change, words):
     """Each is answered ``own`` with why: the solution's process then builds in its own folder, as without the store."""
     assert words in extension_store._not_shared(_request(**change))
     assert set(extension_store.answer(_request(**change), deadline=0.0)) == {"own"}
+
+
+def test_a_request_holding_anything_but_plain_data_is_answered_own_without_raising():
+    """A tensor where a switch belongs (a forward's reply may carry tensors): comparing it with the default raised in
+    the worker, which ended the job as fpa's internal error (an adversarial hunt, 2026-12-05)."""
+    import torch
+
+    for change in ({"is_python_module": torch.ones(2)}, {"use_pch": torch.ones(2)}, {"functions": [torch.ones(1)]}):
+        assert set(extension_store.answer(_request(**change), deadline=0.0)) == {"own"}
+    assert len(extension_store._not_shared(_request(build_directory="x" * (1 << 20)))) < 200  # reasons stay short
 
 
 def test_a_solution_that_changed_the_builds_environment_builds_for_itself(monkeypatch):
