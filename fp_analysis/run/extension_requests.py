@@ -20,10 +20,6 @@ import os
 import socket
 from collections.abc import Callable
 
-# imported with this module, which the fork server imports once for all its children (``forkserver_loop``), not
-# by each solution's process: 0.1 s a process, most of the test suite's candidate processes
-import torch.utils.cpp_extension as cpp
-
 from . import wire
 from .extension_store import BUILD_ENVIRONMENT
 
@@ -35,6 +31,11 @@ _ANSWER = wire.Limits(header_bytes=1 << 26, tensors=0, payload_bytes=0)
 
 def interpose(sock: socket.socket, seq: Callable[[], int]) -> None:
     """Make ``load_inline`` ask the worker over ``sock`` first; ``seq``: the number of the request being answered."""
+    # here, in the solution's process, not with this module (which the fork server imports for all its children):
+    # importing it imports setuptools, which puts its vendored packages on sys.path, and a forked child must see
+    # what a fresh interpreter sees (tests/process/test_forkserver.py)
+    import torch.utils.cpp_extension as cpp
+
     own = cpp.load_inline
     parameters = inspect.signature(own)
 

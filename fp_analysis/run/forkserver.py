@@ -84,9 +84,6 @@ _IMPORT_TIME_ENV = (
     "LD_LIBRARY_PATH",
     "MKL_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",
-    "CUDA_HOME",  # torch.utils.cpp_extension finds CUDA when it is imported (the candidate's module imports it)
-    "CUDA_PATH",
-    "ROCM_HOME",
 )
 
 MAX_MESSAGE = 1 << 20  # bytes of one message either way
