@@ -150,6 +150,22 @@ def test_pairs_built_ahead_are_run_once_built_and_the_others_as_they_come(tmp_pa
         assert result["built"] == (None if int(pair.id[1:]) % 2 else {"built": pair.id})
 
 
+def test_builds_are_dealt_one_problem_at_a_time_in_turn(tmp_path):
+    """Samples of one problem are the likeliest to share a kernel (fpa's store builds it once): spread apart, a
+    sample's turn comes after its twin's build has landed, not beside it, waiting on its lock."""
+    from fp_analysis.triage.pool import _as_finished
+
+    pairs = []
+    for problem, count in (("a", 3), ("b", 1), ("c", 2)):
+        for i in range(count):
+            (tmp_path / f"{problem}{i}.py").write_text("from torch.utils.cpp_extension import load_inline\n")
+            pairs.append(Pair(f"{problem}{i}", tmp_path / f"{problem}.py", tmp_path / f"{problem}{i}.py"))
+    order = []
+    results = _as_finished(pairs, 1, lambda pair, built, slot: {}, lambda pair: order.append(pair.id), builders=1)
+    assert sorted(pair.id for pair, _ in results) == sorted(pair.id for pair in pairs)
+    assert order == ["a0", "b0", "c0", "a1", "c1", "a2"]
+
+
 def test_the_html_report_is_one_page_with_its_figures_and_escapes_what_the_files_named(tmp_path):
     pytest.importorskip("seaborn")
     from fp_analysis.triage.report import write_report
