@@ -90,14 +90,17 @@ def run(solutions: list[pathlib.Path], builders: int, store: bool) -> dict:
     with concurrent.futures.ThreadPoolExecutor(builders) as pool:
         built = list(pool.map(one, solutions))
     wall = time.perf_counter() - start
-    answers = [answer for each in built for answer in each["extensions"]]
+
+    def count(kind: str) -> int:
+        return sum(each["extensions"].get(kind, 0) for each in built)
+
     return {
         "wall_s": wall,
         "build_s": [round(each["seconds"], 1) for each in built],
         "errors": [str(each["error"])[:200] for each in built if each["error"] is not None],
-        "compiled_in_store": sum(bool(a.get("built")) for a in answers),
-        "found_in_store": sum(a.get("found") is True and not a.get("built") for a in answers),
-        "built_by_the_solution": sum("own" in a for a in answers) if store else len(solutions),
+        "compiled_in_store": count("built"),
+        "found_in_store": count("found"),
+        "built_by_the_solution": count("own"),
     }
 
 

@@ -40,6 +40,7 @@ import signal
 import socket
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Mapping
@@ -48,7 +49,6 @@ from ..errors import Fate, FpaError, InternalError, Side, UserCodeError
 from . import extension_requests, extension_store, hardening, places, wire
 from .children import ChildProcess
 from .childsetup import CHANNEL_LOST_STATUS, child_setup
-from .extension_store import build_seconds
 from .replies import checked
 from .snapshot import Snapshot
 from .switches import switch_notes, switches
@@ -67,6 +67,9 @@ _CUDA_ENV = "FPA_SOLUTION_CUDA"  # 1: the job runs on a GPU, so the solution's p
 _START_S = 600.0
 # What a request from the worker may carry: it is trusted; the bound is memory's.
 _REQUESTS = wire.Limits(header_bytes=1 << 40)
+# Requests to fpa's store of builds one process may make (``_extension``): a solution builds a few extensions; past
+# this, each is answered ``own`` at once.
+_EXTENSION_REQUESTS = 64
 # Seconds a process that closed its end of the channel has to end before it is ended.
 _CLOSING_S = 5.0
 # What a reply may carry besides tensors (notes, a user error's traceback): far more than any honest one needs.
@@ -110,13 +113,16 @@ class CandidateProcess:
         finally:
             theirs.close()
         self.sock = ours
-        self.started = time.time()  # wall clock: compared with files' ctime
+        self.started_at = time.time()  # wall clock: compared with files' ctime (``places.remove_batons``)
         self.seq = 0  # of the last request sent; the process's "ready" is 0
         self.notes: list[str] | None = None
         self.failed: UserCodeError | None = None  # the process answered once for good (its import failed) or broke
         self.ipc = True  # CUDA tensors cross as IPC handles until one cannot be opened
-        self.extensions: list[dict] = []  # how each load_inline of the solution's was answered (``extension_store``)
-        self.build_left = build_seconds(timeout)  # seconds its builds in fpa's store may still take, all together
+        # how its load_inline calls were answered (``extension_store``): compiled in the store, found there, or left
+        # to the solution's own build; how many it made; the seconds its builds in the store may still take, together
+        self.extensions = {"built": 0, "found": 0, "own": 0}
+        self.requests, self.build_left = 0, extension_store.build_seconds(timeout)
+        self.interrupted = False  # ended by this side mid-call (a timeout, a reply not to be trusted)
         load = {"op": "load", "sources": sources}
         self._load_call = self._send(load, f"importing {self.name}", expect="load", report=False)
 
@@ -136,13 +142,8 @@ class CandidateProcess:
             self.sock.close()
         self.child.close()
         places.remove_folder(self.tmp)
-        # torch's build holds a file named "lock" in its build folder while it builds (FileBaton), and waits for it to
-        # go before building there: one left by a build that was killed with its process (a timeout) made every later
-        # run of the same files wait for it until its own timeout. Those made while this process ran are its own.
-        for baton in self.builds.glob("*/lock"):
-            with contextlib.suppress(OSError):
-                if baton.stat().st_ctime >= self.started:
-                    baton.unlink()
+        if self.interrupted:
+            places.remove_batons(self.builds, self.started_at)
 
     def loaded(self) -> list[str]:
         """Wait for the solution's import; returns the notes on torch switches its import changed.
@@ -272,8 +273,10 @@ class CandidateProcess:
         try:
             reply = self._reply(call, call["sent"] + self.timeout, limits or wire.Limits(_REPLY_HEADER, 0, 0), inputs)
         finally:
-            # the process's own measure of the call, where it sent one (the reply may wait while we work)
-            report_event("leave", id=call["id"], seconds=reply.get("seconds", time.monotonic() - call["sent"]))
+            # the process's own measure of the call, where it sent one (the reply may wait while we work), less the
+            # time it was stopped while fpa built for it (``_extension``)
+            seconds = reply.get("seconds", time.monotonic() - call["sent"]) - call.get("paused", 0.0)
+            report_event("leave", id=call["id"], seconds=max(0.0, seconds))
         if "user_code" in reply:  # where it failed and how to reproduce it are ours to say, not the reply's
             failed = reply["user_code"]
             details = {k: v for k, v in failed.details.items() if k not in ("where", "detail", "replay")}
@@ -313,8 +316,9 @@ class CandidateProcess:
         its requests together: one that asks again and again gets ``own``, timed as its own code). The seconds the
         call's clock was stopped."""
         paused = 0.0
-        if self.build_left <= 0:
-            answered = {"own": "this process's builds in fpa's store used their time"}
+        self.requests += 1
+        if self.build_left <= 0 or self.requests > _EXTENSION_REQUESTS or not self.alive():
+            answered = {"own": "this process's requests to fpa's store used their time or number"}
         else:
             report_event("leave", id=call["id"], seconds=0.0)
             started = time.monotonic()
@@ -330,8 +334,8 @@ class CandidateProcess:
                 report_event("enter", **_event(call))
             paused = time.monotonic() - started
             self.build_left -= paused
-        kept = {k: answered[k] for k in ("built", "own", "seconds") if k in answered}
-        self.extensions.append({"found": "folder" in answered, **kept})
+            call["paused"] = call.get("paused", 0.0) + paused  # not the user's time (``_receive``)
+        self.extensions["built" if answered.get("built") else "found" if "folder" in answered else "own"] += 1
         with contextlib.suppress(OSError):  # gone: the wait for its reply says how it ended
             wire.send(self.sock, message.seq, answered)
         return paused
@@ -341,6 +345,7 @@ class CandidateProcess:
         try:
             message = wire.receive(self.sock, limits=limits, deadline=deadline)
         except wire.WireTimeout:
+            self.interrupted = True
             self.child.kill()
             self.child.proc.wait()  # reaped: alive() says so from now on
             raise UserCodeError(
@@ -363,6 +368,7 @@ class CandidateProcess:
 
     def _broken(self, call: dict, fate: Fate, what: str) -> UserCodeError:
         """The error for a reply that cannot be trusted: the process is ended, and every later call fails the same."""
+        self.interrupted = True
         self.child.kill()
         self.child.proc.wait()
         verb = "forked: it sent" if fate is Fate.FORKED else "sent"
@@ -437,15 +443,16 @@ def serve(solution: str, fd: int | str) -> None:
     if os.environ.get(SANDBOX_ENV) != "0":
         if os.environ.get(_CUDA_ENV) == "1" and torch.cuda.is_available():
             torch.cuda.init()  # CUDA's driver starts with what the sandbox would refuse it (error 304 on the H200)
-        confined = hardening.sandbox(_writable())  # before any user code: what it may write, whom it may signal
+        confined = hardening.sandbox(places.solution_writable())  # before user code: what it writes, whom it signals
         hardening.no_mode_changes()  # nor change a file's mode or owner, which Landlock does not cover
         hardening.no_internet_sockets()  # nor reach the network, over MPTCP or UDP either
 
     owner = os.getpid()
     sock = socket.socket(fileno=int(fd))
-    state = {"seq": 0}
-    if os.environ.get(SANDBOX_ENV) != "0" and confined is not None:  # it cannot write fpa's store of builds
-        extension_requests.interpose(sock, lambda: state["seq"])
+    state = {"seq": None}  # the request being answered, None between requests
+    asking = threading.Lock()  # held by a load_inline asking the worker for its build
+    if confined is not None:  # it cannot write fpa's store of builds
+        asking = extension_requests.interpose(sock, lambda: state["seq"])
     os.register_at_fork(after_in_parent=lambda: _forks.__setitem__(0, _forks[0] + 1))
     state |= {
         "file": UserFile(solution, Side.SOLUTION),
@@ -484,6 +491,8 @@ def serve(solution: str, fd: int | str) -> None:
             )  # fmt: skip
             reply = {"user_code": forked.to_dict()}
         reply["seconds"] = time.monotonic() - start
+        with asking:  # no thread's load_inline asks after this answer, in its request's name
+            state["seq"] = None
         _answer(sock, seq, reply)
 
 
@@ -503,18 +512,6 @@ def _snapshot_name(solution: str) -> str:
     """The solution's name as its snapshot has it (``Snapshot.take`` reads a link's target): an explain of the files
     a triage built finds that build."""
     return pathlib.Path(solution).resolve().name
-
-
-def _writable() -> list[str]:
-    """The folders a solution's process may write below (``hardening.sandbox``): its own temporary folder (``TMPDIR``,
-    which the worker made for it, and the caches in it: ``places.solution_folders``), the folder it builds extensions
-    in, and ``/dev`` (the GPU's device files, shared memory). Each is made first where it is missing."""
-    folders = [os.environ.get("TMPDIR", tempfile.gettempdir()), os.environ.get("TORCH_EXTENSIONS_DIR")]
-    folders = [folder for folder in folders if folder]
-    for folder in folders:
-        with contextlib.suppress(OSError):
-            pathlib.Path(folder).mkdir(parents=True, exist_ok=True)
-    return [*folders, "/dev"]
 
 
 def _load(state: dict, request: dict) -> dict:

@@ -18,19 +18,24 @@ import importlib.util
 import inspect
 import os
 import socket
+import threading
 from collections.abc import Callable
 
 from . import wire
-from .extension_store import BUILD_ENVIRONMENT
+from .extension_checks import BUILD_ENVIRONMENT
 
 __all__ = ["interpose"]
 
-# The worker's answer: a folder's path or torch's message about a build (its compiler's output); the worker's own.
-_ANSWER = wire.Limits(header_bytes=1 << 26, tensors=0, payload_bytes=0)
+# The worker's answer: a folder's path, or why the solution builds for itself (a few hundred characters).
+_ANSWER = wire.Limits(header_bytes=1 << 16, tensors=0, payload_bytes=0)
 
 
-def interpose(sock: socket.socket, seq: Callable[[], int]) -> None:
-    """Make ``load_inline`` ask the worker over ``sock`` first; ``seq``: the number of the request being answered."""
+def interpose(sock: socket.socket, seq: Callable[[], int | None]) -> threading.Lock:
+    """Make ``load_inline`` ask the worker over ``sock`` first; ``seq``: the number of the request being answered
+    (None between requests: a thread of the solution's calling then builds for itself, as the worker waits for no
+    answer of its). One call asks at a time: two threads' requests and answers would cross on the one channel.
+    Returns the lock a call holds while it asks: the process takes it before it answers a request, so that no
+    thread's question follows the answer (the worker would read it as the next request's reply)."""
     # here, in the solution's process, not with this module (which the fork server imports for all its children):
     # importing it imports setuptools, which puts its vendored packages on sys.path, and a forked child must see
     # what a fresh interpreter sees (tests/process/test_forkserver.py)
@@ -38,6 +43,7 @@ def interpose(sock: socket.socket, seq: Callable[[], int]) -> None:
 
     own = cpp.load_inline
     parameters = inspect.signature(own)
+    asking = threading.Lock()
 
     @functools.wraps(own)
     def load_inline(*args, **kwargs):
@@ -49,16 +55,21 @@ def interpose(sock: socket.socket, seq: Callable[[], int]) -> None:
         arguments = {name: value for name, value in bound.arguments.items() if name != "verbose"}
         request = {"arguments": arguments, "arch_list": os.environ.get("TORCH_CUDA_ARCH_LIST"),
                    "environment": {name: os.environ.get(name) for name in BUILD_ENVIRONMENT}}  # fmt: skip
-        try:
-            wire.send(sock, seq(), {"extension": request})
-        except wire.Unsendable:  # arguments that are not plain data: torch's build takes them as they are
-            return own(*args, **kwargs)
-        said = wire.receive(sock, limits=_ANSWER).body
+        with asking:
+            number = seq()
+            if number is None:
+                return own(*args, **kwargs)
+            try:
+                wire.send(sock, number, {"extension": request})
+            except wire.Unsendable:  # arguments that are not plain data: torch's build takes them as they are
+                return own(*args, **kwargs)
+            said = wire.receive(sock, limits=_ANSWER).body
         if isinstance(said.get("folder"), str):
             return _imported(arguments["name"], said["folder"])
         return own(*args, **kwargs)
 
     cpp.load_inline = load_inline
+    return asking
 
 
 def _imported(name: str, folder: str):

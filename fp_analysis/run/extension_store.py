@@ -36,11 +36,10 @@ import tempfile
 import time
 
 from . import places
+from .extension_checks import BUILD_ENVIRONMENT, DEFAULTS, not_shared
 
 __all__ = [
-    "BUILD_ENVIRONMENT",
     "BUILD_S",
-    "STORE_ENV",
     "STORE_FOLDER",
     "answer",
     "arch_list",
@@ -50,33 +49,8 @@ __all__ = [
 
 # The store's folder inside the extensions' cache (``$FPA_EXTENSIONS_CACHE`` moves both: a cluster's shared folder).
 STORE_FOLDER = "by-arguments"
-# Set to 0, the store builds nothing: every solution builds its extensions in its own folder (``places``), as before it.
-STORE_ENV = "FPA_EXTENSION_STORE"
-# The variables of the build's environment a solution may have changed before its call (torch's build reads them):
-# where one differs from the worker's, the solution builds for itself, as it asked.
-BUILD_ENVIRONMENT = (
-    "CC", "CXX", "CUDAHOSTCXX", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "NVCC_APPEND_FLAGS",
-    "NVCC_PREPEND_FLAGS", "NVCC_CCBIN", "PYTORCH_NVCC", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
-    "LIBRARY_PATH", "PATH", "TORCH_DONT_CHECK_COMPILER_ABI",
-)  # fmt: skip
 # Bumped when what a key covers changes: older entries are not found.
 _FORMAT = 1
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
-# A flag or an include path, each of its words (torch joins them with spaces into build.ninja, whose commands a shell
-# runs): nothing the shell or ninja reads as syntax ($, quotes, ;, |, &, <, >, parentheses, backslashes, new lines,
-# globs); what a flag may name (a plugin, a file of options) is the build's sandbox's to confine.
-_FLAG = re.compile(r"[A-Za-z0-9_=.,:+/%@-]{1,512}")
-_ARCH_LIST = re.compile(r"[A-Za-z0-9.;+ ]{0,256}")
-# load_inline's parameters a shared build takes, each with whether a value may be given for it
-_SOURCES, _FLAGS = ("cpp_sources", "cuda_sources"), ("extra_cflags", "extra_cuda_cflags", "extra_ldflags",
-                                                     "extra_include_paths")  # fmt: skip
-_SWITCHES = ("with_cuda", "with_pytorch_error_handling", "keep_intermediates", "no_implicit_headers")
-# and those whose default alone it takes (a folder of the solution's, another platform, a library not imported as a
-# module, torch's precompiled header, which it writes into torch's own folder)
-_DEFAULTS = {"build_directory": None, "sycl_sources": None, "extra_sycl_cflags": None, "with_sycl": None,
-             "is_python_module": True, "use_pch": False}  # fmt: skip
-# The prefix of the jobs' folders in the temporary folder (``supervisor``), where solutions' processes write theirs.
-_JOBS = "fpa-worker-"
 # Seconds a build in the store may take at least (``build_seconds``).
 BUILD_S = 600.0
 # Seconds after which a folder a build left half made (its worker killed) is removed by the next build.
@@ -98,11 +72,11 @@ def answer(request, deadline: float) -> dict:
     may not read, which compilers word too many ways to tell apart). ``deadline``: ``time.monotonic()`` by which the
     call must end."""
     start = time.monotonic()
-    why = _not_shared(request)
+    why = not_shared(request)
     if why:
         return {"own": why}
-    arguments = {name: value for name, value in request["arguments"].items() if name not in _DEFAULTS}  # defaults
-    arch = _arch(request["arch_list"], arguments)
+    arguments = {name: value for name, value in request["arguments"].items() if name not in DEFAULTS}  # defaults
+    arch = _arch(request.get("arch_list"), arguments)
     key = _key(arguments, arch)
     store = store_folder()
     folder = store / key
@@ -125,76 +99,6 @@ def build_seconds(timeout: float) -> float:
     the solution. A source that keeps the compiler busy for ever costs a builder this long, and is then built by the
     solution itself, under --timeout."""
     return max(timeout, BUILD_S)
-
-
-def _not_shared(request) -> str | None:
-    """Why ``request`` is not built in the store (None: it is): what it asks must be what ``load_inline`` takes in
-    the forms the store builds, in the worker's environment."""
-    if not (_plain(request) and isinstance(request, dict) and isinstance(request.get("arguments"), dict)):
-        return "a request the store does not read (only text, numbers, True, False, None, lists and dicts)"
-    if os.environ.get(STORE_ENV) == "0":
-        return f"{STORE_ENV}=0: every solution builds in its own folder"
-    if os.environ.get("FPA_SANDBOX") == "0":
-        return "the solution's process runs without its sandbox (FPA_SANDBOX=0): it could write the store"
-    arguments = request["arguments"]
-    for name, value in arguments.items():
-        if name in _DEFAULTS and value != _DEFAULTS[name]:
-            return f"load_inline's {name}={_shown(value)}, which only the solution's own build takes"
-        if name not in (*_DEFAULTS, "name", "functions", *_SOURCES, *_FLAGS, *_SWITCHES):
-            return f"load_inline's argument {_shown(name)}, which the store does not know"
-    if not (isinstance(arguments.get("name"), str) and _NAME.fullmatch(arguments["name"])):
-        return "a module name that is not an identifier"
-    if not all(_texts(arguments.get(name), allow_none=name != "cpp_sources") for name in _SOURCES):
-        return "sources that are not text"
-    for name in _FLAGS:
-        flags = arguments.get(name)
-        if not _texts(flags) or isinstance(flags, str):
-            return f"{name} that is not a list of text"
-        if not all(_FLAG.fullmatch(piece) for flag in flags or () for piece in flag.split(" ") if piece):
-            return f"{name} with characters the build's shell would read (only letters, digits and _=.,:+/%@-)"
-        if any("native" in flag for flag in flags or ()):  # this machine's CPU or GPU, which the key does not name
-            return f"{name} that build for the machine they run on (native)"
-    functions = arguments.get("functions")
-    if not (_texts(functions) or (isinstance(functions, dict) and all(map(_texts, functions.items())))):
-        return "functions that are not names"
-    if not all(isinstance(arguments.get(name, False), bool | None) for name in _SWITCHES):
-        return "a switch that is not True, False or None"
-    arch = request.get("arch_list")
-    if not (arch is None or (isinstance(arch, str) and _ARCH_LIST.fullmatch(arch))):
-        return "a TORCH_CUDA_ARCH_LIST torch does not read"
-    environment = request.get("environment")
-    if not isinstance(environment, dict):
-        return "a request the store does not read"
-    changed = sorted(name for name in BUILD_ENVIRONMENT if environment.get(name) != os.environ.get(name))
-    if changed:
-        return f"the solution changed the build's environment ({', '.join(changed)})"
-    return None
-
-
-def _plain(value, depth: int = 0) -> bool:
-    """Whether ``value`` is data the store reads: text, integers, True, False, None, and lists, tuples and dicts of
-    them (text keys), not nested deeper than a call's arguments are. A tensor (which a forward's reply limits let
-    through) is not: comparing one raised in the worker (an adversarial hunt, 2026-12-05)."""
-    if value is None or isinstance(value, bool | int | str):
-        return True
-    if depth >= 4:
-        return False
-    if isinstance(value, list | tuple):
-        return all(_plain(item, depth + 1) for item in value)
-    return isinstance(value, dict) and all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
-
-
-def _shown(value) -> str:
-    """``value`` as a reason shows it: its repr, cut to 80 characters (a solution's arguments may be megabytes)."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _texts(value, allow_none: bool = True) -> bool:
-    """Whether ``value`` is text, a list or tuple of texts, or (``allow_none``) None."""
-    if value is None:
-        return allow_none
-    return isinstance(value, str) or (isinstance(value, list | tuple) and all(isinstance(v, str) for v in value))
 
 
 def _arch(asked: str | None, arguments: dict) -> str:
@@ -227,8 +131,8 @@ def arch_list(capabilities, supported) -> str:
 
 
 def _key(arguments: dict, arch: str) -> str:
-    """The store's key: a hash of the arguments (``verbose`` aside: it changes nothing built), the architectures and
-    the toolchain."""
+    """The store's key: a hash of the arguments (those ``load_inline`` takes but their defaults, which the store
+    alone takes: ``extension_checks.DEFAULTS``), the architectures and the toolchain."""
     said = json.dumps([_FORMAT, sorted(arguments.items()), arch, _toolchain()], default=list)
     return hashlib.sha256(said.encode()).hexdigest()[:32]
 
@@ -290,7 +194,7 @@ def _build(arguments: dict, arch: str, store: pathlib.Path, folder: pathlib.Path
         build, tmp, result = work / "build", work / "tmp", work / "result.json"
         build.mkdir()
         tmp.mkdir()
-        job = {"arguments": arguments, "build_directory": str(build), "readable": _readable(), "result": str(result)}
+        job = {"arguments": arguments, "build_directory": str(build), "result": str(result)}
         (work / "job.json").write_text(json.dumps(job))
         # "" is torch's unset: its default, for a build of C++ alone, which has no architectures
         builder = ChildProcess("extension_build", [str(work / "job.json")], work, "builder",
@@ -308,12 +212,10 @@ def _build(arguments: dict, arch: str, store: pathlib.Path, folder: pathlib.Path
             if (folder / f"{arguments['name']}.so").is_file():
                 return {"folder": str(folder), "built": True}
             return {"own": f"the store's folder {folder} is there without the library"}
-        if isinstance(said.get("failed"), str):
-            # its own build says why, in its own words: a compile error, or a file only the solution may read (which
-            # the compiler words in many ways: an assembler's "file not found", a linker's "cannot find -lfoo")
-            return {"own": "the store's build failed: " + said["failed"][-300:]}
-        ended = builder.output().stderr[-300:]
-        return {"own": str(said.get("refused") or f"the store's build ended without a word: {ended}")}
+        # anything else is the solution's own build to do, which says why in its own words: a compile error, or a
+        # file only the solution may read (which compilers word in many ways: "file not found", "cannot find -lfoo")
+        why = said.get("failed") or said.get("refused") or f"ended without a word: {builder.output().stderr}"
+        return {"own": f"the store's build failed: {str(why)[-300:]}"}
     finally:
         places.remove_folder(work)
 
@@ -334,31 +236,3 @@ def _remove_stale(store: pathlib.Path) -> None:
         with contextlib.suppress(OSError):
             if now - stale.stat().st_ctime > _STALE_S:  # not its mtime, which any process may set back (utime)
                 places.remove_folder(stale)
-
-
-def _readable() -> list[str]:
-    """What the builder may read and run (``hardening.sandbox``'s ``readable``): the system's folders, Python's
-    installations and packages, CUDA, and the folders of fpa's own environment's include paths (the precompiled
-    header) — never a folder that holds a place a solution's process may write (the temporary folders its jobs are
-    made in, the extensions' cache), so that nothing a solution wrote can be read into a build."""
-    import torch.utils.cpp_extension as cpp
-
-    places_ = ["/usr", "/opt", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev/null",
-               "/dev/zero", "/dev/urandom", "/dev/random", sys.prefix, sys.base_prefix, sys.exec_prefix,
-               sys.base_exec_prefix, *sysconfig.get_paths().values(), cpp.CUDA_HOME or "",
-               str(pathlib.Path(cpp.__file__).resolve().parents[3]),
-               str(pathlib.Path(__file__).resolve().parents[2])]  # fmt: skip
-    for variable in ("CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "LIBRARY_PATH"):
-        places_ += os.environ.get(variable, "").split(os.pathsep)
-    temporary, cache = pathlib.Path(tempfile.gettempdir()).resolve(), store_folder().parent.resolve()
-    kept = []
-    for place in places_:
-        if not place or not os.path.exists(place):
-            continue
-        resolved = pathlib.Path(place).resolve()
-        inside = [resolved, *resolved.parents]  # the folders ``place`` lies in
-        in_a_job = any(folder.parent == temporary and folder.name.startswith(_JOBS) for folder in inside)
-        holds_written = any(resolved in (written, *written.parents) for written in (temporary, cache))
-        if not (in_a_job or holds_written or cache in inside):
-            kept.append(str(resolved))
-    return sorted(set(kept))

@@ -78,6 +78,7 @@ def serve(connection_fd: int, alive_fd: int) -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)  # a Python handler, so SIGCHLD writes to the wakeup fd
     clients = [connection]
     statuses: dict[int, socket.socket] = {}  # child pid → its status socket
+    owners: dict[int, socket.socket] = {}  # child pid → the client that asked for it
     connection.send(json.dumps({"ready": True}).encode())
     while True:
         ready = select.select([alive_fd, wake_read, *clients], [], [], _ADOPTED_SCAN_S)[0]
@@ -99,6 +100,7 @@ def serve(connection_fd: int, alive_fd: int) -> None:
                 client.close()
                 for fd in fds:
                     os.close(fd)
+                _end_orphaned(client, owners, statuses)
                 continue
             keep = (connection, *clients, *statuses.values())
             try:
@@ -108,9 +110,25 @@ def serve(connection_fd: int, alive_fd: int) -> None:
             if started is not None:
                 pid, status, new_client = started
                 statuses[pid] = status
+                owners[pid] = client
                 if new_client is not None:
                     clients.append(new_client)
         _reap(statuses)  # a child that ended between the select and now
+        for pid in [pid for pid in owners if pid not in statuses]:  # reaped: its number may be another's next
+            del owners[pid]
+
+
+def _end_orphaned(client: socket.socket, owners: dict, statuses: dict) -> None:
+    """SIGKILL the children ``client`` asked for, once its connection has closed (the worker that asked for a
+    candidate or a build has ended): each watches its parent's pipe (``childsetup``), but one that is stopped (a
+    solution's process while fpa builds for it, ``candidate``) cannot, and would wait for ever."""
+    for pid in [pid for pid, owner in owners.items() if owner is client]:
+        del owners[pid]
+        if pid in statuses:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def _end_adopted(statuses: dict[int, socket.socket]) -> None:

@@ -141,7 +141,7 @@ def drop_privileges() -> bool:
 _LANDLOCK_CREATE_RULESET, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT_SELF = 444, 445, 446
 _LANDLOCK_CREATE_RULESET_VERSION = 1
 _LANDLOCK_RULE_PATH_BENEATH = 1
-_SCOPE_SIGNAL = 1 << 1  # ABI 6
+_SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
 _NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4: handled with no rule, both are refused
 # The access rights to the file system that change it (reading and executing stay free): writing, removing, making
 # anything; moving between folders (REFER, ABI 2) and truncating (ABI 3).
@@ -199,7 +199,9 @@ def sandbox(writable, readable=None) -> Sandbox | None:
     writes = _WRITES[min(abi, 3)]
     reads = 0 if readable is None else _EXECUTE | _READ_FILE | _READ_DIR
     net = _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 else 0
-    attr = _RulesetAttr(writes | reads, net, _SCOPE_SIGNAL if abi >= 6 else 0)
+    # with ``readable`` (a build of fpa's), nor connect to an abstract unix socket made outside the sandbox
+    scoped = (_SCOPE_SIGNAL | (_SCOPE_ABSTRACT_UNIX if readable is not None else 0)) if abi >= 6 else 0
+    attr = _RulesetAttr(writes | reads, net, scoped)
     # the structure as long as the kernel's ABI knows it: handled_access_net from ABI 4, scoped from ABI 6
     size = ctypes.sizeof(ctypes.c_uint64) * (3 if abi >= 6 else 2 if abi >= 4 else 1)
     ruleset = libc.syscall(_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)

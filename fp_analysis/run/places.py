@@ -15,9 +15,20 @@ import json
 import os
 import pathlib
 import shutil
+import stat
 import subprocess
+import tempfile
 
-__all__ = ["EXTENSIONS_OVERRIDE", "cache_dir", "extensions_folder", "remove_folder", "solution_folders", "toolchain"]
+__all__ = [
+    "EXTENSIONS_OVERRIDE",
+    "cache_dir",
+    "extensions_folder",
+    "remove_batons",
+    "remove_folder",
+    "solution_folders",
+    "solution_writable",
+    "toolchain",
+]
 
 # The variable that moves the solutions' extension builds (``extensions_folder``) out of this machine's cache.
 EXTENSIONS_OVERRIDE = "FPA_EXTENSIONS_CACHE"
@@ -80,6 +91,34 @@ def solution_folders(tmp: str, sources: dict | None, name: str) -> dict[str, str
     # beside its temporary folder it may write, so they are built once per solution and no other process reads them
     env["FPA_KERNEL_CACHE"] = str(pathlib.Path(extensions) / "fpa_kernels")
     return env
+
+
+def solution_writable() -> list[str]:
+    """The folders a solution's process may write below (``hardening.sandbox``): its own temporary folder (``TMPDIR``,
+    which the worker made for it, and the caches in it: ``solution_folders``), the folder it builds extensions
+    in, and ``/dev`` (the GPU's device files, shared memory). Each is made first where it is missing."""
+    folders = [os.environ.get("TMPDIR", tempfile.gettempdir()), os.environ.get("TORCH_EXTENSIONS_DIR")]
+    folders = [folder for folder in folders if folder]
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            pathlib.Path(folder).mkdir(parents=True, exist_ok=True)
+    return [*folders, "/dev"]
+
+
+def remove_batons(builds: pathlib.Path, since: float) -> None:
+    """Remove the locks torch's builds left in ``builds`` since ``since`` (a process ended mid-build): torch's build
+    holds a file "lock" in its folder while it builds (FileBaton) and waits for it to go before building there, so
+    one left by a build killed with its process made every later run of the same files wait for it until its own
+    timeout. Never through a link the solution made (its sandbox lets it make them in that folder)."""
+    with contextlib.suppress(OSError), os.scandir(builds) as entries:
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            baton = os.path.join(entry.path, "lock")
+            with contextlib.suppress(OSError):
+                held = os.lstat(baton)
+                if stat.S_ISREG(held.st_mode) and held.st_ctime >= since:
+                    os.unlink(baton)
 
 
 @functools.lru_cache(maxsize=1)

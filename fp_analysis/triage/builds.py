@@ -57,12 +57,12 @@ def build_ahead(
     """Import the pair's solution alone (``jobs.prepare_file``), so that its extensions are built into the pair's
     extensions folder before a GPU's worker takes it; {"seconds", "error": the import's failure where it stands as
     the pair's verdict (``_stands``; ``gpu_seen``: whether the import could see a GPU), else None, "extensions": how
-    each of its ``load_inline`` calls was answered (``run.extension_store``: built in fpa's store, found there, or
-    built by the solution in its own folder)}."""
+    many of its ``load_inline`` calls were compiled in fpa's store, found there, or left to the solution's own build
+    ({"built", "found", "own"}, ``run.extension_store``)}."""
     start = time.perf_counter()
-    error, extensions = None, []
+    error, extensions = None, {}
     try:
-        extensions = prepare_file(pair.solution, timeout=timeout, env=env, given=given).get("extensions", [])
+        extensions = prepare_file(pair.solution, timeout=timeout, env=env, given=given).get("extensions", {})
     except InternalError:
         pass  # ours, not the solution's: the explain job meets it again and its row says so
     except FpaError as failure:

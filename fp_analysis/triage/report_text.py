@@ -140,7 +140,7 @@ def header(result: dict, now: datetime.datetime | None = None) -> str:
         built = (
             f", {timing['build_s']:.0f} s building {timing['built_ahead']} ahead" if timing.get("built_ahead") else ""
         )
-        if timing.get("extensions_found"):  # fpa's store of builds (``run.extension_store``)
+        if any(timing.get(f"extensions_{kind}") for kind in ("built", "found", "own")):  # ``run.extension_store``
             built += (f" ({timing['extensions_found']} extension(s) found built, {timing.get('extensions_built', 0)} "
                       f"compiled in fpa's store, {timing.get('extensions_own', 0)} by the solution)")  # fmt: skip
         lines.append(

@@ -88,10 +88,8 @@ def _extensions(built: dict | None) -> dict:
     store, found there (built for another sample, or an earlier run), compiled by the solution in its own folder."""
     if built is None:
         return {}
-    answers = built.get("extensions") or []
-    return {"extensions_built": sum(bool(a.get("built")) for a in answers),
-            "extensions_found": sum(a.get("found") is True and not a.get("built") for a in answers),
-            "extensions_own": sum("own" in a for a in answers)}  # fmt: skip
+    counts = built.get("extensions") or {}
+    return {f"extensions_{kind}": int(counts.get(kind, 0)) for kind in ("built", "found", "own")}
 
 
 def internal_error_row(message: str) -> dict:

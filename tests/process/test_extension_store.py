@@ -62,6 +62,20 @@ time.sleep(0.3)
 LONGEST_PAUSE = """
 print(f"longest pause {max(b - a for a, b in zip(ticks, ticks[1:])):.1f}")
 """
+WATCHES_THE_LOCK = """
+import threading, time
+mine = os.path.join(os.environ["TORCH_EXTENSIONS_DIR"], "mine")
+os.makedirs(mine, exist_ok=True)
+
+
+def watch():
+    while not os.path.exists(os.path.join(mine, "lock")):
+        time.sleep(0.01)
+    print("lock seen", flush=True)
+
+
+threading.Thread(target=watch, daemon=True).start()
+"""
 WRITES_A_HEADER = """
 header = pathlib.Path(tempfile.gettempdir()) / "factor.h"
 header.write_text("#define FACTOR 2\\n")
@@ -128,11 +142,11 @@ def test_a_build_killed_by_the_timeout_leaves_no_lock_for_the_next_run(tmp_path)
     """torch's build holds a file "lock" in its folder while it builds and waits for it to go: one left by a build
     killed with its process (a timeout) made the next run of the same files wait for it until its own timeout."""
     own_folder = "build_directory=os.path.join(os.environ['TORCH_EXTENSIONS_DIR'], 'mine'), "  # the store leaves it
-    solution = SOLUTION.format(before="os.makedirs(os.path.join(os.environ['TORCH_EXTENSIONS_DIR'], 'mine'), "
-                               "exist_ok=True)", source=SOURCE, after="", tag="its own folder")  # fmt: skip
+    solution = SOLUTION.format(before=WATCHES_THE_LOCK, source=SOURCE, after="", tag="its own folder")
     folder = pair_folder(tmp_path, {"solution.py": solution.replace("cpp_sources=", own_folder + "cpp_sources=")})
-    killed, _, _ = _explain(folder, "solution.py", timeout="3")
+    killed, _, _ = _explain(folder, "solution.py", timeout="4")
     assert killed["error"]["fate"] == "timed_out", killed
+    assert "lock seen" in killed["worker"]["solution"]["stdout"], killed  # killed while torch's build held it
     again, printed, _ = _explain(folder, "solution.py", timeout="120")
     assert again["verdict"] == "identical", again
-    assert "/mine/" in printed[0], printed
+    assert any(line.startswith("loaded from ") and "/mine/" in line for line in printed), printed

@@ -198,6 +198,9 @@ def test_forked_children_do_not_share_numpys_global_stream(tmp_path):
     [("exit=3", Fate.EXITED, "exited with status 3"), ("signal=SIGSEGV", Fate.KILLED, "was killed by SIGSEGV")],
 )
 def test_how_a_forked_child_ended_is_reported(tmp_path, ending, fate, how):
+    # a test before may have killed the server: the first child after that is a fresh interpreter, while a new
+    # server starts (test_a_server_that_died_is_replaced_...), so this one asks for a child after that first
+    _describe(tmp_path, "after a server that may have died")
     child, _ = _describe(tmp_path, "ending", ending)
     assert isinstance(child.proc, ForkedProcess)
     assert child.ending()[:2] == (fate, how)
@@ -258,3 +261,26 @@ def test_a_job_whose_code_kills_the_fork_server_still_ends(tmp_path):
     explanation = explain_files(problem, tmp_path / "relu_same.py", ExplainOptions("cpu", trials=1, timeout=60))
     assert explanation.verdict == "identical"
     assert server._process.wait(10) == -9  # it was the server that died
+
+
+def test_the_children_a_gone_client_asked_for_are_ended_even_stopped():
+    """A solution's process is stopped (SIGSTOP) while fpa builds for it: if its worker dies then, its watch on the
+    worker's pipe cannot run, and it waited for ever. The server ends what a client asked for once its connection
+    closes; SIGKILL ends a stopped process."""
+    from fp_analysis.run.forkserver_loop import _end_orphaned
+
+    stopped = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        os.kill(stopped.pid, signal.SIGSTOP)
+        gone, alive = socket.socketpair()
+        owners = {stopped.pid: gone, other.pid: alive}
+        _end_orphaned(gone, owners, {stopped.pid: None, other.pid: None})
+        assert stopped.wait(10) == -signal.SIGKILL
+        assert other.poll() is None and owners == {other.pid: alive}  # another client's child is left alone
+    finally:
+        for process in (stopped, other):
+            process.kill()
+            process.wait()
+        gone.close()
+        alive.close()

@@ -14,7 +14,8 @@ import tempfile
 import pytest
 
 from fp_analysis.run import extension_store, hardening
-from fp_analysis.run.extension_store import BUILD_ENVIRONMENT
+from fp_analysis.run.extension_build import readable
+from fp_analysis.run.extension_checks import BUILD_ENVIRONMENT, not_shared
 
 SOURCE = "#include <torch/extension.h>\ntorch::Tensor twice(torch::Tensor x) { return x * 2.0; }\n"
 
@@ -32,8 +33,8 @@ def _request(**arguments) -> dict:
 
 
 def test_a_plain_call_is_built_in_the_store():
-    assert extension_store._not_shared(_request()) is None
-    assert extension_store._not_shared(_request(extra_cuda_cflags=["-O3", "--use_fast_math", "-arch=sm_90"])) is None
+    assert not_shared(_request()) is None
+    assert not_shared(_request(extra_cuda_cflags=["-O3", "--use_fast_math", "-arch=sm_90"])) is None
 
 
 @pytest.mark.parametrize(
@@ -57,7 +58,7 @@ def test_a_plain_call_is_built_in_the_store():
 )
 def test_what_only_the_solutions_own_build_takes_is_answered_own(change, words):
     """Each is answered ``own`` with why: the solution's process then builds in its own folder, as without the store."""
-    assert words in extension_store._not_shared(_request(**change))
+    assert words in not_shared(_request(**change))
     assert set(extension_store.answer(_request(**change), deadline=0.0)) == {"own"}
 
 
@@ -68,17 +69,17 @@ def test_a_request_holding_anything_but_plain_data_is_answered_own_without_raisi
 
     for change in ({"is_python_module": torch.ones(2)}, {"use_pch": torch.ones(2)}, {"functions": [torch.ones(1)]}):
         assert set(extension_store.answer(_request(**change), deadline=0.0)) == {"own"}
-    assert len(extension_store._not_shared(_request(build_directory="x" * (1 << 20)))) < 200  # reasons stay short
+    assert len(not_shared(_request(build_directory="x" * (1 << 20)))) < 200  # reasons stay short
 
 
 def test_a_solution_that_changed_the_builds_environment_builds_for_itself(monkeypatch):
     request = _request()
     request["environment"]["CXX"] = "/tmp/my-compiler"
-    assert "CXX" in extension_store._not_shared(request)
+    assert "CXX" in not_shared(request)
     monkeypatch.setenv("FPA_SANDBOX", "0")
-    assert "FPA_SANDBOX=0" in extension_store._not_shared(_request())
+    assert "FPA_SANDBOX=0" in not_shared(_request())
     monkeypatch.setenv("FPA_EXTENSION_STORE", "0")
-    assert "FPA_EXTENSION_STORE=0" in extension_store._not_shared(_request())
+    assert "FPA_EXTENSION_STORE=0" in not_shared(_request())
 
 
 def test_the_key_covers_the_sources_the_flags_and_the_architectures():
@@ -91,24 +92,30 @@ def test_the_key_covers_the_sources_the_flags_and_the_architectures():
     assert key != extension_store._key(arguments, "8.0;9.0+PTX")
 
 
-def test_the_builder_reads_no_folder_a_solution_may_write(tmp_path, monkeypatch):
+def test_the_builder_reads_no_folder_a_solution_may_write_nor_any_beyond_the_toolchain(tmp_path, monkeypatch):
     """A solution's process writes its job's folder (in the temporary folder) and its extensions folder (in the
-    cache): the builder's readable places hold neither, nor any folder above them (``/``, ``/tmp``, the cache)."""
+    cache): the builder's readable places hold neither, nor any folder above them (``/``, ``/tmp``, the cache). Nor
+    /opt, /usr/local or the repository whole: a header beside a sample kept there, included by its absolute path,
+    was read into a build whose key does not hold it, and its next request got the stale build (a review)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     temporary = pathlib.Path(tempfile.gettempdir()).resolve()
     job = pathlib.Path(tempfile.mkdtemp(prefix="fpa-worker-")).resolve()
     try:
         monkeypatch.setenv("CPATH", os.pathsep.join([str(job), str(tmp_path / "cache"), "/", str(tmp_path / "pch")]))
         (tmp_path / "pch").mkdir()
-        readable = [pathlib.Path(place) for place in extension_store._readable()]
+        places = [pathlib.Path(place) for place in readable()]
     finally:
         job.rmdir()
     cache = (tmp_path / "cache" / "fp_analysis" / "extensions").resolve()
-    for place in readable:
+    for place in places:
         for written in (temporary, cache, job):
             assert place != written and place not in written.parents and job not in place.parents, place
-    assert str((tmp_path / "pch").resolve()) in map(str, readable)  # fpa's own include path (the header) stays
-    assert pathlib.Path(sys.base_prefix).resolve() in readable
+    assert str((tmp_path / "pch").resolve()) in map(str, places)  # fpa's own include path (the header) stays
+    assert pathlib.Path(sys.base_prefix).resolve() in places
+    repository = pathlib.Path(extension_store.__file__).resolve().parents[2]
+    assert not {pathlib.Path(p) for p in ("/", "/usr", "/usr/local", "/opt")} & set(places), places
+    assert repository not in places and all(repository not in place.parents or ".venv" in place.parts
+                                            or place.name == "fp_analysis" for place in places), places  # fmt: skip
 
 
 _READER = """
