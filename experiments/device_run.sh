@@ -3,7 +3,7 @@
 #   bash experiments/device_run.sh <kernels-tree> [gputests] [slowtests] [memcheck] [validate] [bench OP...] [sass] [probe PRESET]
 #                                  [profile] [quick OP TEXT]
 #                                  [isolation COMMIT] [general COMMIT] [beyond COMMIT] [tf32probe COMMIT] [fuzz COMMIT]
-#                                  [triage COMMIT] [buildbench] [ray]
+#                                  [triage COMMIT] [storecheck] [buildbench] [ray]
 #                                  [speed COMMIT BASELINE_DIR] [startup] [fastmath COMMIT] [tolerance COMMIT]
 # The tree id comes from this machine (`git rev-parse HEAD:kernels`): the device copy has no git HEAD.
 set -euo pipefail
@@ -54,10 +54,25 @@ while [ $# -gt 0 ]; do
          mkdir -p /tmp/raysite && tar -xJf .raybundle/ray_site.tar.xz -C /tmp/raysite
          export PYTHONPATH=$PYTHONPATH:/tmp/raysite  # the Ray workers inherit it
          python3 -c "import ray; print('ray', ray.__version__)"; shift ;;
-    triage) # fpa triage --device cuda on 66 load_inline pairs, from cold then with cached builds (TRIAGE_RUNS: the runs,
-            # experiments/device_triage.py; TRIAGE_PAIRS=N: N of them; after `ray`, TRIAGE_RUNS=cold:ray=local runs them
-            # as Ray tasks, build tasks ahead): verdicts, pairs/hour, GPU idle
-            python3 experiments/device_triage.py "$out/results" "$2" ${TRIAGE_RUNS:-} 2>&1 | tail -70 || echo "triage: exit $?"; shift 2 ;;
+    triage) # fpa triage --device cuda on 82 load_inline pairs (66 kernels), from cold then with cached builds (TRIAGE_RUNS:
+            # the runs, experiments/device_triage.py; TRIAGE_PAIRS=N: N of them; after `ray`, TRIAGE_RUNS=cold:ray=local
+            # runs them as Ray tasks, build tasks ahead): verdicts, pairs/hour, GPU idle; fpa's progress and the whole
+            # log under $OUT (a call cut off by its limit still shows how far it came)
+            TRIAGE_PROGRESS="$out/triage_progress.txt" python3 experiments/device_triage.py "$out/results" "$2" \
+              ${TRIAGE_RUNS:-} > "$out/triage.log" 2>&1 || echo "triage: exit $?"
+            grep -v "^  ok " "$out/triage.log" | tail -40; shift 2 ;;
+    storecheck) # fpa's store of builds on the GPU host: a correct pair (compiled in the store), another sample of the
+                # same kernel (found: no compile) and a compile error (the store's build fails: the solution's own), each
+                # explained from a cold cache, timed, with what the store holds after
+                python3 experiments/triage_gpu_pairs.py /tmp/storecheck > /dev/null
+                for s in conv_relu/correct conv_relu/correct_resampled dilated_gelu/compile_error; do
+                  XDG_CACHE_HOME=/tmp/storecheck-cache /usr/bin/time -f "$s: %e s" python3 -m fp_analysis explain \
+                    --problem "/tmp/storecheck/$(dirname $s)/problem.py" --solution "/tmp/storecheck/$s.py" --device cuda \
+                    --json --no-store > /tmp/storecheck.json 2> /tmp/storecheck.err || true
+                  tail -1 /tmp/storecheck.err
+                  python3 -c "import json; d = json.load(open('/tmp/storecheck.json')); print(' ', d.get('verdict'), (d.get('error') or {}).get('message', '')[:300])"
+                done
+                find /tmp/storecheck-cache/fp_analysis/extensions -name "*.so" | sed 's|^|  |'; shift ;;
     buildbench) # a load_inline extension's two compile units, each timed, with and without the builders' precompiled
                 # torch/extension.h (is it used by this torch? is main.o the same bytes?)
                 XDG_CACHE_HOME=/tmp/fpa_build_cache python3 experiments/bench_build_memory.py --repeats 1 --precompiled \
