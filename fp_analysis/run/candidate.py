@@ -49,6 +49,7 @@ from ..errors import Fate, FpaError, InternalError, Side, UserCodeError
 from . import extension_requests, extension_store, hardening, places, wire
 from .children import ChildProcess
 from .childsetup import CHANNEL_LOST_STATUS, child_setup
+from .hardening import SANDBOX_ENV
 from .replies import checked
 from .snapshot import Snapshot
 from .switches import switch_notes, switches
@@ -58,9 +59,6 @@ from .worker import report_event
 
 __all__ = ["SANDBOX_ENV", "CandidateProcess", "prepare_job", "serve"]
 
-# Set to 0, the solution's process runs without its sandbox (``hardening.sandbox``): for a solution that must write
-# elsewhere, run by someone who trusts it.
-SANDBOX_ENV = "FPA_SANDBOX"
 _CUDA_ENV = "FPA_SOLUTION_CUDA"  # 1: the job runs on a GPU, so the solution's process starts CUDA before its sandbox
 
 # Seconds the candidate process may take to start (import torch): ours, not the user's, so not --timeout.
@@ -120,7 +118,7 @@ class CandidateProcess:
         self.ipc = True  # CUDA tensors cross as IPC handles until one cannot be opened
         # how its load_inline calls were answered (``extension_store``): compiled in the store, found there, or left
         # to the solution's own build; how many it made; the seconds its builds in the store may still take, together
-        self.extensions = {"built": 0, "found": 0, "own": 0}
+        self.extensions = dict.fromkeys(extension_store.ANSWERS, 0)
         self.requests, self.build_left = 0, extension_store.build_seconds(timeout)
         self.interrupted = False  # ended by this side mid-call (a timeout, a reply not to be trusted)
         load = {"op": "load", "sources": sources}

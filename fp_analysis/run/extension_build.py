@@ -32,8 +32,6 @@ _SYSTEM = ("/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64", "/us
 # Folders that hold more than a toolchain, never readable whole (a prefix above names them only for a Python or a
 # compiler installed there)
 _TOO_WIDE = frozenset({"/", "/usr", "/usr/local", "/opt", "/home", "/root", "/tmp", "/var", "/srv", "/mnt"})
-# The prefix of the jobs' folders in the temporary folder (``supervisor``), where solutions' processes write theirs.
-_JOBS = "fpa-worker-"
 
 
 def main(job_file: str) -> None:
@@ -58,6 +56,7 @@ def readable() -> list[str]:
     import torch.utils.cpp_extension as cpp
 
     from .places import EXTENSIONS_OVERRIDE, cache_dir
+    from .supervisor import JOB_FOLDER_PREFIX
 
     compilers = [os.environ.get(name) for name in ("CXX", "CC", "CUDAHOSTCXX")]
     compilers += [shutil.which(name) for name in ("c++", "nvcc", "ninja")]
@@ -78,7 +77,7 @@ def readable() -> list[str]:
         if str(resolved) in _TOO_WIDE:  # a Python installed in /usr: its folders, not /usr's
             continue
         inside = [resolved, *resolved.parents]  # the folders ``place`` lies in
-        in_a_job = any(folder.parent == temporary and folder.name.startswith(_JOBS) for folder in inside)
+        in_a_job = any(folder.parent == temporary and folder.name.startswith(JOB_FOLDER_PREFIX) for folder in inside)
         holds_written = any(resolved in (written, *written.parents) for written in (temporary, cache))
         if not (in_a_job or holds_written or cache in inside):
             kept.append(str(resolved))

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import re
 
+from .hardening import SANDBOX_ENV
+
 __all__ = ["BUILD_ENVIRONMENT", "DEFAULTS", "STORE_ENV", "not_shared"]
 
 # Set to 0, the store builds nothing: every solution builds its extensions in its own folder (``places``), as before it.
@@ -49,7 +51,7 @@ def not_shared(request) -> str | None:
         return "a request the store does not read (only text, numbers, True, False, None, lists and dicts)"
     if os.environ.get(STORE_ENV) == "0":
         return f"{STORE_ENV}=0: every solution builds in its own folder"
-    if os.environ.get("FPA_SANDBOX") == "0":
+    if os.environ.get(SANDBOX_ENV) == "0":
         return "the solution's process runs without its sandbox (FPA_SANDBOX=0): it could write the store"
     arguments = request["arguments"]
     for name, value in arguments.items():

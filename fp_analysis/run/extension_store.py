@@ -39,6 +39,7 @@ from . import places
 from .extension_checks import BUILD_ENVIRONMENT, DEFAULTS, not_shared
 
 __all__ = [
+    "ANSWERS",
     "BUILD_S",
     "STORE_FOLDER",
     "answer",
@@ -47,6 +48,9 @@ __all__ = [
     "store_folder",
 ]
 
+# How a request is answered, as its counts are kept (``candidate``, the triage's rows: ``extensions_<kind>``): compiled
+# in the store, found there, left to the solution's own build.
+ANSWERS = ("built", "found", "own")
 # The store's folder inside the extensions' cache (``$FPA_EXTENSIONS_CACHE`` moves both: a cluster's shared folder).
 STORE_FOLDER = "by-arguments"
 # Bumped when what a key covers changes: older entries are not found.

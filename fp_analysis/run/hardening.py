@@ -47,6 +47,7 @@ import sys
 import typing
 
 __all__ = [
+    "SANDBOX_ENV",
     "Sandbox",
     "adopt_orphans",
     "drop_privileges",
@@ -57,6 +58,10 @@ __all__ = [
     "resume_if_stopped",
     "sandbox",
 ]
+
+# Set to 0, the solution's process runs without its sandbox (``sandbox``): for a solution that must write elsewhere,
+# run by someone who trusts it.
+SANDBOX_ENV = "FPA_SANDBOX"
 
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36

@@ -53,7 +53,10 @@ from .interrupts import terminate_as_interrupt
 from .places import remove_folder
 from .worker import CHANNEL_ENV, JOBS, KEY_ENV
 
-__all__ = ["JobResult", "run_job"]
+__all__ = ["JOB_FOLDER_PREFIX", "JobResult", "run_job"]
+
+# The prefix of each job's folder in the temporary folder: the solution's own temporary folder is made in it.
+JOB_FOLDER_PREFIX = "fpa-worker-"
 
 # Jobs whose processes (the worker and the candidate it starts) run torch on one thread: a fuzz example is
 # small, so threads gain nothing, and several jobs at once (tests on every core, triage) each spinning an
@@ -111,7 +114,7 @@ def run_job(
     """
     if job not in JOBS:
         raise ParameterError(f"Got job={job!r}, but the only valid jobs are {', '.join(map(repr, JOBS))}.")
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="fpa-worker-"))
+    folder = pathlib.Path(tempfile.mkdtemp(prefix=JOB_FOLDER_PREFIX))
     # removed at the job's end, or at fpa's where it ends first (Ctrl-C in a triage, whose jobs run in threads); the
     # solution's temporary folder, inside it, too, whatever the user's code left there
     cleanup = functools.partial(remove_folder, folder)

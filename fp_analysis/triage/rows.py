@@ -15,6 +15,7 @@ from ..explain.jobs import explain_files
 from ..model.verdict import Outcome
 from ..options import ExplainOptions
 from ..records import safe_text
+from ..run.extension_store import ANSWERS
 from ..run.snapshot import Given
 from .discovery import Pair
 
@@ -80,7 +81,7 @@ def _blank_row() -> dict:
     return {"verdict": None, "explained": None, "exit_code": None, "check_passed": None, "max_abs": None,
             "candidate_vs_fp64": None, "reference_vs_fp64": None, "needed_atol": None, "atol_to_pass": None,
             "atol_to_pass_known": None, "error": None, "fate": None, "notes": None, "build_seconds": None,
-            "extensions_built": None, "extensions_found": None, "extensions_own": None, "seconds": 0.0}  # fmt: skip
+            **dict.fromkeys(f"extensions_{kind}" for kind in ANSWERS), "seconds": 0.0}  # fmt: skip
 
 
 def _extensions(built: dict | None) -> dict:
@@ -89,7 +90,7 @@ def _extensions(built: dict | None) -> dict:
     if built is None:
         return {}
     counts = built.get("extensions") or {}
-    return {f"extensions_{kind}": int(counts.get(kind, 0)) for kind in ("built", "found", "own")}
+    return {f"extensions_{kind}": int(counts.get(kind, 0)) for kind in ANSWERS}
 
 
 def internal_error_row(message: str) -> dict:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..model.verdict import FALSE_PASS_VERDICTS, CauseKind
 from ..numerics.formats import FORMATS
+from ..run.extension_store import ANSWERS
 
 if TYPE_CHECKING:
     from .pool import Placement
@@ -86,9 +87,6 @@ def summarize(rows: list[dict], atol: float, rtol: float) -> dict:
     }
 
 
-_EXTENSIONS = ("extensions_built", "extensions_found", "extensions_own")
-
-
 def timing(rows: list[dict], wall: float, placement: Placement, device: str) -> dict:
     """How the run spent its time: the pairs run per hour of wall time, the seconds of building ahead and of
     explaining (summed over jobs), and the share of the slots' wall time no explain job held them."""
@@ -106,7 +104,7 @@ def timing(rows: list[dict], wall: float, placement: Placement, device: str) -> 
         "build_s": building,
         # the build ahead's load_inline calls (``run.extension_store``): compiled in fpa's store, found there (another
         # sample's or an earlier run's), compiled by the solution in its own folder
-        **{name: sum(row.get(name) or 0 for row in rows) for name in _EXTENSIONS},
+        **{f"extensions_{kind}": sum(row.get(f"extensions_{kind}") or 0 for row in rows) for kind in ANSWERS},
         "explain_s": explaining,
         "slot_idle_share": max(0.0, 1.0 - explaining / (wall * workers)) if rows and wall > 0 else None,
         # whether the builders had torch/extension.h precompiled (``headers``): "ready", or why not

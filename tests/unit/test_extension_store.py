@@ -16,6 +16,7 @@ import pytest
 from fp_analysis.run import extension_store, hardening
 from fp_analysis.run.extension_build import readable
 from fp_analysis.run.extension_checks import BUILD_ENVIRONMENT, not_shared
+from fp_analysis.run.supervisor import JOB_FOLDER_PREFIX
 
 SOURCE = "#include <torch/extension.h>\ntorch::Tensor twice(torch::Tensor x) { return x * 2.0; }\n"
 
@@ -99,7 +100,7 @@ def test_the_builder_reads_no_folder_a_solution_may_write_nor_any_beyond_the_too
     was read into a build whose key does not hold it, and its next request got the stale build (a review)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     temporary = pathlib.Path(tempfile.gettempdir()).resolve()
-    job = pathlib.Path(tempfile.mkdtemp(prefix="fpa-worker-")).resolve()
+    job = pathlib.Path(tempfile.mkdtemp(prefix=JOB_FOLDER_PREFIX)).resolve()
     try:
         monkeypatch.setenv("CPATH", os.pathsep.join([str(job), str(tmp_path / "cache"), "/", str(tmp_path / "pch")]))
         (tmp_path / "pch").mkdir()
