@@ -75,7 +75,8 @@ def run_once(folder: pathlib.Path, cache: pathlib.Path, extra: tuple = ()) -> di
     pairs = [
         {k: row.get(k) for k in ("pair_id", "expected", "verdict", "check_passed", "max_abs", "candidate_vs_fp64",
                                  "reference_vs_fp64", "needed_atol", "atol_to_pass", "build_seconds", "seconds",
-                                 "extensions_built", "extensions_found", "extensions_own", "error")}
+                                 "extensions_built", "extensions_found", "extensions_own", "extensions_failed",
+                                 "error")}
         for row in result["pairs"]
     ]  # fmt: skip
     timing = result["timing"]
@@ -108,7 +109,8 @@ def run_once(folder: pathlib.Path, cache: pathlib.Path, extra: tuple = ()) -> di
         mark = "ok " if matches_expected(row) else "DIFF"
         print(f"  {mark} {row['pair_id']}: {row['verdict']} (expected {row['expected']}) build {row['build_seconds']} "
               f"(extensions built {row['extensions_built']}, found {row['extensions_found']}, own "
-              f"{row['extensions_own']}) explain {row['seconds']:.1f} {(row['error'] or '')[:120]}")  # fmt: skip
+              f"{row['extensions_own']}, failed {row['extensions_failed']}) explain {row['seconds']:.1f} "
+              f"{(row['error'] or '')[:120]}")  # fmt: skip
     return record
 
 

@@ -72,9 +72,9 @@ def prepare_file(
 ) -> dict:
     """Import the solution file in a candidate process of its own and nothing more: what its import builds
     (``load_inline`` extensions, into ``env``'s ``TORCH_EXTENSIONS_DIR``) is then built for the job that uses it.
-    Returns {"notes", "extensions" (its load_inline calls: {"built", "found", "own"}, ``run.extension_store``),
-    "seconds" (the job's wall time), "import_seconds"}; raises as ``explain_files`` (``given``:
-    the pair's snapshot, checked as the job's is)."""
+    Returns {"notes", "extensions" (its load_inline calls by how fpa's store answered them:
+    ``run.extension_store.ANSWERS``), "seconds" (the job's wall time), "import_seconds"}; raises as
+    ``explain_files`` (``given``: the pair's snapshot, checked as the job's is)."""
     options = {"solution": check_file("solution", solution)}
     result = _run_given(given, "prepare", options, timeout=check_seconds("timeout", timeout), env=env)
     return {**result.value, "seconds": result.seconds, "import_seconds": result.user_seconds}

@@ -333,7 +333,7 @@ class CandidateProcess:
             paused = time.monotonic() - started
             self.build_left -= paused
             call["paused"] = call.get("paused", 0.0) + paused  # not the user's time (``_receive``)
-        self.extensions["built" if answered.get("built") else "found" if "folder" in answered else "own"] += 1
+        self.extensions[extension_store.kind_of(answered)] += 1
         with contextlib.suppress(OSError):  # gone: the wait for its reply says how it ended
             wire.send(self.sock, message.seq, answered)
         return paused

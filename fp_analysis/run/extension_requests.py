@@ -5,10 +5,11 @@ worker for the build before making one.
 ``from torch.utils.cpp_extension import load_inline`` finds this one). A call sends its arguments, the
 ``TORCH_CUDA_ARCH_LIST`` it would build for and the variables of the build's environment to the worker, on the
 channel of the request the process is answering (an ``{"extension": …}`` message with that request's number), and
-waits for the answer: a folder of the store, whose library it imports as torch's build would have, or ``own``, and
-then torch's own ``load_inline`` builds in the solution's folder, as without the store (sources that do not compile
-there fail here, in the solution's own words). What this process sends is only ever a request: the worker builds
-from it and keys the build by it, so a forged one gets the process nothing another solution would load.
+waits for the answer: a folder of the store, whose library it imports as torch's build would have; torch's message
+for sources that did not compile there, raised as torch's build raises it (``RuntimeError``); or ``own``, and then
+torch's own ``load_inline`` builds in the solution's folder, as without the store. What this process sends is only
+ever a request: the worker builds from it and keys the build by it, so a forged one gets the process nothing another
+solution would load.
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ from .extension_checks import BUILD_ENVIRONMENT
 
 __all__ = ["interpose"]
 
-# The worker's answer: a folder's path, or why the solution builds for itself (a few hundred characters).
-_ANSWER = wire.Limits(header_bytes=1 << 16, tensors=0, payload_bytes=0)
+# The worker's answer: a folder's path, why the solution builds for itself (a few hundred characters), or torch's
+# message for sources that do not compile (``extension_store``: at most 15,100 characters, 12 bytes each as JSON
+# writes the widest).
+_ANSWER = wire.Limits(header_bytes=1 << 18, tensors=0, payload_bytes=0)
 
 
 def interpose(sock: socket.socket, seq: Callable[[], int | None]) -> threading.Lock:
@@ -66,6 +69,8 @@ def interpose(sock: socket.socket, seq: Callable[[], int | None]) -> threading.L
             said = wire.receive(sock, limits=_ANSWER).body
         if isinstance(said.get("folder"), str):
             return _imported(arguments["name"], said["folder"])
+        if isinstance(said.get("failed"), str):  # the sources do not compile: torch's own exception and words
+            raise RuntimeError(said["failed"])
         return own(*args, **kwargs)
 
     cpp.load_inline = load_inline

@@ -41,16 +41,22 @@ from .extension_checks import BUILD_ENVIRONMENT, DEFAULTS, not_shared
 __all__ = [
     "ANSWERS",
     "BUILD_S",
+    "COMPILER_KILLED",
     "STORE_FOLDER",
     "answer",
     "arch_list",
     "build_seconds",
+    "kind_of",
     "store_folder",
 ]
 
 # How a request is answered, as its counts are kept (``candidate``, the triage's rows: ``extensions_<kind>``): compiled
-# in the store, found there, left to the solution's own build.
-ANSWERS = ("built", "found", "own")
+# in the store, found there, left to the solution's own build, or failed to compile in the store (now or before) with
+# an error in its sources, which the solution's call raises without compiling again (``_failed_in_sources``).
+ANSWERS = ("built", "found", "own", "failed")
+# How the compilers and ninja say a compiler was killed (gcc: "Killed signal terminated program cc1plus"; nvcc: "died
+# due to signal"): the machine's doing (its memory), never a failure kept as the sources'.
+COMPILER_KILLED = ("signal terminated program", "died due to signal", "Killed")
 # The store's folder inside the extensions' cache (``$FPA_EXTENSIONS_CACHE`` moves both: a cluster's shared folder).
 STORE_FOLDER = "by-arguments"
 # Bumped when what a key covers changes: older entries are not found.
@@ -59,6 +65,27 @@ _FORMAT = 1
 BUILD_S = 600.0
 # Seconds after which a folder a build left half made (its worker killed) is removed by the next build.
 _STALE_S = 24 * 3600.0
+# A compiler's error at a line of a source (gcc and clang: "main.cpp:3:5: error:"; nvcc's front end: "main.cu(3):
+# error:"): what a failure kept as the sources' must show.
+_ERROR_AT_A_LINE = re.compile(r":\d+:\d+: error:|\(\d+\): error")
+# Words with which the compilers, the assembler and the linker say a file could not be had (gcc: "fatal error: x.h: No
+# such file or directory", "Permission denied"; nvcc: "catastrophic error: cannot open source file"; as: "file not
+# found"; ld: "cannot find -lx"), or that the build was stopped by the machine (memory, a signal, a crash): a failure
+# that says any of them may go otherwise outside the builder's sandbox, and the solution builds for itself.
+_MAY_GO_OTHERWISE = re.compile(
+    r"permission denied|operation not permitted|no such file|not found|cannot (open|find|read)|can't (open|find)"
+    r"|(could not|unable to|failed to) (open|find|read)|catastrophic error|fatal error|internal compiler error"
+    r"|memory exhausted|out of memory|" + "|".join(re.escape(words) for words in COMPILER_KILLED),
+    re.IGNORECASE,
+)
+# What in a source may compile otherwise elsewhere or another time: reading a file without failing when it cannot
+# (``__has_include`` is false in the builder where a file the solution wrote is not readable, and the source may then
+# take another branch to another error), reading one in the assembler's words, or the clock: such sources' failures
+# are never kept as theirs.
+_NOT_THE_KEYS = ("__has_include", "__has_embed", "#embed", "incbin", "__DATE__", "__TIME__")
+# The characters of a failure's message sent to the solution's process (its start, where the first errors are, and
+# its end), within the answer's size (``extension_requests``).
+_MESSAGE_HEAD, _MESSAGE_TAIL = 12_000, 3_000
 
 
 def store_folder() -> pathlib.Path:
@@ -71,10 +98,11 @@ def store_folder() -> pathlib.Path:
 def answer(request, deadline: float) -> dict:
     """The worker's answer to a solution's process asking for ``load_inline(**arguments)`` (``request``: {"arguments",
     "arch_list", "environment"}, as ``extension_requests`` sends it; anything else is answered ``own``):
-    {"folder": where the library is, "built": whether this call built it, "seconds"}, or {"own": why}: the solution
-    builds it itself, in its own folder (also where the store's build failed: a compile error, or a file the builder
-    may not read, which compilers word too many ways to tell apart). ``deadline``: ``time.monotonic()`` by which the
-    call must end."""
+    {"folder": where the library is, "built": whether this call built it, "seconds"}; {"failed": torch's message,
+    "seconds"} where the sources do not compile (now or when first asked: ``_failed_in_sources``), which the
+    solution's call raises as torch's build would; or {"own": why}: the solution builds it itself, in its own folder
+    (also where the store's build failed otherwise: a file the builder may not read, which compilers word too many
+    ways to tell apart, or a compiler killed). ``deadline``: ``time.monotonic()`` by which the call must end."""
     start = time.monotonic()
     why = not_shared(request)
     if why:
@@ -83,16 +111,37 @@ def answer(request, deadline: float) -> dict:
     arch = _arch(request.get("arch_list"), arguments)
     key = _key(arguments, arch)
     store = store_folder()
-    folder = store / key
-    if (folder / f"{arguments['name']}.so").is_file():
-        return {"folder": str(folder), "built": False, "seconds": time.monotonic() - start}
-    with _locked(store / f".{key}.lock", deadline) as held:
-        if not held:
-            return {"own": "another build of the same arguments did not end in time"}
-        if (folder / f"{arguments['name']}.so").is_file():  # built while this call waited
-            return {"folder": str(folder), "built": False, "seconds": time.monotonic() - start}
-        result = _build(arguments, arch, store, folder, deadline)
-    return {**result, "seconds": time.monotonic() - start}
+    folder, failure = store / key, store / f"{key}.failed"
+    known = _known(folder, arguments["name"], failure)
+    if known is None:
+        with _locked(store / f".{key}.lock", deadline) as held:
+            if not held:
+                return {"own": "another build of the same arguments did not end in time"}
+            known = _known(folder, arguments["name"], failure)  # built while this call waited
+            if known is None:
+                known = _build(arguments, arch, store, key, deadline)
+    return {**known, "seconds": time.monotonic() - start}
+
+
+def _known(folder: pathlib.Path, name: str, failure: pathlib.Path) -> dict | None:
+    """What the store holds for a key: its library's folder, or the failure of its sources kept (``_keep_failure``);
+    None where it holds neither."""
+    if (folder / f"{name}.so").is_file():
+        return {"folder": str(folder), "built": False}
+    with contextlib.suppress(OSError, ValueError):
+        message = json.loads(failure.read_text())["failed"]
+        if isinstance(message, str):
+            return {"failed": message}
+    return None
+
+
+def kind_of(answered: dict) -> str:
+    """Which of ``ANSWERS`` an answer of ``answer`` is."""
+    if "failed" in answered:
+        return "failed"
+    if "folder" in answered:
+        return "built" if answered.get("built") else "found"
+    return "own"
 
 
 def build_seconds(timeout: float) -> float:
@@ -188,10 +237,12 @@ def _locked(path: pathlib.Path, deadline: float):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _build(arguments: dict, arch: str, store: pathlib.Path, folder: pathlib.Path, deadline: float) -> dict:
-    """Build in a folder of its own, by a process of fpa's (``extension_build``), then rename it to ``folder``."""
+def _build(arguments: dict, arch: str, store: pathlib.Path, key: str, deadline: float) -> dict:
+    """Build in a folder of its own, by a process of fpa's (``extension_build``), then rename it to the key's folder;
+    a failure in the sources is kept beside it (``_keep_failure``)."""
     from .children import ChildProcess
 
+    folder = store / key
     _remove_stale(store)
     work = pathlib.Path(tempfile.mkdtemp(prefix=".building-", dir=store))
     try:
@@ -216,12 +267,44 @@ def _build(arguments: dict, arch: str, store: pathlib.Path, folder: pathlib.Path
             if (folder / f"{arguments['name']}.so").is_file():
                 return {"folder": str(folder), "built": True}
             return {"own": f"the store's folder {folder} is there without the library"}
-        # anything else is the solution's own build to do, which says why in its own words: a compile error, or a
-        # file only the solution may read (which compilers word in many ways: "file not found", "cannot find -lfoo")
+        if isinstance(said.get("failed"), str) and _failed_in_sources(said["failed"], arguments):
+            return _keep_failure(said["failed"], store, key)
+        # anything else is the solution's own build to do, which says why in its own words: a file only the solution
+        # may read (which compilers word in many ways: "file not found", "cannot find -lfoo"), a compiler killed
         why = said.get("failed") or said.get("refused") or f"ended without a word: {builder.output().stderr}"
         return {"own": f"the store's build failed: {str(why)[-300:]}"}
     finally:
         places.remove_folder(work)
+
+
+def _failed_in_sources(message: str, arguments: dict) -> bool:
+    """Whether torch's message for a failed build in the store (``extension_build``: "Error building extension
+    'name': " and the build's output) is an error in the sources, which the solution's own build would meet as it is:
+    a compiler's error at a line, and nothing that says a file could not be had or the build was stopped by the
+    machine (``_MAY_GO_OTHERWISE``), from sources that read no file silently nor the clock (``_NOT_THE_KEYS``).
+    Everything the build reads besides the toolchain is in the key, so such a failure is the key's, and is kept."""
+    said = json.dumps(arguments, default=str)  # the sources and the flags
+    return (
+        bool(_ERROR_AT_A_LINE.search(message))
+        and not _MAY_GO_OTHERWISE.search(message)
+        and not any(words in said for words in _NOT_THE_KEYS)
+    )
+
+
+def _keep_failure(message: str, store: pathlib.Path, key: str) -> dict:
+    """Keep a failure in the sources as the key's (``<key>.failed`` beside its folder, written whole by a rename) and
+    answer it: the first and last characters of torch's message (``_MESSAGE_HEAD``, ``_MESSAGE_TAIL``)."""
+    if len(message) > _MESSAGE_HEAD + _MESSAGE_TAIL:
+        left_out = len(message) - _MESSAGE_HEAD - _MESSAGE_TAIL
+        middle = f"\n… ({left_out} characters of the build's output left out) …\n"
+        message = message[:_MESSAGE_HEAD] + middle + message[-_MESSAGE_TAIL:]
+    written = store / f".failed-{key}-{os.getpid()}"
+    try:
+        written.write_text(json.dumps({"failed": message}))
+        os.replace(written, store / f"{key}.failed")
+    except OSError:  # not kept: the next request compiles again
+        written.unlink(missing_ok=True)
+    return {"failed": message}
 
 
 def _said(result: pathlib.Path) -> dict:

@@ -10,6 +10,7 @@ import time
 
 from ..errors import Fate, FpaError, InternalError, UserCodeError
 from ..explain.jobs import prepare_file
+from ..run.extension_store import COMPILER_KILLED
 from ..run.snapshot import Given
 from .discovery import Pair
 
@@ -57,8 +58,8 @@ def build_ahead(
     """Import the pair's solution alone (``jobs.prepare_file``), so that its extensions are built into the pair's
     extensions folder before a GPU's worker takes it; {"seconds", "error": the import's failure where it stands as
     the pair's verdict (``_stands``; ``gpu_seen``: whether the import could see a GPU), else None, "extensions": how
-    many of its ``load_inline`` calls were compiled in fpa's store, found there, or left to the solution's own build
-    ({"built", "found", "own"}, ``run.extension_store``)}."""
+    many of its ``load_inline`` calls were compiled in fpa's store, found there, failed to
+    compile there, or left to the solution's own build (``run.extension_store.ANSWERS``)}."""
     start = time.perf_counter()
     error, extensions = None, {}
     try:
@@ -70,10 +71,8 @@ def build_ahead(
     return {"seconds": time.perf_counter() - start, "error": error, "extensions": extensions}
 
 
-# How torch words a failed build of a JIT extension (torch.utils.cpp_extension._jit_compile), and how the compilers
-# and ninja say a compiler was killed (gcc: "Killed signal terminated program cc1plus"; nvcc: "died due to signal")
+# How torch words a failed build of a JIT extension (torch.utils.cpp_extension._jit_compile)
 _COMPILE_FAILED = "Error building extension '"
-_KILLED = ("signal terminated program", "died due to signal", "Killed")
 
 
 def _stands(failure: FpaError, solution: pathlib.Path, gpu_seen: bool) -> bool:
@@ -85,7 +84,7 @@ def _stands(failure: FpaError, solution: pathlib.Path, gpu_seen: bool) -> bool:
     if not isinstance(failure, UserCodeError) or failure.fate not in (Fate.RAISED, Fate.MODIFIED_FILES):
         return False
     said = json.dumps(failure.to_dict(), default=str)  # the message and the traceback: the compiler's output
-    if any(words in said for words in _KILLED):
+    if any(words in said for words in COMPILER_KILLED):
         return False
     if gpu_seen:
         return True

@@ -18,6 +18,7 @@ import math
 from collections.abc import Callable
 
 from ..model.verdict import CAUSES, FALSE_PASS_VERDICTS, Outcome
+from ..run.extension_store import ANSWERS
 from .keys import tool_version
 from .summary import PRECISIONS, arithmetic_precision
 
@@ -140,9 +141,10 @@ def header(result: dict, now: datetime.datetime | None = None) -> str:
         built = (
             f", {timing['build_s']:.0f} s building {timing['built_ahead']} ahead" if timing.get("built_ahead") else ""
         )
-        if any(timing.get(f"extensions_{kind}") for kind in ("built", "found", "own")):  # ``run.extension_store``
+        if any(timing.get(f"extensions_{kind}") for kind in ANSWERS):  # ``run.extension_store``
             built += (f" ({timing['extensions_found']} extension(s) found built, {timing.get('extensions_built', 0)} "
-                      f"compiled in fpa's store, {timing.get('extensions_own', 0)} by the solution)")  # fmt: skip
+                      f"compiled in fpa's store, {timing.get('extensions_failed', 0)} failed to compile there, "
+                      f"{timing.get('extensions_own', 0)} by the solution)")  # fmt: skip
         lines.append(
             f"<p class='muted'>Time: {timing['pairs']} pairs run in {timing['wall_s']:.0f} s "
             f"({timing['pairs_per_hour']:.0f} pairs/hour) on {timing['slots']} {html.escape(str(timing['device']))} "

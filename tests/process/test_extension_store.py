@@ -2,7 +2,8 @@
 command line: each test compiles (half a minute of the C++ compiler on two cores), so they are marked slow.
 
 Two samples of one problem whose Python differs and whose ``load_inline`` is the same: the first builds in fpa's store,
-the second imports that build and compiles nothing, and neither may write the store. A source that includes a file the
+the second imports that build and compiles nothing, and neither may write the store; sources that do not compile
+compile once too. A source that includes a file the
 solution wrote is built by the solution itself, in its own folder: the store's builder may not read that file, so no
 build in the store depends on anything but its key.
 """
@@ -150,3 +151,43 @@ def test_a_build_killed_by_the_timeout_leaves_no_lock_for_the_next_run(tmp_path)
     again, printed, _ = _explain(folder, "solution.py", timeout="120")
     assert again["verdict"] == "identical", again
     assert any(line.startswith("loaded from ") and "/mine/" in line for line in printed), printed
+
+
+FALLS_BACK = """
+from torch.utils.cpp_extension import load_inline
+from _conv import Conv
+
+try:
+    load_inline("twice", cpp_sources={source}, functions=["twice"])
+except RuntimeError as error:  # as a generated solution does: PyTorch's path where its kernel does not build
+    print("fell back:", str(error).splitlines()[0])
+
+
+class ModelNew(Conv):
+    pass
+"""
+
+
+def test_sources_that_do_not_compile_compile_once_for_every_sample_that_has_them(tmp_path):
+    """The store's compile fails with an error in the sources: the solution's call raises torch's error with the
+    compiler's words (a second compile, in the solution's own folder, would fail the same way), and a sample with the
+    same sources gets it without compiling at all — as the RuntimeError torch's build raises."""
+    broken = repr("int twice(int a) { return 2 * a }\n")
+    folder = pair_folder(tmp_path, {
+        "fails.py": SOLUTION.format(before="", source=broken, after="", tag="does not compile"),
+        "falls_back.py": FALLS_BACK.format(source=broken),
+    })  # fmt: skip
+    failed, _, _ = _explain(folder, "fails.py")
+    assert failed["error"]["fate"] == "raised", failed
+    said = json.dumps(failed["error"])
+    assert "Error building extension 'twice'" in said and "error: expected" in said, said
+    kept = [path for path in _store(tmp_path).iterdir() if path.name.endswith(".failed")]
+    assert len(kept) == 1, list(_store(tmp_path).iterdir())
+
+    fell_back, printed, seconds = _explain(folder, "falls_back.py")
+    assert fell_back["verdict"] == "identical", fell_back
+    assert len(printed) == 1 and printed[0].startswith("fell back: Error building extension 'twice'"), printed
+    extensions = tmp_path / "cache" / "fp_analysis" / "extensions"
+    ninja_files = [path for path in extensions.rglob("build.ninja")]
+    assert ninja_files == [], ninja_files  # neither solution compiled in its own folder; the store's work is gone
+    print(f"the second sample's explain: {seconds:.1f} s")

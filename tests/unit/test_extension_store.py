@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 
 import pytest
 
@@ -167,3 +170,99 @@ def test_the_triages_precompiled_header_does_not_change_the_key(tmp_path, monkey
     extension_store._toolchain.cache_clear()
     assert extension_store._key(_request()["arguments"], "9.0") != without
     extension_store._toolchain.cache_clear()
+
+
+def _compiler_says(tmp_path: pathlib.Path, source: str, *, suffix: str = ".cpp", compiler: str = "c++",
+                   link: tuple[str, ...] = (), readable_only: list[str] | None = None) -> str:  # fmt: skip
+    """torch's message for a build whose compile (then link, with ``link`` flags) of ``source`` failed, with the real
+    compiler's words; ``readable_only``: compiled in a Landlock sandbox that reads only these places (the builder's)."""
+    (tmp_path / f"main{suffix}").write_text(source)
+    steps = [[compiler, "-c", f"main{suffix}", "-o", "main.o"]] + ([[compiler, "main.o", *link]] if link else [])
+    script = (
+        "import json, subprocess, sys\n"
+        "from fp_analysis.run import hardening\n"
+        "readable, steps = json.loads(sys.argv[1])\n"
+        "if readable is not None and hardening.sandbox([sys.argv[2]], readable) is None:\n"
+        "    sys.exit(3)\n"
+        "for step in steps:\n"
+        "    done = subprocess.run(step, capture_output=True, text=True)\n"
+        "    print(done.stdout + done.stderr, end='')\n"
+        "    if done.returncode:\n"
+        "        sys.exit(1)\n"
+    )
+    package = str(pathlib.Path(extension_store.__file__).parents[2])
+    done = subprocess.run([sys.executable, "-c", script, json.dumps([readable_only, steps]), str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": package})  # fmt: skip
+    if done.returncode == 3:
+        pytest.skip("the kernel has no Landlock")
+    assert done.returncode == 1, (done.stdout, done.stderr)  # it failed, as the case means it to
+    return f"Error building extension 'twice': {done.stdout}"
+
+
+def _arguments(source: str) -> dict:
+    return _request(cpp_sources=source)["arguments"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["int twice(int a) { return 2 * a }\n", "int twice(int a) { return 2 * undeclared; }\n"],
+    ids=["syntax", "undeclared"],
+)
+def test_an_error_in_the_sources_is_kept_as_the_keys(tmp_path, source):
+    """The compile fails the same way wherever it runs: the solution's call raises it without compiling again."""
+    said = _compiler_says(tmp_path, source)
+    assert extension_store._failed_in_sources(said, _arguments(source)), said
+
+
+def test_a_failure_that_may_go_otherwise_outside_the_builders_sandbox_is_the_solutions_to_build(tmp_path):
+    """A file not found or not readable (one the solution wrote, which the builder may not read), a library the linker
+    cannot find, and an error a silent ``__has_include`` led to: the solution builds for itself, as before the
+    store kept failures."""
+    written = tmp_path / "written"
+    written.mkdir()
+    (written / "factor.h").write_text("#define FACTOR 2\n")
+    missing = '#include "not_there.h"\nint twice(int a) { return 2 * a; }\n'
+    unreadable = f'#include "{written}/factor.h"\nint twice(int a) {{ return FACTOR * a; }}\n'
+    silent = f'#if __has_include("{written}/factor.h")\n#else\n#error no header\n#endif\n'
+    cases = {
+        "missing": (missing, {}),
+        "unreadable": (unreadable, {"readable_only": readable()}),
+        "silent": (silent, {"readable_only": readable()}),
+        "library": ("int main() { return 0; }\n", {"link": ("-lfpa_no_such_library",)}),
+    }
+    for name, (source, how) in cases.items():
+        work = tmp_path / name
+        work.mkdir()
+        said = _compiler_says(work, source, **how)
+        assert not extension_store._failed_in_sources(said, _arguments(source)), (name, said)
+
+
+@pytest.mark.skipif(not shutil.which("nvcc"), reason="no nvcc")
+def test_nvcc_errors_are_told_apart_as_the_host_compilers_are(tmp_path):
+    (tmp_path / "error").mkdir()
+    (tmp_path / "missing").mkdir()
+    source = "__global__ void twice(float *x) { x[threadIdx.x] *= 2.0f }\n"
+    said = _compiler_says(tmp_path / "error", source, suffix=".cu", compiler="nvcc")
+    assert extension_store._failed_in_sources(said, _request(cuda_sources=source)["arguments"]), said
+    source = '#include "not_there.cuh"\n' + source.replace("2.0f }", "2.0f; }")
+    said = _compiler_says(tmp_path / "missing", source, suffix=".cu", compiler="nvcc")
+    assert not extension_store._failed_in_sources(said, _request(cuda_sources=source)["arguments"]), said
+
+
+def test_a_kept_failure_is_found_by_the_next_request_and_fits_the_answer(tmp_path):
+    """Kept whole by a rename, found by ``_known``; a long message is cut to its start and end so that its answer,
+    written as JSON escapes the widest characters, is within what the solution's process reads."""
+    from fp_analysis.run import extension_requests, wire
+
+    message = "Error building extension 'twice': main.cpp:1:5: error: \U0001d4cd" + "\U0001d4cd" * 40_000
+    answered = extension_store._keep_failure(message, tmp_path, "0123")
+    assert extension_store._known(tmp_path / "0123", "twice", tmp_path / "0123.failed") == answered
+    assert extension_store.kind_of(answered) == "failed"
+    assert answered["failed"].startswith(message[:100]) and answered["failed"].endswith("\U0001d4cd" * 100)
+    assert "characters of the build's output left out" in answered["failed"]
+    assert [path.name for path in tmp_path.iterdir()] == ["0123.failed"]  # nothing half written beside it
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        threading.Thread(target=wire.send, args=(ours, 1, answered), daemon=True).start()
+        assert wire.receive(theirs, limits=extension_requests._ANSWER).body == answered
