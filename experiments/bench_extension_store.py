@@ -3,12 +3,14 @@ build-ahead path, on this machine's CPU: C++ ``load_inline`` solutions built by 
 pool of builder threads, as ``fpa triage --device cuda`` runs them, once with the store and once without
 (``FPA_EXTENSION_STORE=0``: each solution builds in its own folder, as before the store), each from a cold cache.
 
-The solutions: ``--kernels`` distinct extensions (one constant apart), and ``--resamples`` more samples of the first
-of them (other Python, the same ``load_inline`` call). Prints, for each run, the wall seconds, each build's seconds
-and how the builds' calls were answered (compiled in the store, found there, built by the solution), and the ratio of
-the two walls.
+The solutions: ``--kernels`` distinct extensions (one constant apart), ``--resamples`` more samples of the first
+of them (other Python, the same ``load_inline`` call), and ``--broken`` samples of one extension whose source does not
+compile (a stray name: with the store it compiles once, without it each sample's compiles in its own folder,
+and before the store kept failures each compiled twice). Prints, for each run, the wall seconds, each build's seconds
+and how the builds' calls were answered (compiled in the store, found there, failed there, built by the solution),
+and the ratio of the two walls.
 
-    python experiments/bench_extension_store.py [--kernels 4] [--resamples 4] [--builders 2]
+    python experiments/bench_extension_store.py [--kernels 4] [--resamples 4] [--broken 0] [--builders 2]
 """
 
 from __future__ import annotations
@@ -52,17 +54,20 @@ class ModelNew(nn.Module):  # sample {sample}
     def forward(self, x):
         return _ext.scaled(x) * 2.0
 """
-_SOURCE = "#include <torch/extension.h>\ntorch::Tensor scaled(torch::Tensor x) {{ return x * {factor}; }}\n"
+_SOURCE = "#include <torch/extension.h>\ntorch::Tensor scaled(torch::Tensor x) {{ return x * {factor}{end}; }}\n"
 
 
-def write(folder: pathlib.Path, kernels: int, resamples: int) -> list[pathlib.Path]:
+def write(folder: pathlib.Path, kernels: int, resamples: int, broken: int = 0) -> list[pathlib.Path]:
     """The problem and its solutions in ``folder``; the solutions' paths."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "problem.py").write_text(_PROBLEM)
     solutions = []
-    for index in range(kernels + resamples):
+    for index in range(kernels + resamples + broken):
         kernel = index if index < kernels else 0  # the resamples: the first kernel's call, byte for byte
-        source = _SOURCE.format(factor=f"1.0 + {kernel}e-9")
+        if index >= kernels + resamples:  # the broken samples: one call, a stray name before the semicolon
+            kernel = kernels
+        end = " x" if index >= kernels + resamples else ""
+        source = _SOURCE.format(factor=f"1.0 + {kernel}e-9", end=end)
         path = folder / f"sample_{index}.py"
         path.write_text(_SOLUTION.format(kernel=kernel, source=source, sample=index))
         solutions.append(path)
@@ -100,6 +105,7 @@ def run(solutions: list[pathlib.Path], builders: int, store: bool) -> dict:
         "errors": [str(each["error"])[:200] for each in built if each["error"] is not None],
         "compiled_in_store": count("built"),
         "found_in_store": count("found"),
+        "failed_in_store": count("failed"),
         "built_by_the_solution": count("own"),
     }
 
@@ -108,9 +114,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kernels", type=int, default=4)
     parser.add_argument("--resamples", type=int, default=4)
+    parser.add_argument("--broken", type=int, default=0)
     parser.add_argument("--builders", type=int, default=2)
     args = parser.parse_args()
-    solutions = write(pathlib.Path(tempfile.mkdtemp(prefix="bench-store-")), args.kernels, args.resamples)
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="bench-store-"))
+    solutions = write(folder, args.kernels, args.resamples, args.broken)
     from fp_analysis.run.children import start_fork_server
 
     start_fork_server()
@@ -120,7 +128,8 @@ def main() -> None:
         walls[store] = figures["wall_s"]
         print(f"{'with the store' if store else 'without (each solution its own build)'}: {figures}")
     print(f"wall with the store / without: {walls[True] / walls[False]:.2f} ({args.kernels} kernels, "
-          f"{args.resamples} resamples, {args.builders} builders, {os.cpu_count()} cores)")  # fmt: skip
+          f"{args.resamples} resamples, {args.broken} broken, {args.builders} builders, "
+          f"{os.cpu_count()} cores)")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -405,7 +405,11 @@ def prepare_job(solution: str, *, timeout: float, folder: str, solution_sources=
     import torch
 
     with CandidateProcess(solution, folder, timeout, solution_sources, torch.cuda.is_available()) as candidate:
-        return {"notes": candidate.loaded(), "extensions": candidate.extensions}
+        try:
+            return {"notes": candidate.loaded(), "extensions": candidate.extensions}
+        except UserCodeError as failure:  # its builds counted still (a triage's row): a compile error among them
+            failure.details["extensions"] = dict(candidate.extensions)
+            raise
 
 
 def _context(where: str | None, detail: str | None, replay: str | None) -> dict:

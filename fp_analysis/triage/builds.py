@@ -68,6 +68,8 @@ def build_ahead(
         pass  # ours, not the solution's: the explain job meets it again and its row says so
     except FpaError as failure:
         error = failure if _stands(failure, pair.solution, gpu_seen) else None
+        if isinstance(failure, UserCodeError):  # its calls answered before it failed (``run.candidate.prepare_job``)
+            extensions = failure.details.get("extensions") or {}
     return {"seconds": time.perf_counter() - start, "error": error, "extensions": extensions}
 
 

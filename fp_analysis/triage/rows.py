@@ -86,7 +86,8 @@ def _blank_row() -> dict:
 
 def _extensions(built: dict | None) -> dict:
     """How the build ahead's ``load_inline`` calls were answered (``run.extension_store``), counted: compiled in fpa's
-    store, found there (built for another sample, or an earlier run), compiled by the solution in its own folder."""
+    store, found there (built for another sample, or an earlier run), failed to compile there (the sources' error,
+    raised in the solution's process), compiled by the solution in its own folder."""
     if built is None:
         return {}
     counts = built.get("extensions") or {}

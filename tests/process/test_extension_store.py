@@ -18,6 +18,9 @@ import time
 
 import pytest
 
+from fp_analysis.triage.builds import build_ahead
+from fp_analysis.triage.discovery import Pair
+
 from ..cli_runs import explain_args, fpa
 from ..hostile_pairs import pair_folder
 
@@ -183,6 +186,10 @@ def test_sources_that_do_not_compile_compile_once_for_every_sample_that_has_them
     assert "Error building extension 'twice'" in said and "error: expected" in said, said
     kept = [path for path in _store(tmp_path).iterdir() if path.name.endswith(".failed")]
     assert len(kept) == 1, list(_store(tmp_path).iterdir())
+    pair = Pair(id="fails", problem=folder / "problem.py", solution=folder / "fails.py", expected=None)
+    ahead = build_ahead(pair, 60.0, {"TORCH_EXTENSIONS_DIR": str(tmp_path / "own")}, gpu_seen=False)
+    assert ahead["extensions"] == {"built": 0, "found": 0, "own": 0, "failed": 1}, ahead  # a triage's row counts it
+    assert "error: expected" in json.dumps(ahead["error"].to_dict()), ahead  # it stands as the pair's verdict
 
     fell_back, printed, seconds = _explain(folder, "falls_back.py")
     assert fell_back["verdict"] == "identical", fell_back
