@@ -8,10 +8,11 @@ equals the variant's default kernel bit for bit (a layout change must not change
 twinned variant). The defines: FPA_TILED_THREADS (conv_tiled.cu's block size), FPA_MIN_BLOCKS and
 FPA_ROWS_MIN_BLOCKS (the blocks per SM the register cap aims at), FPA_ROWS_TPX, FPA_ROWS_TOC and
 FPA_ROWS_GROUPS (conv_rows.cu's pixels and channels per thread, pixel groups per block), FPA_ROWS_IB (the
-pixel blocks its steps within a tap are interleaved in), FPA_DMMA_K (the fast fp64 reference's mma shape: 0 for
-m8n8k4, else m16n8kK; its rows show the largest difference from cuDNN's fp64 conv instead of bitwise equality, and
-cuDNN's fp32 and fp64 times come first). --block-per-row numbers conv_rows's pixel groups as if every output row
-started a block (the layout before its blocks ran on into the next row).
+pixel blocks its steps within a tap are interleaved in), FPA_LANES_TPX, FPA_LANES_TOC, FPA_LANES_MIN_BLOCKS and
+FPA_LANES_UNROLL_KW (conv_lanes.cu's pixels and channels per thread, blocks per SM, taps unrolled), FPA_DMMA_K
+(the fast fp64 reference's mma shape: 0 for m8n8k4, else m16n8kK; its rows show the largest difference from cuDNN's
+fp64 conv instead of bitwise equality, and cuDNN's fp32 and fp64 times come first). --block-per-row numbers
+conv_rows's pixel groups as if every output row started a block (the layout before its blocks ran on into the next row).
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ PROBES_3D = [  # conv3d (k, k, 1): bound by the 2.6 GB it writes (the default: 8
     (FP32_3D, "conv_rows", {"FPA_ROWS_MIN_BLOCKS": 2}),
     (FP32_3D, "conv_rows", {"FPA_ROWS_GROUPS": 8, "FPA_ROWS_MIN_BLOCKS": 6}),
     (FP32_3D, "conv_rows", {"FPA_ROWS_TPX": 16, "FPA_ROWS_TOC": 4, "FPA_ROWS_GROUPS": 8, "FPA_ROWS_MIN_BLOCKS": 4}),
+    # conv_lanes.cu (K ≤ 32): 4 pixels 32 apart × 8 channels a thread, 4 blocks per SM (64 registers, no spills)
+    (FP32_3D, "conv_lanes", {}),
+    (FP32_3D, "conv_lanes", {"FPA_LANES_UNROLL_KW": 1}),  # the taps unrolled: 44 bytes of spills
+    (FP32_3D, "conv_lanes", {"FPA_LANES_TOC": 16}),  # 16 channels: 127 registers, 16 warps an SM
+    (FP32_3D, "conv_lanes", {"FPA_LANES_TPX": 2, "FPA_LANES_MIN_BLOCKS": 6}),  # 40 registers, 40 bytes of spills
+    (FP32_3D, "conv_lanes", {"FPA_LANES_TPX": 8, "FPA_LANES_MIN_BLOCKS": 2}),
     *[(FP64, "conv_dmma_tiled", {"FPA_DMMA_K": k}) for k in (0, 8)],
 ]
 FUSED = VariantSpec(Op.CONV_GELU, schedule=Schedule.TILED)

@@ -21,6 +21,7 @@ from fp_analysis.ops.conv import ConvSpec
 from .build import DEFAULT_ARCH, build_source
 from .call import ConvCall
 from .general import launch_direct, launch_tiled
+from .lanes import lanes_defines, lanes_unsupported, launch_lanes
 from .rows import launch_rows, rows_defines, rows_unsupported
 from .variants import Schedule, TensorCore, VariantSpec
 from .wgmma import launch_wgmma, wgmma_defines, wgmma_unsupported
@@ -98,12 +99,18 @@ def _rows(cubin: pathlib.Path, defines: dict[str, int], variant: VariantSpec, ca
     launch_rows(cubin, defines, call)
 
 
+def _lanes(cubin: pathlib.Path, defines: dict[str, int], variant: VariantSpec, call: ConvCall) -> None:
+    launch_lanes(cubin, defines, call)
+
+
 # The defines conv_arith.cuh reads (the per-term arithmetic and the fused epilogue of the CUDA-core kernels).
 _ARITH = ("FPA_FUSED", "FPA_OPROUND", "FPA_EPILOGUE", "FPA_GELU_IMPL")
 _ROWS = ("FPA_ROWS_KW", "FPA_ROWS_DW", "FPA_ROWS_TPX", "FPA_ROWS_TOC", "FPA_ROWS_GROUPS", "FPA_ROWS_IB")
 _DIRECT_READS = ("FPA_ORDER", "FPA_SPLITS", "FPA_TAP_OUTER", *_ARITH)
 _TILED_READS = ("FPA_ORDER", *_ARITH)
 _ROWS_READS = ("FPA_ORDER", *_ARITH, *_ROWS, "FPA_ROWS_MIN_BLOCKS")
+_LANES = ("FPA_LANES_KW", "FPA_LANES_DW", "FPA_LANES_TPX", "FPA_LANES_TOC", "FPA_LANES_MIN_BLOCKS")
+_LANES_READS = ("FPA_ORDER", *_ARITH, *_LANES)
 
 # Variant kernels in the order a variant's kernel is chosen: for a tiled variant the fastest that takes the conv
 # (conv_rows and conv_wgmma were faster than the im2col kernels on every preset and variant they take,
@@ -123,6 +130,11 @@ _KERNELS = (
         "conv_rows", "conv_rows.cu", DEFAULT_ARCH, _ROWS_READS,
         "row tiles on the CUDA cores, each staged input read once for all KW taps: the sequential fmaf chain",
         lambda v, s, shape: rows_unsupported(v, s, shape), lambda v, s, shape: rows_defines(v, s, shape), _rows,
+    ),
+    Kernel(
+        "conv_lanes", "conv_lanes.cu", DEFAULT_ARCH, _LANES_READS,
+        "few terms per output (K ≤ 32), all staged at once, a warp's lanes 32 pixels apart: the sequential fmaf chain",
+        lambda v, s, shape: lanes_unsupported(v, s, shape), lambda v, s, shape: lanes_defines(v, s, shape), _lanes,
     ),
     Kernel(
         "conv_tiled", "conv_tiled.cu", DEFAULT_ARCH, _TILED_READS,

@@ -6,11 +6,12 @@ from fpa_kernels import Op, build_all, kernels_for, variant_build, variant_matri
 
 from fp_analysis.ops.conv import conv2d_spec, conv3d_kk1_spec
 
-# A small conv of each op that every kernel of the op takes (conv_rows: stride 1 along W; conv_wgmma: one group).
+# A small conv of each op that every kernel of the op takes (conv_rows: stride 1 along W; conv_wgmma: one group;
+# conv_lanes: K ≤ 32 terms per output).
 SMALL = {
-    Op.CONV2D: (conv2d_spec(4, 4, 3, padding=1), (1, 4, 9, 9)),
-    Op.CONV_GELU: (conv2d_spec(4, 4, 3, padding=1), (1, 4, 9, 9)),
-    Op.CONV3D_KK1: (conv3d_kk1_spec(4, 4, (3, 3, 1), padding=(1, 1, 0)), (1, 4, 9, 9, 3)),
+    Op.CONV2D: (conv2d_spec(3, 4, 3, padding=1), (1, 3, 9, 9)),
+    Op.CONV_GELU: (conv2d_spec(3, 4, 3, padding=1), (1, 3, 9, 9)),
+    Op.CONV3D_KK1: (conv3d_kk1_spec(3, 4, (3, 3, 1), padding=(1, 1, 0)), (1, 3, 9, 9, 3)),
 }
 
 

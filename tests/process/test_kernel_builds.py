@@ -48,7 +48,7 @@ def test_each_branch_of_each_kernel_compiles_for_sm90(tmp_path, monkeypatch):
     """Every value of every define (and each flag set) of every variant kernel, compiled at least once: the
     cover of ``test_every_variant_on_every_kernel_compiles``, quick enough for CI."""
     builds = _covering(every_build())
-    kernels = {"conv_direct", "conv_mma", "conv_rows", "conv_tiled", "conv_wgmma", "conv_mma_tiled"}
+    kernels = {"conv_direct", "conv_mma", "conv_rows", "conv_lanes", "conv_tiled", "conv_wgmma", "conv_mma_tiled"}
     if torch.cuda.is_available() and torch.cuda.get_device_capability() != (9, 0):
         kernels.discard("conv_wgmma")  # it refuses to run on other GPUs, so no run needs its build there
     assert {b.kernel for b in builds} == kernels

@@ -194,7 +194,7 @@ def test_conv_rows_takes_a_kk1_conv3d_only_with_its_shape_and_a_view_it_can_run(
 
     tiled = VariantSpec("conv3d_kk1", schedule="tiled")
     spec = conv3d_kk1_spec(3, 64, 3, bias=False)  # the conv3d preset's spec
-    assert tiled_kernels(tiled, spec, (16, 3, 256, 256, 10)) == ["conv_rows", "conv_tiled"]
+    assert tiled_kernels(tiled, spec, (16, 3, 256, 256, 10)) == ["conv_rows", "conv_lanes", "conv_tiled"]
     assert tiled_kernels(tiled, spec) == ["conv_tiled"]
     assert "input's (N, C, H, W, D) shape" in rows_unsupported(tiled, spec)
     too_deep = rows_unsupported(tiled, spec, (1, 3, 8, 8, 21))  # reach (3 − 1)·1·21 = 42
@@ -252,3 +252,24 @@ def test_variant_runs_names_every_kernel_and_variant_build_its_cubin():
         variant_build(VariantSpec("conv2d", schedule="tiled"), SEED, "conv_wgmma")
     with pytest.raises(ParameterError, match="Got kernel='conv_fast'"):
         variant_build(VariantSpec("conv2d"), SEED, "conv_fast")
+
+
+def test_conv_lanes_takes_few_terms_per_output_and_says_why_not_otherwise():
+    """conv_lanes.cu stages every term of a block at once: K ≤ 32, its rows and weights within 48 KiB, stride 1
+    along W (of the 2-d view for a 3-d conv); the same order as conv_rows, so it comes after it until the device
+    says it is faster (PERF_NOTES.md)."""
+    from fpa_kernels import tiled_kernels
+    from fpa_kernels.lanes import lanes_defines, lanes_unsupported
+
+    tiled = VariantSpec("conv2d", schedule="tiled")
+    small = conv2d_spec(3, 80, 3, padding=1)  # K = 27, two 64-channel tiles
+    assert tiled_kernels(tiled, small, (1, 3, 9, 70)) == ["conv_rows", "conv_lanes", "conv_tiled"]
+    assert "K ≤ 32 terms per output, got 36" in lanes_unsupported(tiled, conv2d_spec(4, 8, 3), (1, 4, 9, 9))
+    assert "stride 1 along W" in lanes_unsupported(tiled, conv2d_spec(3, 8, 3, stride=2), (1, 3, 9, 9))
+    wide = conv2d_spec(1, 8, (1, 5), dilation=(1, 3000))  # one row reaching 12,000 inputs: 48 KiB
+    assert "48 KiB" in lanes_unsupported(tiled, wide, (1, 1, 1, 13000))
+    assert "sequential order on the CUDA cores" in lanes_unsupported(VariantSpec("conv2d", tensor_core="tf32_mma",
+                                                                                 schedule="tiled"), small)  # fmt: skip
+    spec = conv3d_kk1_spec(3, 64, 3, bias=False)  # the conv3d preset: its view's taps are D = 10 inputs apart
+    defines = lanes_defines(VariantSpec("conv3d_kk1", schedule="tiled"), spec, (16, 3, 256, 256, 10))
+    assert (defines["FPA_LANES_KW"], defines["FPA_LANES_DW"]) == (3, 10)
