@@ -5,18 +5,7 @@ launchers from here, so a source and its launcher cannot disagree on a tile size
 
 from __future__ import annotations
 
-__all__ = [
-    "GEOMETRY",
-    "LANES_MAX_K",
-    "ROWS_BN",
-    "ROWS_MAX_REACH",
-    "TILE_BK",
-    "TILE_BM",
-    "TILE_BN",
-    "WG_BN",
-    "WG_PX",
-    "WG_STAGES",
-]
+__all__ = ["GEOMETRY", "ROWS_BN", "ROWS_MAX_REACH", "TILE_BK", "TILE_BM", "TILE_BN", "WG_BN", "WG_PX", "WG_STAGES"]
 
 # conv_tile.cuh (conv_tiled.cu, conv_mma_tiled.cu, conv_dmma_tiled.cu): a block owns TILE_BM output pixels ×
 # TILE_BN output channels and walks K in chunks of TILE_BK terms, double-buffered.
@@ -24,8 +13,6 @@ TILE_BM, TILE_BN, TILE_BK, TILE_STAGES = 128, 64, 16, 2
 # conv_rows.cu: output channels per block, and how far (inputs) a thread's register window reaches beyond its
 # own pixels, (KW − 1)·DW; wider windows go to conv_tiled.cu.
 ROWS_BN, ROWS_MAX_REACH = 64, 40
-# conv_lanes.cu: terms per output up to which a block stages all of them at once (its input rows, K × 64 weights).
-LANES_MAX_K = 32
 # conv_wgmma.cu: output pixels × channels per block, and the stages of input slabs (A) and tap weights (B).
 WG_PX, WG_BN = 256, 64
 WG_STAGES = (2, 4)
@@ -37,7 +24,6 @@ GEOMETRY: dict[str, int] = {
     "FPA_TILE_STAGES": TILE_STAGES,
     "FPA_ROWS_BN": ROWS_BN,
     "FPA_ROWS_MAX_REACH": ROWS_MAX_REACH,
-    "FPA_LANES_MAX_K": LANES_MAX_K,
     "FPA_WG_PX": WG_PX,
     "FPA_WG_BN": WG_BN,
     "FPA_WG_A_STAGES": WG_STAGES[0],

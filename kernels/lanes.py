@@ -23,14 +23,17 @@ from fp_analysis.ops.conv import ConvSpec
 
 from .call import ConvCall
 from .driver import device_pointer, load_kernel
-from .geometry import LANES_MAX_K, ROWS_BN
-from .rows import row_kernel_view, rows_view, viewed_call
+from .geometry import ROWS_BN
+from .params import conv_params
+from .rows import rows_unsupported, rows_view
 from .variants import VariantSpec
 
 __all__ = ["LANES_MAX_K", "lanes_defines", "lanes_unsupported", "launch_lanes"]
 
+# Terms per output up to which a block stages all of them at once (its input rows, K × 64 weights); the source's
+# tables of rows are this long (FPA_LANES_MAX_K).
+LANES_MAX_K = 32
 _TPX, _TOC, _MIN_BLOCKS = 4, 8, 4  # pixels (32 apart) and channels per thread; blocks per SM (a 64-register cap)
-_SHARED = 48 * 1024  # a block's dynamic shared memory without opting in
 
 
 def _shared_bytes(view: ConvSpec, tpx: int = _TPX) -> int:
@@ -44,15 +47,14 @@ def _shared_bytes(view: ConvSpec, tpx: int = _TPX) -> int:
 
 def lanes_unsupported(variant: VariantSpec, spec: ConvSpec, input_shape: tuple[int, ...] | None = None) -> str | None:
     """Why conv_lanes.cu cannot run ``variant`` of ``spec`` (a 3-d spec needs ``input_shape``: ``rows_view``), or
-    None when it can."""
-    view = row_kernel_view(variant, spec, input_shape)
-    if isinstance(view, str):
-        return view
+    None when it can: it takes what conv_rows.cu takes (the same view, order and arithmetic) with K ≤ 32."""
+    why = rows_unsupported(variant, spec, input_shape)
+    if why is not None:
+        return why
+    view = rows_view(spec, input_shape)
     if view.K > LANES_MAX_K:
         return f"it stages every term at once: K ≤ {LANES_MAX_K} terms per output, got {view.K}"
-    if _shared_bytes(view) > _SHARED:
-        return f"its input rows and weights exceed the {_SHARED // 1024} KiB a block has without opting in"
-    return None
+    return None  # K ≤ 32 and conv_rows's reach (40): a block's rows and weights take at most 24 KiB (KW = 1)
 
 
 def lanes_defines(variant: VariantSpec, spec: ConvSpec, input_shape: tuple[int, ...] | None = None) -> dict[str, int]:
@@ -68,33 +70,35 @@ def lanes_defines(variant: VariantSpec, spec: ConvSpec, input_shape: tuple[int, 
         "FPA_LANES_TPX": _TPX,
         "FPA_LANES_TOC": _TOC,
         "FPA_LANES_MIN_BLOCKS": _MIN_BLOCKS,
+        "FPA_LANES_MAX_K": LANES_MAX_K,
     }
     return {**variant.defines(), **lanes}
 
 
 def launch_lanes(cubin: pathlib.Path, defines: dict[str, int], call: ConvCall) -> None:
     """Launch conv_lanes.cu, built with ``defines`` into ``cubin``, on a checked call (``lanes_unsupported`` must
-    have returned None): the input read where it is (any width and padding), the weights as [group][K][channel],
-    as for conv_tiled.cu. FPA_LANES_TPX and FPA_LANES_TOC also set the launch geometry here."""
-    call = viewed_call(call)
-    spec, weight, out = call.spec, call.weight, call.out
+    have returned None): the input read where it is (any width and padding; a 3-d conv's as its 2-d view, the same
+    memory), the weights as [group][K][channel], as for conv_tiled.cu. FPA_LANES_TPX, FPA_LANES_TOC and
+    FPA_LANES_MIN_BLOCKS also set the launch geometry here."""
+    spec, x = call.spec, call.x
+    view_shape = (*x.shape[:3], x.shape[3] * x.shape[4]) if spec.spatial_dims == 3 else tuple(x.shape)
+    view = rows_view(spec, tuple(x.shape))
+    e0, e1 = view.output_shape(view_shape)[2:]
     og, groups = spec.out_channels // spec.groups, spec.groups
-    K = weight[0].numel()
     tpx = defines["FPA_LANES_TPX"]
-    e0, e1 = out.shape[2:]
     units_per_row = -(-e1 // (32 * tpx))
-    units = call.x.shape[0] * e0 * units_per_row
+    units = x.shape[0] * e0 * units_per_row
     # persistent blocks, one wave: as many as the SMs hold at the register cap's blocks each
-    sms = torch.cuda.get_device_properties(call.x.device).multi_processor_count
+    sms = torch.cuda.get_device_properties(x.device).multi_processor_count
     grid = (min(units, sms * defines["FPA_LANES_MIN_BLOCKS"]), groups * math.ceil(og / ROWS_BN))
     if units > 2**31 - 1 or grid[1] > 65535:
         raise ShapeError(
             f"the output is too large for one conv_lanes launch ({units} row pieces, at most 2^31−1; "
             f"{grid[1]} groups × 64-channel tiles, at most 65535)"
         )
-    w_t = weight.reshape(groups, og, K).transpose(1, 2).contiguous()
-    kernel = load_kernel(cubin, "conv_lanes", call.x.device.index)
-    args = [*map(device_pointer, (call.x, w_t, call.bias, call.multiplier, out)), call.params()]
-    args += [ctypes.c_int(units_per_row), ctypes.c_int(units)]
+    w_t = call.weight.reshape(groups, og, view.K).transpose(1, 2).contiguous()
+    kernel = load_kernel(cubin, "conv_lanes", x.device.index)
+    args = [*map(device_pointer, (x, w_t, call.bias, call.multiplier, call.out))]
+    args += [conv_params(view, view_shape, call.negative_slope), ctypes.c_int(units_per_row), ctypes.c_int(units)]
     threads = 32 * (ROWS_BN // defines["FPA_LANES_TOC"])
-    kernel.launch(grid, threads, args, call.stream, _shared_bytes(spec, tpx))
+    kernel.launch(grid, threads, args, call.stream, _shared_bytes(view, tpx))

@@ -26,15 +26,7 @@ from .driver import device_pointer, load_kernel
 from .geometry import ROWS_BN, ROWS_MAX_REACH
 from .variants import Schedule, TensorCore, VariantSpec
 
-__all__ = [
-    "launch_rows",
-    "row_kernel_view",
-    "row_units",
-    "rows_defines",
-    "rows_unsupported",
-    "rows_view",
-    "viewed_call",
-]
+__all__ = ["launch_rows", "row_units", "rows_defines", "rows_unsupported", "rows_view"]
 
 _TPX, _GROUPS = 16, 16  # the thread tile rows_defines gives: pixels per thread, pixel groups per block
 # Below this many terms per output a conv is bound by writing its output: 8 pixels per thread (3 blocks per SM),
@@ -107,41 +99,18 @@ def rows_view(spec: ConvSpec, input_shape: tuple[int, ...] | None) -> ConvSpec |
     )
 
 
-def viewed_call(call: ConvCall) -> ConvCall:
-    """A checked call of a 3-d (k, k, 1) conv as the 2-d call of its (N, C, H, W·D) view (``rows_view``), on the
-    same memory (the tensors are contiguous); a 2-d call as it is."""
-    if call.spec.spatial_dims != 3:
-        return call
-    x, o_shape = call.x, call.out.shape
-    n, c, h, w, d = x.shape
-    return replace(
-        call,
-        spec=rows_view(call.spec, tuple(x.shape)),
-        x=x.view(n, c, h, w * d),
-        weight=call.weight.view(*call.weight.shape[:4]),
-        out=call.out.view(*o_shape[:3], o_shape[3] * o_shape[4]),
-    )
-
-
-def row_kernel_view(variant: VariantSpec, spec: ConvSpec, input_shape: tuple[int, ...] | None) -> ConvSpec | str:
-    """The 2-d view (``rows_view``) a row kernel (conv_rows.cu, conv_lanes.cu) computes ``variant`` of ``spec`` as,
-    or why it cannot: they run the tiled sequential order on the CUDA cores, with stride 1 along W."""
+def rows_unsupported(variant: VariantSpec, spec: ConvSpec, input_shape: tuple[int, ...] | None = None) -> str | None:
+    """Why conv_rows.cu cannot run ``variant`` of ``spec`` (on an input of ``input_shape``, which a 3-d
+    spec needs: ``rows_view``), or None when it can."""
     if variant.tensor_core is not TensorCore.NONE or variant.accumulation.order is not Order.SEQUENTIAL:
         return "it implements the sequential order on the CUDA cores only"
     if variant.schedule is not Schedule.TILED:
         return "it runs tiled variants"
     view = rows_view(spec, input_shape)
-    if isinstance(view, ConvSpec) and view.stride[1] != 1:
-        return f"it needs stride 1 along W, got stride={spec.stride}"
-    return view
-
-
-def rows_unsupported(variant: VariantSpec, spec: ConvSpec, input_shape: tuple[int, ...] | None = None) -> str | None:
-    """Why conv_rows.cu cannot run ``variant`` of ``spec`` (on an input of ``input_shape``, which a 3-d
-    spec needs: ``rows_view``), or None when it can."""
-    view = row_kernel_view(variant, spec, input_shape)
     if isinstance(view, str):
         return view
+    if view.stride[1] != 1:
+        return f"it needs stride 1 along W, got stride={spec.stride}"
     kw, dw, _ = _window(view)
     if (kw - 1) * dw > _MAX_REACH:
         what = "(kernel_size[1] - 1) * dilation[1]" + (" * D" if spec.spatial_dims == 3 else "")
@@ -185,8 +154,18 @@ def launch_rows(cubin: pathlib.Path, defines: dict[str, int], call: ConvCall) ->
     ``rows_defines``' or alternatives to them (experiments/tile_probe.py); FPA_ROWS_TPX, FPA_ROWS_GROUPS and
     FPA_ROWS_MIN_BLOCKS also set the launch geometry here.
     """
-    call = viewed_call(call)
     spec, x, weight, out = call.spec, call.x, call.weight, call.out
+    if spec.spatial_dims == 3:  # the (N, C, H, W·D) view (rows_view); the tensors are contiguous
+        n, c, h, w, d = x.shape
+        o_shape = out.shape
+        view = replace(
+            call,
+            spec=rows_view(spec, tuple(x.shape)),
+            x=x.view(n, c, h, w * d),
+            weight=weight.view(*weight.shape[:4]),
+            out=out.view(*o_shape[:3], o_shape[3] * o_shape[4]),
+        )
+        return launch_rows(cubin, defines, view)
     n, c, h, w = x.shape
     (top, bottom), (left, _) = spec.padding
     og, groups = spec.out_channels // spec.groups, spec.groups

@@ -82,8 +82,6 @@ _FORCED = {
         (4, 6, 3, 2, 0, 1, 2, True, (1, 4, 9, 13)),
         (3, 5, (3, 5), 1, (1, 4), (1, 2), 1, True, (2, 3, 3, 300)),  # conv_rows's blocks run on into the next row
         (3, 10, (4, 2), 1, "same", 2, 1, True, (1, 3, 10, 7)),
-        (2, 80, 3, 1, 1, 1, 1, True, (1, 2, 9, 70)),  # two 64-channel tiles (conv_rows, conv_lanes: K = 18)
-        (2, 3, (3, 5), (2, 1), (1, 3), (1, 2), 1, True, (2, 2, 7, 300)),  # conv_lanes: 3 units a row, K = 30
     ],
 }
 _FORCED[Op.CONV_GELU] = _FORCED[Op.CONV2D]
@@ -196,8 +194,8 @@ def build_times() -> dict:
 
 
 def prebuild(count: int, seed: int) -> float:
-    """Build, in parallel, every geometry-specialised cubin (conv_rows, conv_lanes, conv_wgmma) the configs' runs and
-    the full-size seed need, which run_variant would otherwise build one at a time; returns the seconds."""
+    """Build, in parallel, every geometry-specialised cubin (conv_rows, conv_wgmma) the configs' runs and the
+    full-size seed need, which run_variant would otherwise build one at a time; returns the seconds."""
     specs = [(op, _spec(op, cfg), cfg["input_shape"]) for op in Op for cfg in make_configs(op, count, seed)]
     seed_problem = make_problem("dilated_conv2d", seed=0, batch=1)
     specs.append((Op.CONV2D, seed_problem.spec, tuple(seed_problem.x.shape)))
@@ -205,7 +203,7 @@ def prebuild(count: int, seed: int) -> float:
         variant_build(variant, spec, kernel, shape)
         for op, spec, shape in specs
         for _, variant, kernel in variant_runs(variant_matrix(op), spec, shape)
-        if kernel in ("conv_rows", "conv_lanes", "conv_wgmma")
+        if kernel in ("conv_rows", "conv_wgmma")
     }
     start = time.perf_counter()
     build_all(builds)

@@ -14,6 +14,8 @@ CASES = [
     # output width multiples of 4); the second, 70 channels (two channel tiles), has neither.
     (conv2d_spec(3, 5, (3, 5), padding=(1, 4), dilation=(1, 2)), (2, 3, 3, 300)),
     (conv2d_spec(2, 70, (2, 3), padding=(0, 2), dilation=(2, 1), bias=False), (1, 2, 5, 291)),
+    # Few terms per output (K = 30: conv_lanes too), three of its 128-pixel units to a row, the last one partial.
+    (conv2d_spec(2, 5, (3, 5), padding=(1, 4), dilation=(1, 2)), (2, 2, 3, 300)),
     # A 3-d (k, k, 1) conv that conv_rows takes as the 2-d conv of its (N, C, H, W·D) view.
     (conv3d_kk1_spec(3, 5, (3, 3, 1), padding=(1, 1, 0), dilation=(1, 2, 1)), (2, 3, 6, 9, 4)),
 ]

@@ -60,7 +60,7 @@ COMPILER_KILLED = ("signal terminated program", "died due to signal", "Killed")
 # The store's folder inside the extensions' cache (``$FPA_EXTENSIONS_CACHE`` moves both: a cluster's shared folder).
 STORE_FOLDER = "by-arguments"
 # Bumped when what a key covers changes: older entries are not found.
-_FORMAT = 1
+_FORMAT = 2  # 2: failures in the sources kept (``_failed_in_sources``)
 # Seconds a build in the store may take at least (``build_seconds``).
 BUILD_S = 600.0
 # Seconds after which a folder a build left half made (its worker killed) is removed by the next build.
@@ -70,19 +70,29 @@ _STALE_S = 24 * 3600.0
 _ERROR_AT_A_LINE = re.compile(r":\d+:\d+: error:|\(\d+\): error")
 # Words with which the compilers, the assembler and the linker say a file could not be had (gcc: "fatal error: x.h: No
 # such file or directory", "Permission denied"; nvcc: "catastrophic error: cannot open source file"; as: "file not
-# found"; ld: "cannot find -lx"), or that the build was stopped by the machine (memory, a signal, a crash): a failure
+# found"; ld: "cannot find -lx"), that a precompiled header was in play (gcc names its ".gch": the triage's builders
+# have one, an explain has none), or that the build was stopped by the machine (memory, a signal, a crash): a failure
 # that says any of them may go otherwise outside the builder's sandbox, and the solution builds for itself.
 _MAY_GO_OTHERWISE = re.compile(
     r"permission denied|operation not permitted|no such file|not found|cannot (open|find|read)|can't (open|find)"
     r"|(could not|unable to|failed to) (open|find|read)|catastrophic error|fatal error|internal compiler error"
-    r"|memory exhausted|out of memory|" + "|".join(re.escape(words) for words in COMPILER_KILLED),
+    r"|\.gch|precompiled|memory exhausted|out of memory|" + "|".join(re.escape(words) for words in COMPILER_KILLED),
     re.IGNORECASE,
 )
-# What in a source may compile otherwise elsewhere or another time: reading a file without failing when it cannot
-# (``__has_include`` is false in the builder where a file the solution wrote is not readable, and the source may then
-# take another branch to another error), reading one in the assembler's words, or the clock: such sources' failures
-# are never kept as theirs.
-_NOT_THE_KEYS = ("__has_include", "__has_embed", "#embed", "incbin", "__DATE__", "__TIME__")
+# What in the sources (their lines spliced as the preprocessor splices them) may compile otherwise in the solution's
+# own folder, elsewhere or another time: a file read without failing when it cannot (``__has_include`` is false in
+# the builder where the solution's file is not readable, and the source may then take another branch to another
+# error), one in the assembler's words, the file's own name or time (the builder's folder is not the solution's), the
+# clock, and what can build any of these unseen (token pasting, digraphs, trigraphs)...
+_NOT_THE_KEYS = ("__has_include", "__has_embed", "incbin", "__DATE__", "__TIME__", "__TIMESTAMP__", "__FILE__",
+                 "__BASE_FILE__", "__FILE_NAME__", "__builtin_FILE", "##", "%:", "??/")  # fmt: skip
+# ... and the directives that read a file but an include of ``<…>`` (``"x.h"`` is looked for first in the folder of
+# the source, which is the solution's own build folder in its own build, where it may have put one; a macro may name
+# either; ``#embed`` reads one)
+_READS_A_FILE = re.compile(r"#\s*(embed\b|(include|include_next|import)\s*[^<\s])")
+# Flags that name include folders or files (``-I``, ``-iquote``, ``-isystem``, ``-include``, nvcc's ``--include-path``,
+# given alone or through ``-Xcompiler``): they may be relative, and so the solution's own folder in its own build
+_INCLUDE_FLAG = re.compile(r"(^|[\s,=])-{1,2}(I|i|include|pre-include|system-include)")
 # The characters of a failure's message sent to the solution's process (its start, where the first errors are, and
 # its end), within the answer's size (``extension_requests``).
 _MESSAGE_HEAD, _MESSAGE_TAIL = 12_000, 3_000
@@ -268,7 +278,8 @@ def _build(arguments: dict, arch: str, store: pathlib.Path, key: str, deadline: 
                 return {"folder": str(folder), "built": True}
             return {"own": f"the store's folder {folder} is there without the library"}
         if isinstance(said.get("failed"), str) and _failed_in_sources(said["failed"], arguments):
-            return _keep_failure(said["failed"], store, key)
+            # said as from the build's folder ("main.cpp:3:5: error:"): the store's folder is gone once it is kept
+            return _keep_failure(said["failed"].replace(f"{build}{os.sep}", ""), store, key)
         # anything else is the solution's own build to do, which says why in its own words: a file only the solution
         # may read (which compilers word in many ways: "file not found", "cannot find -lfoo"), a compiler killed
         why = said.get("failed") or said.get("refused") or f"ended without a word: {builder.output().stderr}"
@@ -281,14 +292,33 @@ def _failed_in_sources(message: str, arguments: dict) -> bool:
     """Whether torch's message for a failed build in the store (``extension_build``: "Error building extension
     'name': " and the build's output) is an error in the sources, which the solution's own build would meet as it is:
     a compiler's error at a line, and nothing that says a file could not be had or the build was stopped by the
-    machine (``_MAY_GO_OTHERWISE``), from sources that read no file silently nor the clock (``_NOT_THE_KEYS``).
-    Everything the build reads besides the toolchain is in the key, so such a failure is the key's, and is kept."""
-    said = json.dumps(arguments, default=str)  # the sources and the flags
+    machine (``_MAY_GO_OTHERWISE``), from sources that read no file silently, nor their own name, nor the clock
+    (``_NOT_THE_KEYS``), include only ``<…>`` (``_READS_A_FILE``) and are given no include folder or file
+    (``extra_include_paths``, ``_INCLUDE_FLAG``). Everything else such a build reads is the toolchain's and the key's,
+    so its failure is the key's, and is kept. (A miss here costs only the solution that wrote it: its own sources
+    fail where its own build in its own folder would not; no other key's answer changes.)"""
+    texts: list[str] = []
+    for name in ("cpp_sources", "cuda_sources"):
+        texts += _strings(arguments.get(name))
+    flags = [flag for name in ("extra_cflags", "extra_cuda_cflags", "extra_ldflags") for flag in _strings(
+        arguments.get(name))]  # fmt: skip
+    spliced = re.sub(r"\\\r?\n", "", "\n".join(texts + flags))  # "__has_\<newline>include" is __has_include
     return (
         bool(_ERROR_AT_A_LINE.search(message))
         and not _MAY_GO_OTHERWISE.search(message)
-        and not any(words in said for words in _NOT_THE_KEYS)
+        and not any(words in spliced for words in _NOT_THE_KEYS)
+        and not _READS_A_FILE.search(spliced)
+        and not arguments.get("extra_include_paths")
+        and not any(_INCLUDE_FLAG.search(flag) for flag in flags)
     )
+
+
+def _strings(value) -> list[str]:
+    """A ``load_inline`` argument's texts: a text alone, or a list of them (``extension_checks`` let nothing else
+    through)."""
+    if isinstance(value, str):
+        return [value]
+    return [item for item in value or () if isinstance(item, str)]
 
 
 def _keep_failure(message: str, store: pathlib.Path, key: str) -> dict:

@@ -222,9 +222,9 @@ def test_a_failure_that_may_go_otherwise_outside_the_builders_sandbox_is_the_sol
     written = tmp_path / "written"
     written.mkdir()
     (written / "factor.h").write_text("#define FACTOR 2\n")
-    missing = '#include "not_there.h"\nint twice(int a) { return 2 * a; }\n'
-    unreadable = f'#include "{written}/factor.h"\nint twice(int a) {{ return FACTOR * a; }}\n'
-    silent = f'#if __has_include("{written}/factor.h")\n#else\n#error no header\n#endif\n'
+    missing = "#include <not_there.h>\nint twice(int a) { return 2 * a; }\n"
+    unreadable = f"#include <{written}/factor.h>\nint twice(int a) {{ return FACTOR * a; }}\n"
+    silent = f"#if __has_include(<{written}/factor.h>)\n#else\n#error no header\n#endif\n"
     cases = {
         "missing": (missing, {}),
         "unreadable": (unreadable, {"readable_only": readable()}),
@@ -236,6 +236,43 @@ def test_a_failure_that_may_go_otherwise_outside_the_builders_sandbox_is_the_sol
         work.mkdir()
         said = _compiler_says(work, source, **how)
         assert not extension_store._failed_in_sources(said, _arguments(source)), (name, said)
+
+
+@pytest.mark.parametrize(
+    ("source", "flags"),
+    [
+        ('#if __has_\\\ninclude("factor.h")\n#endif\n', {}),  # spliced as the preprocessor splices it
+        ('static_assert(sizeof(__FILE__) > 40, "where");\n', {}),  # the builder's folder is not the solution's
+        ('static_assert(__TIMESTAMP__[18] % 2 == 0, "when");\n', {}),
+        ("#define CAT(a, b) a##b\nconst char *t = CAT(__TI, ME__);\n", {}),  # pasting makes any of them
+        ('#include "factor.h"\n', {}),  # found first in the solution's own folder, in its own build
+        ("#define HEADER <factor.h>\n#  include HEADER\n", {}),
+        ('#embed "data.bin"\n', {}),
+        ("int x;\n", {"extra_cflags": ["-I."]}),
+        ("int x;\n", {"extra_cuda_cflags": ["-Xcompiler", "-Ifactor"]}),
+        ("int x;\n", {"extra_cuda_cflags": ["--include-path=inc"]}),
+        ("int x;\n", {"extra_cflags": ["-include", "factor.h"]}),
+        ("int x;\n", {"extra_include_paths": ["inc"]}),
+    ],
+)
+def test_sources_that_may_compile_otherwise_in_the_solutions_folder_keep_no_failure(tmp_path, source, flags):
+    """Whatever the compiler said, a failure of sources that read a file, their own name or the clock, or that are
+    given include folders, may go otherwise in the solution's own build (an adversarial review, 2026-12-05: a
+    header in the solution's build folder named as a system one, a spliced ``__has_include``, ``__FILE__``)."""
+    said = _compiler_says(tmp_path, "int twice(int a) { return 2 * a }\n")  # an error at a line, nothing else
+    assert extension_store._failed_in_sources(said, _arguments("int x;\n"))
+    assert not extension_store._failed_in_sources(said, {**_arguments(source), **flags}), (source, flags)
+    plain = _request(cpp_sources="#include <torch/extension.h>\n", extra_cflags=["-O3"],
+                     extra_cuda_cflags=["--use_fast_math", "-lineinfo"], extra_ldflags=["-lcublas"])  # fmt: skip
+    assert extension_store._failed_in_sources(said, plain["arguments"])
+
+
+def test_a_precompiled_header_in_the_failure_keeps_it_from_being_the_keys():
+    """The triage's builders have a precompiled header (``CPATH``), an explain has none, and the key leaves it out:
+    a failure that names it (``-Winvalid-pch -Werror``) is not the key's."""
+    said = "Error building extension 'twice': main.cpp:1:10: error: /h/torch.h.gch: not used because ... [-Werror]"
+    assert extension_store._ERROR_AT_A_LINE.search(said)
+    assert not extension_store._failed_in_sources(said, _arguments("int x;\n"))
 
 
 @pytest.mark.skipif(not shutil.which("nvcc"), reason="no nvcc")
