@@ -48,11 +48,7 @@ def main() -> None:
     args = parser.parse_args()
     if find_nvcc() is None:
         sys.exit("no nvcc on this machine")
-    preset = (
-        next(p for p in PRESETS if p.name == args.preset)
-        if isinstance(PRESETS, list | tuple)
-        else (PRESETS[args.preset])
-    )
+    preset = PRESETS[args.preset]
     for index, (variant, kernel, extra) in enumerate(PRESET_PROBES[args.preset]):
         if variant is FP64:
             defines, flags = dict(extra), []
