@@ -91,11 +91,14 @@ def launch_lanes(cubin: pathlib.Path, defines: dict[str, int], call: ConvCall) -
     # persistent blocks, one wave: as many as the SMs hold at the register cap's blocks each
     sms = torch.cuda.get_device_properties(x.device).multi_processor_count
     grid = (min(units, sms * defines["FPA_LANES_MIN_BLOCKS"]), groups * math.ceil(og / ROWS_BN))
-    if units > 2**31 - 1 or grid[1] > 65535:
+    # the kernel's ints: its unit counter steps past units by up to grid.x, a row's pixels past E1 by up to PX
+    if units + grid[0] > 2**31 - 1 or e1 + 32 * tpx > 2**31 - 1 or grid[1] > 65535:
         raise ShapeError(
-            f"the output is too large for one conv_lanes launch ({units} row pieces, at most 2^31−1; "
-            f"{grid[1]} groups × 64-channel tiles, at most 65535)"
+            f"the output is too large for one conv_lanes launch ({units} pieces of {e1}-pixel rows: at most 2^31−1 "
+            f"with a block's steps; {grid[1]} groups × 64-channel tiles, at most 65535)"
         )
+    if view.K > defines["FPA_LANES_MAX_K"]:  # its tables of rows (lanes_unsupported refuses such convs)
+        raise ParameterError(f"conv_lanes takes K ≤ {defines['FPA_LANES_MAX_K']} terms per output, got {view.K}")
     w_t = call.weight.reshape(groups, og, view.K).transpose(1, 2).contiguous()
     kernel = load_kernel(cubin, "conv_lanes", x.device.index)
     args = [*map(device_pointer, (x, w_t, call.bias, call.multiplier, call.out))]
