@@ -15,7 +15,7 @@ from ..errors import ParameterError
 from ..records import safe_text
 from ..run.snapshot import PROBLEM_FILE
 
-__all__ = ["Pair", "discover", "solution_folders"]
+__all__ = ["Pair", "discover", "problem_by_problem", "solution_folders"]
 
 _NOT_SOLUTIONS = ("setup.py", "conftest.py")
 
@@ -126,3 +126,15 @@ def _default_id(solution: pathlib.Path, folder: pathlib.Path) -> str:
 def solution_folders(pairs: list[Pair]) -> frozenset:
     """The folders holding the pairs' solutions: not helpers of a problem whose folder holds them."""
     return frozenset(pair.solution.resolve().parent for pair in pairs)
+
+
+def problem_by_problem(pairs: list[Pair]) -> list[Pair]:
+    """``pairs`` dealt one problem's at a time in turn (each problem's in their order): samples of one problem are
+    the likeliest to share a kernel, which fpa's store builds once (``run.extension_store``), and a sample whose twin
+    is still building waits for it holding a builder; spread apart, the twin has landed by the time the sample's
+    turn comes."""
+    by_problem: dict = {}
+    for pair in pairs:
+        by_problem.setdefault(pair.problem, []).append(pair)
+    turns = list(by_problem.values())
+    return [turn[depth] for depth in range(max(map(len, turns), default=0)) for turn in turns if depth < len(turn)]

@@ -26,7 +26,7 @@ from ..run.extension_store import arch_list
 from ..run.places import EXTENSIONS_OVERRIDE, extensions_folder
 from ..run.snapshot import Given
 from .builds import BUILD_CORES_WITH_HEADER, BUILD_JOBS, BUILDER_BYTES, build_ahead, needs_build
-from .discovery import Pair
+from .discovery import Pair, problem_by_problem
 from .headers import PrecompiledHeader
 from .rows import explain_row, internal_error_row
 
@@ -188,7 +188,7 @@ def _as_finished(
     """(pair, ``run(pair, built, slot)``) for each pair of ``todo`` as it finishes, ``workers`` at a time, each
     worker on its own ``slot`` (0 … workers-1: its GPU). With ``build``, ``builders`` threads first run
     ``build(pair)`` on the pairs whose solution builds an extension (``needs_build``), one problem's in turn
-    (``_problem_by_problem``), and such a pair
+    (``problem_by_problem``), and such a pair
     is run once built (``built`` is what ``build`` gave; None for the others); the other pairs are run at once,
     so the slots work while the builders do.
 
@@ -208,7 +208,7 @@ def _as_finished(
             builds.append(pair)
         else:
             ready.put((pair, None))
-    for pair in _problem_by_problem(builds):
+    for pair in problem_by_problem(builds):
         to_build.put(pair)
     building = len(builds)
 
@@ -244,18 +244,6 @@ def _as_finished(
     start(worker, min(workers, len(todo)))
     for _ in todo:
         yield finished.get()
-
-
-def _problem_by_problem(pairs: list[Pair]) -> list[Pair]:
-    """``pairs`` dealt one problem's at a time in turn (each problem's in their order): samples of one problem are
-    the likeliest to share a kernel, which fpa's store builds once (``run.extension_store``), and a sample whose twin
-    is still building waits for it holding a builder; spread apart, the twin has landed by the time the sample's
-    turn comes."""
-    by_problem: dict = {}
-    for pair in pairs:
-        by_problem.setdefault(pair.problem, []).append(pair)
-    turns = list(by_problem.values())
-    return [turn[depth] for depth in range(max(map(len, turns), default=0)) for turn in turns if depth < len(turn)]
 
 
 def _resolved_device(device: str) -> str:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import pathlib
 import re
@@ -35,11 +36,12 @@ from typing import TYPE_CHECKING
 
 from ..errors import ParameterError, install_hint
 from ..run.places import EXTENSIONS_OVERRIDE
+from .discovery import Pair, problem_by_problem
 
 if TYPE_CHECKING:
     from ..options import ExplainOptions
 
-__all__ = ["as_finished", "cluster", "cluster_device", "cluster_slots", "remote_build", "remote_row"]
+__all__ = ["as_finished", "cluster", "cluster_device", "cluster_slots", "dealt", "remote_build", "remote_row"]
 
 
 @contextlib.contextmanager
@@ -262,17 +264,41 @@ def _build_nodes(ray, device: str) -> list[tuple[str, int, int]]:
     return nodes
 
 
+def dealt(pairs: list[Pair], nodes: list[tuple[str, int, int]]) -> dict[str, list[Pair]]:
+    """The pairs that build, dealt to the nodes (``_build_nodes``: node, explain slots, builds) in proportion to their
+    explain slots, each problem's pairs to one node where they fit: samples of one problem are the likeliest to share a
+    kernel, which fpa's store on that node builds once (``run.extension_store``), where dealt in turn each twin was
+    built on another node unless the nodes share a build cache (``--build-cache``). A problem with more pairs than a
+    slot's share (all pairs over all slots, rounded up) goes in pieces of that share; the pieces, largest first, each
+    to the node then least loaded for its slots (Graham's list scheduling, longest first: with equal slots no node
+    ends more than one piece above the even deal; Graham 1966, 1969). Each node's pairs are taken one problem's at a
+    time in turn (``problem_by_problem``)."""
+    if not nodes:
+        return {}
+    share = max(1, math.ceil(len(pairs) / sum(slots for _, slots, _ in nodes)))
+    by_problem: dict = {}
+    for pair in pairs:
+        by_problem.setdefault(pair.problem, []).append(pair)
+    pieces = [group[i : i + share] for group in by_problem.values() for i in range(0, len(group), share)]
+    queued: dict[str, list[Pair]] = {node: [] for node, _, _ in nodes}
+    for piece in sorted(pieces, key=len, reverse=True):  # stable: equal pieces in the pairs' order
+        node, _, _ = min(nodes, key=lambda n: (len(queued[n[0]]) + len(piece)) / n[1])
+        queued[node] += piece
+    order = {pair.id: index for index, pair in enumerate(pairs)}
+    return {node: problem_by_problem(sorted(mine, key=lambda p: order[p.id])) for node, mine in queued.items()}
+
+
 def as_finished(ray, todo: list, options: ExplainOptions, version: str, given: dict, build_cache: str | None = None):
     """(pair, row) for each pair of ``todo`` as its task finishes under ``options`` (their device resolved against
     the cluster); ``version``: the triage's fp_analysis version, which each node must have; ``given``: each pair's
     snapshot, by id; ``build_cache``: the folder every node builds the solutions' extensions in (``--build-cache``;
     None: each node's own cache), given to each task as ``run.places.EXTENSIONS_OVERRIDE`` (Ray's runtime_env).
 
-    The pairs that build an extension are dealt to the nodes in turn, as many to a node as it has explain slots
-    (``_build_nodes``); each node's builds are submitted as it has room for them, and a pair's explain task once its
-    build task returned, on its node, where the build is and what it was built for (Ray's node affinity; soft: a
-    node that died leaves the explain to another, which builds for itself). The other pairs' explain tasks are
-    submitted at once, anywhere (Ray queues them)."""
+    The pairs that build an extension are dealt to the nodes in proportion to their explain slots, a problem's
+    pairs together (``dealt``); each node's builds are submitted as it has room for them, and a pair's explain task
+    once its build task returned, on its node, where the build is and what it was built for (Ray's node affinity;
+    soft: a node that died leaves the explain to another, which builds for itself). The other pairs' explain tasks
+    are submitted at once, anywhere (Ray queues them)."""
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     from ..errors import UserCodeError
@@ -286,8 +312,8 @@ def as_finished(ray, todo: list, options: ExplainOptions, version: str, given: d
     checks = options.to_json()
     payloads = {pair.id: ray.put(_payload(pair, given[pair.id], version)) for pair in todo}
     nodes = _build_nodes(ray, options.device)
-    turns = [node for node, slots, _ in nodes for _ in range(slots)]
-    queued = {node: [] for node, _, _ in nodes}
+    to_build = [pair for pair in todo if nodes and needs_build(pair.solution)]
+    queued = dealt(to_build, nodes)
     room = {node: builds for node, _, builds in nodes}
     pending = {}  # a task's ref: (pair, its node, whether it is the pair's build)
 
@@ -300,12 +326,9 @@ def as_finished(ray, todo: list, options: ExplainOptions, version: str, given: d
             room[node] -= 1
             pending[build.options(**on(node)).remote(payloads[pair.id], checks)] = (pair, node, True)
 
-    dealt = 0
+    building = {pair.id for pair in to_build}
     for pair in todo:
-        if turns and needs_build(pair.solution):
-            queued[turns[dealt % len(turns)]].append(pair)
-            dealt += 1
-        else:
+        if pair.id not in building:
             pending[explain.remote(payloads[pair.id], checks)] = (pair, None, False)
     for node in queued:
         submit_builds(node)

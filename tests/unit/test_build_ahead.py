@@ -105,3 +105,33 @@ def test_a_builds_failure_stands_only_where_it_is_the_solutions_own(message, fat
     failure = UserCodeError(message, side="solution", where="importing solution.py", fate=fate)
     assert builds._stands(failure, solution, gpu_seen) is stands
     assert builds._stands(InternalError("ours"), solution, gpu_seen) is False
+
+
+def _pairs(samples: dict[str, int]) -> list:
+    """Pairs of problems named in ``samples``, that many samples each, in the order a triage lists them."""
+    import pathlib
+
+    from fp_analysis.triage.discovery import Pair
+
+    return [Pair(f"{problem}/{i}", pathlib.Path(f"{problem}.py"), pathlib.Path(f"{problem}_{i}.py"))
+            for problem, count in samples.items() for i in range(count)]  # fmt: skip
+
+
+def test_a_problems_samples_build_on_one_node_so_that_their_twins_share_its_store():
+    """Dealt in turn, the 5 samples of a problem went to 4 nodes, and each twin built again (without a shared build
+    cache); now each problem's go together, and the nodes' loads stay within one problem of even."""
+    pairs = _pairs({f"p{i}": 5 for i in range(40)})
+    queued = triage_ray.dealt(pairs, [(f"node{i}", 8, 10) for i in range(4)])
+    where = {pair.problem: node for node, mine in queued.items() for pair in mine}
+    assert all(where[pair.problem] == node for node, mine in queued.items() for pair in mine)  # a problem: one node
+    assert sorted(map(len, queued.values())) == [50, 50, 50, 50]
+    assert sorted(pair.id for mine in queued.values() for pair in mine) == sorted(pair.id for pair in pairs)
+    first = queued["node0"][:3]  # each node's taken one problem's at a time in turn: twins apart in time
+    assert len({pair.problem for pair in first}) == 3
+
+
+def test_a_problem_with_more_samples_than_a_slots_share_is_spread_in_proportion_to_the_slots():
+    pairs = _pairs({"big": 90, "small": 6})
+    queued = triage_ray.dealt(pairs, [("a", 1, 2), ("b", 2, 2)])
+    assert {node: len(mine) for node, mine in queued.items()} == {"a": 32, "b": 64}  # a slot's share: 32
+    assert triage_ray.dealt(pairs, []) == {}
