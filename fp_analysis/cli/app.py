@@ -26,7 +26,7 @@ from typer.core import TyperGroup
 from .. import records
 from ..errors import ExitCode, FpaError, UserCodeError
 from ..run.interrupts import kept_signal_handlers
-from . import bench, explain, fuzz, orders, report, tolerance, triage
+from . import bench, cache, explain, fuzz, orders, report, tolerance, triage
 from .console import err, printable, shown
 from .worker import print_worker
 
@@ -114,6 +114,7 @@ for _command in (
     triage.triage,
     fuzz.fuzz,
     bench.bench,
+    cache.cache,
 ):
     # each paragraph of the docstring one line, which the help then wraps to the terminal (a docstring's own line
     # breaks would show as they are, mid-sentence)

@@ -137,12 +137,20 @@ def _known(folder: pathlib.Path, name: str, failure: pathlib.Path) -> dict | Non
     """What the store holds for a key: its library's folder, or the failure of its sources kept (``_keep_failure``);
     None where it holds neither."""
     if (folder / f"{name}.so").is_file():
+        _used(folder)
         return {"folder": str(folder), "built": False}
     with contextlib.suppress(OSError, ValueError):
         message = json.loads(failure.read_text())["failed"]
         if isinstance(message, str):
+            _used(failure)
             return {"failed": message}
     return None
+
+
+def _used(entry: pathlib.Path) -> None:
+    """Mark an entry used now (its modification time): ``caches.prune`` removes those unused for a while."""
+    with contextlib.suppress(OSError):
+        os.utime(entry)
 
 
 def kind_of(answered: dict) -> str:

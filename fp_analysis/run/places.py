@@ -87,6 +87,8 @@ def solution_folders(tmp: str, sources: dict | None, name: str) -> dict[str, str
            "PYTORCH_KERNEL_CACHE_PATH": str(folder / "torch_kernels")}  # fmt: skip
     extensions = str(folder / "extensions") if sources is None else extensions_folder(sources, name)
     env["TORCH_EXTENSIONS_DIR"] = extensions
+    with contextlib.suppress(OSError):  # used now: ``caches.prune`` removes folders unused for a while
+        os.utime(extensions)
     # fpa's own kernels, where a solution builds them (``fpa_kernels``): in its extensions folder, the one place
     # beside its temporary folder it may write, so they are built once per solution and no other process reads them
     env["FPA_KERNEL_CACHE"] = str(pathlib.Path(extensions) / "fpa_kernels")

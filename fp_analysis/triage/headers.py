@@ -194,6 +194,8 @@ def _made(started) -> tuple[str | None, str]:
     try:
         if not target.is_file():
             _make(target, started)
+        with contextlib.suppress(OSError):  # used now: ``run.caches.prune`` removes headers unused for a while
+            os.utime(folder)
         why = _unused(folder, started)
     except _Stopped as stopped:
         return None, f"not made: {stopped}"
