@@ -62,17 +62,17 @@ while [ $# -gt 0 ]; do
               ${TRIAGE_RUNS:-} > "$out/triage.log" 2>&1 || echo "triage: exit $?"
             grep -v "^  ok " "$out/triage.log" | tail -40; shift 2 ;;
     storecheck) # fpa's store of builds on the GPU host: a correct pair (compiled in the store), another sample of the
-                # same kernel (found: no compile) and a compile error (the store's build fails: the solution's own), each
-                # explained from a cold cache, timed, with what the store holds after
+                # same kernel (found: no compile) and a compile error twice (kept as its key's: the second compiles
+                # nothing), each explained from a cold cache, timed, with what the store holds after
                 python3 experiments/triage_gpu_pairs.py /tmp/storecheck > /dev/null
-                for s in conv_relu/correct conv_relu/correct_resampled dilated_gelu/compile_error; do
+                for s in conv_relu/correct conv_relu/correct_resampled dilated_gelu/compile_error dilated_gelu/compile_error; do
                   XDG_CACHE_HOME=/tmp/storecheck-cache /usr/bin/time -f "$s: %e s" python3 -m fp_analysis explain \
                     --problem "/tmp/storecheck/$(dirname $s)/problem.py" --solution "/tmp/storecheck/$s.py" --device cuda \
                     --json --no-store > /tmp/storecheck.json 2> /tmp/storecheck.err || true
                   tail -1 /tmp/storecheck.err
                   python3 -c "import json; d = json.load(open('/tmp/storecheck.json')); print(' ', d.get('verdict'), (d.get('error') or {}).get('message', '')[:300])"
                 done
-                find /tmp/storecheck-cache/fp_analysis/extensions -name "*.so" | sed 's|^|  |'; shift ;;
+                find /tmp/storecheck-cache/fp_analysis/extensions -name "*.so" -o -name "*.failed" | sed 's|^|  |'; shift ;;
     buildbench) # a load_inline extension's two compile units, each timed, with and without the builders' precompiled
                 # torch/extension.h (is it used by this torch? is main.o the same bytes?)
                 XDG_CACHE_HOME=/tmp/fpa_build_cache python3 experiments/bench_build_memory.py --repeats 1 --precompiled \
