@@ -34,12 +34,16 @@ def cache(
     from ..run.caches import prune as prune_caches
     from ..run.caches import summaries
 
-    removed = None
-    if prune is not None:
-        if isinstance(prune, bool) or not (math.isfinite(prune) and 0 <= prune <= _DAYS_MAX):
-            raise ParameterError(f"Got --prune {prune!r}, but it must be a number of days >= 0 and <= {_DAYS_MAX:g}.")
-        removed = prune_caches(prune * 86400.0)
-    listed = summaries()
+    if prune is not None and (isinstance(prune, bool) or not (math.isfinite(prune) and 0 <= prune <= _DAYS_MAX)):
+        raise ParameterError(f"Got --prune {prune!r}, but it must be a number of days >= 0 and <= {_DAYS_MAX:g}.")
+    try:
+        removed = None if prune is None else prune_caches(prune * 86400.0)
+        listed = summaries()
+    except OSError as error:  # a cache's folder that cannot be made or read: where the variables put it
+        raise ParameterError(
+            f"fpa's caches cannot be read: {error.strerror}: {error.filename} (XDG_CACHE_HOME, FPA_EXTENSIONS_CACHE, "
+            "FPA_KERNEL_CACHE and FPA_HYPOTHESIS_DB say where they are)"
+        ) from None
     work_done()
     if as_json:
         said = {"caches": [summary.to_dict() for summary in listed]}

@@ -104,3 +104,10 @@ def test_fpa_cache_lists_the_caches_and_prunes_with_a_checked_age(cache_root):
     for bad in ("-1", "nan", "inf"):
         refused = fpa("cache", "--prune", bad)
         assert refused.code == 2 and "--prune" in refused.stderr, (bad, refused.stderr)
+
+
+def test_a_cache_folder_that_cannot_be_made_is_a_clear_error(tmp_path, monkeypatch):
+    (tmp_path / "a_file").write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a_file"))
+    refused = fpa("cache")
+    assert refused.code == 2 and "fpa's caches cannot be read: Not a directory" in refused.stderr, refused.stderr
