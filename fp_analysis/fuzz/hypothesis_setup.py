@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from ..run.places import cache_dir
+from ..run.places import HYPOTHESIS_OVERRIDE, cache_dir
 
 __all__ = ["example_database", "files_in_cache", "search_settings"]
 
@@ -18,7 +18,7 @@ __all__ = ["example_database", "files_in_cache", "search_settings"]
 def example_database(*key: str) -> DirectoryBasedExampleDatabase:
     """Return the persistent example database of the target ``key`` names: one folder per fuzzed target, so targets
     never replay each other's."""
-    root = cache_dir("hypothesis", override="FPA_HYPOTHESIS_DB")
+    root = cache_dir("hypothesis", override=HYPOTHESIS_OVERRIDE)
     digest = hashlib.sha256("\0".join(key).encode()).hexdigest()[:16]
     return DirectoryBasedExampleDatabase(str(root / digest))
 
@@ -27,7 +27,7 @@ def example_database(*key: str) -> DirectoryBasedExampleDatabase:
 def files_in_cache():
     """Keep Hypothesis's own files (character tables, constants) under the cache directory, not in
     ``./.hypothesis``, while the context lasts."""
-    set_hypothesis_home_dir(cache_dir("hypothesis", override="FPA_HYPOTHESIS_DB") / "home")
+    set_hypothesis_home_dir(cache_dir("hypothesis", override=HYPOTHESIS_OVERRIDE) / "home")
     try:
         yield
     finally:

@@ -16,14 +16,13 @@ not a cache.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import pathlib
 import time
 from dataclasses import dataclass
 
 from . import places
-from .extension_store import STORE_FOLDER, store_folder
+from .extension_store import STORE_FOLDER, key_locked, store_folder
 
 __all__ = ["CacheSummary", "Removed", "prune", "summaries"]
 
@@ -113,7 +112,7 @@ def _folder(name: str) -> pathlib.Path:
 
         return cache_dir()
     if name == "hypothesis":
-        return places.cache_dir("hypothesis", "FPA_HYPOTHESIS_DB")
+        return places.cache_dir("hypothesis", places.HYPOTHESIS_OVERRIDE)
     return places.cache_dir(name)
 
 
@@ -165,17 +164,8 @@ def _unused(name: str, entry: pathlib.Path):
     if name != "store" or entry.name.startswith(".building-"):
         yield True
         return
-    key = entry.name.removesuffix(".failed")
-    with open(entry.parent / f".{key}.lock", "a") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with key_locked(entry.parent, entry.name.removesuffix(".failed"), deadline=0.0) as held:
+        yield held
 
 
 def _remove(entry: pathlib.Path) -> None:

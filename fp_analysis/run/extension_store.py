@@ -46,6 +46,7 @@ __all__ = [
     "answer",
     "arch_list",
     "build_seconds",
+    "key_locked",
     "kind_of",
     "store_folder",
 ]
@@ -124,7 +125,7 @@ def answer(request, deadline: float) -> dict:
     folder, failure = store / key, store / f"{key}.failed"
     known = _known(folder, arguments["name"], failure)
     if known is None:
-        with _locked(store / f".{key}.lock", deadline) as held:
+        with key_locked(store, key, deadline) as held:
             if not held:
                 return {"own": "another build of the same arguments did not end in time"}
             known = _known(folder, arguments["name"], failure)  # built while this call waited
@@ -236,10 +237,11 @@ def _variables() -> dict:
 
 
 @contextlib.contextmanager
-def _locked(path: pathlib.Path, deadline: float):
-    """Hold ``path``'s lock (``flock``: builders of one machine, or of hosts sharing a folder that supports it) until
-    the block ends; yields whether it was had before ``deadline``."""
-    with open(path, "a") as lock:
+def key_locked(store: pathlib.Path, key: str, deadline: float):
+    """Hold ``key``'s lock in ``store`` (``.KEY.lock``, ``flock``: builders of one machine, or of hosts sharing a
+    folder that supports it) until the block ends; yields whether it was had before ``deadline`` (a deadline passed:
+    tried once, without waiting; ``caches.prune``)."""
+    with open(store / f".{key}.lock", "a") as lock:
         while True:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -21,6 +21,7 @@ import tempfile
 
 __all__ = [
     "EXTENSIONS_OVERRIDE",
+    "HYPOTHESIS_OVERRIDE",
     "cache_dir",
     "extensions_folder",
     "remove_batons",
@@ -32,6 +33,8 @@ __all__ = [
 
 # The variable that moves the solutions' extension builds (``extensions_folder``) out of this machine's cache.
 EXTENSIONS_OVERRIDE = "FPA_EXTENSIONS_CACHE"
+# The variable that moves ``fpa fuzz``'s example database (``fuzz.hypothesis_setup``).
+HYPOTHESIS_OVERRIDE = "FPA_HYPOTHESIS_DB"
 
 
 def remove_folder(folder: str | os.PathLike) -> None:
