@@ -26,6 +26,7 @@ from typer.core import TyperGroup
 from .. import records
 from ..errors import ExitCode, FpaError, UserCodeError
 from ..run.interrupts import kept_signal_handlers
+from ..run.places import place_kernels
 from . import bench, cache, explain, fuzz, orders, report, tolerance, triage
 from .console import err, printable, shown
 from .worker import print_worker
@@ -71,6 +72,7 @@ class _Group(TyperGroup):
         return code
 
     def _run(self, argv, prog_name, complete_var, as_json: bool, **extra) -> int:
+        place_kernels()  # every command's kernels, and what ``fpa cache`` lists, in the cache home it was given
         try:
             code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
             if code == ExitCode.INTERRUPTED:  # typer turns Ctrl-C (and our SIGTERM) into this code

@@ -23,7 +23,8 @@ def cache(
         typer.Option(
             metavar="DAYS",
             help="remove the builds (fpa's store, the solutions' own, kernels, precompiled headers) not used for more "
-            "than DAYS days; 0 removes every one not in use now (do not run while a triage runs)",
+            "than DAYS days; 0 removes every one not in use now (a triage running meanwhile makes again what it "
+            "built ahead)",
         ),
     ] = None,
     as_json: AsJson = False,

@@ -3,14 +3,17 @@
 Builds are kept so that no run builds twice (``extension_store``: a ``load_inline`` build per key, a compile error
 per key; ``places.extensions_folder``: a solution's own builds; ``fpa_kernels.build``: the kernels' cubins;
 ``triage.headers``: the builders' precompiled header), and nothing removes them on its own: a triage of every
-KernelBench problem's samples leaves gigabytes. An entry's last use is its modification time: the store touches a
-build or a kept failure whenever it answers with it, a solution's own folder is touched whenever a solution is
-given it, a precompiled header whenever a triage uses it; a cubin is written when made (and rebuilt in seconds).
-Removing is safe beside running work for what that work does not hold: a store entry only under its key's lock (not
-while it builds), a solution's folder only without torch's ``lock`` in it (not while it builds), every entry first
-renamed away (a reader finds all of it or none). The Hypothesis database (the examples ``fpa fuzz`` found, replayed
-first on its next run) and fpa's error reports are listed, never pruned; the journal of files being put back is
-not a cache.
+KernelBench problem's samples leaves gigabytes. An entry's last use is its status-change time (ctime), not its
+modification time, which any process may set to any day (``utime``: a solution could age another's build into the
+next prune, or pin its own for ever): the store touches a build or a kept failure whenever it answers with it, a
+solution's own folder is touched whenever a solution is given it, a precompiled header whenever a triage uses it; a
+cubin is written when made (and rebuilt in seconds). Removing is safe beside running work for what that work does not
+hold: a store entry only under its key's lock (not while it builds), a solution's folder only under its lock of use
+(``places.hold_in_use``: not while a job runs the solution, nor while a builder imports it), a half-made store build
+only once it is older than any build (``extension_store.stale_builds``), each last use read again under the lock, and
+every entry first renamed away (a reader finds all of it or none). The Hypothesis database (the examples ``fpa fuzz``
+found, replayed first on its next run) and fpa's error reports are listed, never pruned; the journal of files being
+put back is not a cache.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import time
 from dataclasses import dataclass
 
 from . import places
-from .extension_store import STORE_FOLDER, key_locked, store_folder
+from .extension_store import STORE_FOLDER, key_locked, stale_builds, store_folder
 
 __all__ = ["CacheSummary", "Removed", "prune", "summaries"]
 
@@ -81,7 +84,8 @@ def summaries() -> list[CacheSummary]:
 
 def prune(older_than_s: float, now: float | None = None) -> Removed:
     """Remove the entries of the pruned caches (the builds: ``_PRUNED``) last used more than ``older_than_s`` seconds
-    ago (0: every one not in use). Stale half-made store builds (``.building-*``) of that age go too."""
+    before ``now`` (0: every one not in use). Half-made store builds older than any build (their worker killed) go
+    too."""
     cutoff = (time.time() if now is None else now) - older_than_s
     entries, freed, busy = {}, {}, 0
     for name in _PRUNED:
@@ -89,16 +93,18 @@ def prune(older_than_s: float, now: float | None = None) -> Removed:
         entries[name] = freed[name] = 0
         old = [entry for entry in _entries(name, folder) if _last_use(entry) <= cutoff]
         if name == "store":
-            old += [entry for entry in folder.glob(".building-*") if _last_use(entry) <= cutoff]
+            old += stale_builds(folder)
         for entry in old:
             size = _bytes(entry)
             with _unused(name, entry) as free:
                 if not free:
                     busy += 1
                     continue
-                _remove(entry)
-            entries[name] += 1
-            freed[name] += size
+                gone = _renamed_away(entry, cutoff)  # its last use read again: it may have been used meanwhile
+            if gone is not None:
+                _delete(gone)
+                entries[name] += 1
+                freed[name] += size
     return Removed(entries, freed, busy)
 
 
@@ -134,32 +140,50 @@ def _entries(name: str, folder: pathlib.Path) -> list[pathlib.Path]:
 
 
 def _last_use(entry: pathlib.Path) -> float:
+    """When ``entry`` was last used: its status-change time (a touch sets it to now; nothing sets it back)."""
     with contextlib.suppress(OSError):
-        return entry.lstat().st_mtime
+        return entry.lstat().st_ctime
     return 0.0
 
 
 def _bytes(entry: pathlib.Path) -> int:
-    """The bytes an entry's files take (links not followed)."""
+    """The bytes an entry's files take, at any depth (a solution may nest folders in its own build folder deeper than
+    a recursive walk goes: ``os.walk`` recurses up to Python 3.12), no link followed (each folder opened with
+    ``O_NOFOLLOW``: one swapped for a link after it was listed is not entered)."""
     if not entry.is_dir() or entry.is_symlink():
         with contextlib.suppress(OSError):
             return entry.lstat().st_size
         return 0
-    total = 0
-    for root, _, files in os.walk(entry):
-        for file in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(root, file)).st_size
+    total, folders = 0, [str(entry)]
+    while folders:
+        folder = folders.pop()
+        try:
+            descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            with os.scandir(descriptor) as children:
+                for child in children:
+                    with contextlib.suppress(OSError):
+                        if child.is_dir(follow_symlinks=False):
+                            folders.append(os.path.join(folder, child.name))
+                        else:
+                            total += child.stat(follow_symlinks=False).st_size
+        except OSError:
+            pass
+        finally:
+            os.close(descriptor)
     return total
 
 
 @contextlib.contextmanager
 def _unused(name: str, entry: pathlib.Path):
-    """Yield whether ``entry`` may be removed now, holding what keeps a build from starting on it meanwhile: a store
-    entry's key lock (``extension_store``'s ``.KEY.lock``, taken without waiting), or for a solution's folder,
-    torch's ``lock`` files being absent (one is in an extension's folder while torch builds it)."""
+    """Yield whether ``entry`` may be removed now, holding what keeps work from starting on it meanwhile, taken
+    without waiting: a store entry's key lock (``extension_store``'s ``.KEY.lock``), a solution's folder's lock of
+    use (``places.hold_in_use``, which every job and builder running the solution holds shared)."""
     if name == "own":
-        yield not any(entry.glob("*/lock"))  # torch's, in the extension's build folder, while it builds
+        with places.unused(entry) as held:
+            yield held
         return
     if name != "store" or entry.name.startswith(".building-"):
         yield True
@@ -168,13 +192,20 @@ def _unused(name: str, entry: pathlib.Path):
         yield held
 
 
-def _remove(entry: pathlib.Path) -> None:
-    """Rename ``entry`` away first (a reader finds it whole or not at all), then remove it."""
+def _renamed_away(entry: pathlib.Path, cutoff: float) -> pathlib.Path | None:
+    """Rename ``entry`` away (a reader finds it whole or not at all) where it was last used by ``cutoff`` (a half-made
+    build: older than any build) and is still there; the new name, else None."""
+    if not entry.name.startswith(".building-") and _last_use(entry) > cutoff:
+        return None
     gone = entry.with_name(f".pruned-{entry.name}-{os.getpid()}")
     try:
         os.rename(entry, gone)
     except OSError:
-        return  # removed meanwhile
+        return None  # removed meanwhile
+    return gone
+
+
+def _delete(gone: pathlib.Path) -> None:
     if gone.is_dir() and not gone.is_symlink():
         places.remove_folder(gone)
     else:

@@ -95,6 +95,7 @@ class CandidateProcess:
         self.tmp = tempfile.mkdtemp(prefix="solution-tmp-", dir=folder)
         folders = places.solution_folders(self.tmp, sources, _snapshot_name(solution))
         self.builds = pathlib.Path(folders["TORCH_EXTENSIONS_DIR"])
+        self.in_use = places.hold_in_use(self.builds)  # ``fpa cache --prune`` leaves it while this job runs
         try:
             self.child = ChildProcess(
                 "candidate",
@@ -142,6 +143,8 @@ class CandidateProcess:
         places.remove_folder(self.tmp)
         if self.interrupted:
             places.remove_batons(self.builds, self.started_at)
+        if self.in_use is not None:
+            self.in_use.close()
 
     def loaded(self) -> list[str]:
         """Wait for the solution's import; returns the notes on torch switches its import changed.
@@ -443,9 +446,10 @@ def serve(solution: str, fd: int | str) -> None:
         sys.modules["numba"].core.config.reload_config()  # NUMBA_CACHE_DIR is this process's
     confined = None
     if os.environ.get(SANDBOX_ENV) != "0":
-        if os.environ.get(_CUDA_ENV) == "1" and torch.cuda.is_available():
+        gpu = os.environ.get(_CUDA_ENV) == "1"
+        if gpu and torch.cuda.is_available():
             torch.cuda.init()  # CUDA's driver starts with what the sandbox would refuse it (error 304 on the H200)
-        confined = hardening.sandbox(places.solution_writable())  # before user code: what it writes, whom it signals
+        confined = hardening.sandbox(places.solution_writable(gpu))  # before user code: what it writes, whom it signals
         hardening.no_mode_changes()  # nor change a file's mode or owner, which Landlock does not cover
         hardening.no_internet_sockets()  # nor reach the network, over MPTCP or UDP either
 

@@ -68,7 +68,12 @@ def interpose(sock: socket.socket, seq: Callable[[], int | None]) -> threading.L
                 return own(*args, **kwargs)
             said = wire.receive(sock, limits=_ANSWER).body
         if isinstance(said.get("folder"), str):
-            return _imported(arguments["name"], said["folder"])
+            try:
+                return _imported(arguments["name"], said["folder"])
+            except ImportError:
+                if os.path.exists(_library(arguments["name"], said["folder"])):
+                    raise
+            return own(*args, **kwargs)  # pruned from the store since it answered (``fpa cache --prune``)
         if isinstance(said.get("failed"), str):  # the sources do not compile: torch's own exception and words
             raise RuntimeError(said["failed"])
         return own(*args, **kwargs)
@@ -80,7 +85,11 @@ def interpose(sock: socket.socket, seq: Callable[[], int | None]) -> threading.L
 def _imported(name: str, folder: str):
     """The library ``name`` built in ``folder``, imported as torch's build imports it (a module not put in
     ``sys.modules``)."""
-    spec = importlib.util.spec_from_file_location(name, os.path.join(folder, f"{name}.so"))
+    spec = importlib.util.spec_from_file_location(name, _library(name, folder))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _library(name: str, folder: str) -> str:
+    return os.path.join(folder, f"{name}.so")

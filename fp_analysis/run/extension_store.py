@@ -34,6 +34,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
 
 from . import places
 from .extension_checks import BUILD_ENVIRONMENT, DEFAULTS, not_shared
@@ -48,6 +49,7 @@ __all__ = [
     "build_seconds",
     "key_locked",
     "kind_of",
+    "stale_builds",
     "store_folder",
 ]
 
@@ -66,6 +68,9 @@ _FORMAT = 2  # 2: failures in the sources kept (``_failed_in_sources``)
 BUILD_S = 600.0
 # Seconds after which a folder a build left half made (its worker killed) is removed by the next build.
 _STALE_S = 24 * 3600.0
+# Seconds a request waits for a key's lock while no build of the key is under way (``key_locked``): longer than a
+# builder holds it between taking it and making its folder, or between removing that folder and letting it go.
+_NO_BUILD_S = 3.0
 # A compiler's error at a line of a source (gcc and clang: "main.cpp:3:5: error:"; nvcc's front end: "main.cu(3):
 # error:"): what a failure kept as the sources' must show.
 _ERROR_AT_A_LINE = re.compile(r":\d+:\d+: error:|\(\d+\): error")
@@ -125,11 +130,11 @@ def answer(request, deadline: float) -> dict:
     folder, failure = store / key, store / f"{key}.failed"
     known = _known(folder, arguments["name"], failure)
     if known is None:
-        with key_locked(store, key, deadline) as held:
-            if not held:
-                return {"own": "another build of the same arguments did not end in time"}
+        with key_locked(store, key, deadline, building=lambda: _building(store, key)) as held:
             known = _known(folder, arguments["name"], failure)  # built while this call waited
-            if known is None:
+            if known is None and not held and _building(store, key):
+                return {"own": "another build of the same arguments did not end in time"}
+            if known is None:  # held; or held by a process that builds nothing (a solution may lock any key's file)
                 known = _build(arguments, arch, store, key, deadline)
     return {**known, "seconds": time.monotonic() - start}
 
@@ -149,7 +154,8 @@ def _known(folder: pathlib.Path, name: str, failure: pathlib.Path) -> dict | Non
 
 
 def _used(entry: pathlib.Path) -> None:
-    """Mark an entry used now (its modification time): ``caches.prune`` removes those unused for a while."""
+    """Mark an entry used now (touched: its status-change time is now, ``caches.prune``'s last use, which no
+    process can set back): ``caches.prune`` removes those unused for a while."""
     with contextlib.suppress(OSError):
         os.utime(entry)
 
@@ -237,17 +243,23 @@ def _variables() -> dict:
 
 
 @contextlib.contextmanager
-def key_locked(store: pathlib.Path, key: str, deadline: float):
+def key_locked(store: pathlib.Path, key: str, deadline: float, building: Callable[[], bool] | None = None):
     """Hold ``key``'s lock in ``store`` (``.KEY.lock``, ``flock``: builders of one machine, or of hosts sharing a
     folder that supports it) until the block ends; yields whether it was had before ``deadline`` (a deadline passed:
-    tried once, without waiting; ``caches.prune``)."""
+    tried once, without waiting; ``caches.prune``). With ``building`` (whether a build of the key is under way), the
+    wait also ends once none has been for ``_NO_BUILD_S``: a lock is no proof of a build, as any process that may
+    read the file may lock it (``flock`` asks no more), a solution's too."""
+    idle_since = None
     with open(store / f".{key}.lock", "a") as lock:
         while True:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
-                if time.monotonic() >= deadline:
+                now = time.monotonic()
+                if building is not None:
+                    idle_since = None if building() else (idle_since or now)
+                if now >= deadline or (idle_since is not None and now - idle_since >= _NO_BUILD_S):
                     yield False
                     return
                 time.sleep(0.2)
@@ -263,8 +275,9 @@ def _build(arguments: dict, arch: str, store: pathlib.Path, key: str, deadline: 
     from .children import ChildProcess
 
     folder = store / key
-    _remove_stale(store)
-    work = pathlib.Path(tempfile.mkdtemp(prefix=".building-", dir=store))
+    for stale in stale_builds(store):
+        places.remove_folder(stale)
+    work = pathlib.Path(tempfile.mkdtemp(prefix=f".building-{key}-", dir=store))
     try:
         build, tmp, result = work / "build", work / "tmp", work / "result.json"
         build.mkdir()
@@ -310,6 +323,8 @@ def _failed_in_sources(message: str, arguments: dict) -> bool:
     texts: list[str] = []
     for name in ("cpp_sources", "cuda_sources"):
         texts += _strings(arguments.get(name))
+    functions = arguments.get("functions")  # torch writes their names and docstrings into main.cpp as they are
+    texts += [*functions, *functions.values()] if isinstance(functions, dict) else _strings(functions)
     flags = [flag for name in ("extra_cflags", "extra_cuda_cflags", "extra_ldflags") for flag in _strings(
         arguments.get(name))]  # fmt: skip
     spliced = re.sub(r"\\\r?\n", "", "\n".join(texts + flags))  # "__has_\<newline>include" is __has_include
@@ -356,10 +371,17 @@ def _said(result: pathlib.Path) -> dict:
     return {}
 
 
-def _remove_stale(store: pathlib.Path) -> None:
-    """Remove folders of builds whose worker was killed mid-build (older than any build could take)."""
-    now = time.time()
-    for stale in store.glob(".building-*"):
+def _building(store: pathlib.Path, key: str) -> bool:
+    """Whether a build of ``key`` is under way in ``store`` (its folder, ``_build``'s, which no solution may make)."""
+    return any(store.glob(f".building-{key}-*"))
+
+
+def stale_builds(store: pathlib.Path) -> list[pathlib.Path]:
+    """The folders of builds whose worker was killed mid-build: older than any build could take, by their status-change
+    time (not their modification time, which any process may set back: ``utime``)."""
+    now, stale = time.time(), []
+    for folder in store.glob(".building-*"):
         with contextlib.suppress(OSError):
-            if now - stale.stat().st_ctime > _STALE_S:  # not its mtime, which any process may set back (utime)
-                places.remove_folder(stale)
+            if now - folder.lstat().st_ctime > _STALE_S:
+                stale.append(folder)
+    return stale

@@ -217,9 +217,9 @@ def sandbox(writable, readable=None) -> Sandbox | None:
         return None
     allowed = []
     try:
-        for folder in writable:
-            if _allow(libc, ruleset, folder, writes | reads, directory=True):
-                allowed.append(str(folder))
+        for place in writable:
+            if _allow(libc, ruleset, place, writes | reads, directory=os.path.isdir(place)):
+                allowed.append(str(place))
         for place in readable or ():
             _allow(libc, ruleset, place, reads, directory=os.path.isdir(place))
         libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # what restricting oneself without privileges requires

@@ -9,6 +9,7 @@ solutions' extension builds to a folder every node of a cluster mounts, for one 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import hashlib
 import json
@@ -18,23 +19,42 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import time
 
 __all__ = [
     "EXTENSIONS_OVERRIDE",
     "HYPOTHESIS_OVERRIDE",
     "cache_dir",
     "extensions_folder",
+    "hold_in_use",
+    "place_kernels",
     "remove_batons",
     "remove_folder",
     "solution_folders",
     "solution_writable",
     "toolchain",
+    "unused",
 ]
 
 # The variable that moves the solutions' extension builds (``extensions_folder``) out of this machine's cache.
 EXTENSIONS_OVERRIDE = "FPA_EXTENSIONS_CACHE"
 # The variable that moves ``fpa fuzz``'s example database (``fuzz.hypothesis_setup``).
 HYPOTHESIS_OVERRIDE = "FPA_HYPOTHESIS_DB"
+# The variable that moves fpa's built kernels (``fpa_kernels.build.cache_dir``, which reads only it).
+KERNELS_OVERRIDE = "FPA_KERNEL_CACHE"
+# The names in /dev of GPUs' device files (NVIDIA's driver: nvidia0…, nvidiactl, nvidia-uvm, nvidia-caps/; DRM: dri/)
+_GPU_DEVICES = ("nvidia", "dri")
+_DEVICES_FOLDER = "/dev"
+# Seconds a job waits to mark its solution's folder in use (``hold_in_use``): a prune renames it away in a moment.
+_IN_USE_WAIT_S = 2.0
+
+
+def place_kernels() -> None:
+    """Put fpa's built kernels in this cache root too where ``$XDG_CACHE_HOME`` moves it (``fpa_kernels``, a lower
+    layer, reads only ``KERNELS_OVERRIDE``): for this process and every process it starts, so that ``fpa cache``
+    lists and prunes the folder the kernels are built in, and no other."""
+    if not os.environ.get(KERNELS_OVERRIDE) and os.environ.get("XDG_CACHE_HOME"):
+        os.environ[KERNELS_OVERRIDE] = str(_cache_path("kernels"))  # made where used (a command may not need it)
 
 
 def remove_folder(folder: str | os.PathLike) -> None:
@@ -53,14 +73,17 @@ def remove_folder(folder: str | os.PathLike) -> None:
 
 def cache_dir(name: str, override: str | None = None) -> pathlib.Path:
     """Return the cache folder ``name`` (created), or ``$override`` where that variable is set and non-empty."""
-    moved = os.environ.get(override) if override else None
-    if moved:
-        path = pathlib.Path(moved).expanduser()
-    else:
-        root = os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
-        path = pathlib.Path(root).expanduser() / "fp_analysis" / name
+    path = _cache_path(name, override)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def _cache_path(name: str, override: str | None = None) -> pathlib.Path:
+    moved = os.environ.get(override) if override else None
+    if moved:
+        return pathlib.Path(moved).expanduser()
+    root = os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache"
+    return pathlib.Path(root).expanduser() / "fp_analysis" / name
 
 
 def extensions_folder(sources: dict, name: str) -> str:
@@ -73,6 +96,59 @@ def extensions_folder(sources: dict, name: str) -> str:
     files' build. ``$FPA_EXTENSIONS_CACHE`` moves the cache's folder (``EXTENSIONS_OVERRIDE``)."""
     key = json.dumps([name, sorted(sources.items()), toolchain()])
     return str(cache_dir("extensions", EXTENSIONS_OVERRIDE) / hashlib.sha256(key.encode()).hexdigest()[:24])
+
+
+def _use_lock(folder: str | os.PathLike) -> pathlib.Path:
+    """The file whose lock says a solution's extensions folder is in use: beside it, where no solution may write."""
+    folder = pathlib.Path(folder)
+    return folder.with_name(f".{folder.name}.in-use")
+
+
+def hold_in_use(folder: str | os.PathLike):
+    """Mark a solution's extensions ``folder`` in use until the returned file is closed (a shared ``flock`` of its
+    lock of use, which ``caches.prune`` must hold alone to remove the folder); None where it could not be had within
+    ``_IN_USE_WAIT_S`` (any process that may read the file may lock it, a solution of another job too), and the job
+    goes on unmarked. A lock had on a file that a prune removed meanwhile is taken again on the new one."""
+    deadline = time.monotonic() + _IN_USE_WAIT_S
+    path = _use_lock(folder)
+    while time.monotonic() < deadline:
+        try:
+            handle = open(path, "a")
+        except OSError:
+            return None
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            if os.fstat(handle.fileno()).st_ino == os.stat(path).st_ino:
+                return handle
+        except OSError:
+            pass
+        handle.close()
+        time.sleep(0.05)
+    return None
+
+
+@contextlib.contextmanager
+def unused(folder: str | os.PathLike):
+    """Yield whether a solution's extensions ``folder`` is in use by no job (its lock of use had alone, without
+    waiting), holding that lock until the block ends; the lock's file goes with a folder gone by then."""
+    path = _use_lock(folder)
+    try:
+        handle = open(path, "a")
+    except OSError:
+        yield False
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            if not os.path.lexists(folder):
+                with contextlib.suppress(OSError):
+                    path.unlink()
 
 
 def solution_folders(tmp: str, sources: dict | None, name: str) -> dict[str, str]:
@@ -98,16 +174,24 @@ def solution_folders(tmp: str, sources: dict | None, name: str) -> dict[str, str
     return env
 
 
-def solution_writable() -> list[str]:
-    """The folders a solution's process may write below (``hardening.sandbox``): its own temporary folder (``TMPDIR``,
-    which the worker made for it, and the caches in it: ``solution_folders``), the folder it builds extensions
-    in, and ``/dev`` (the GPU's device files, shared memory). Each is made first where it is missing."""
+def solution_writable(gpu: bool) -> list[str]:
+    """The folders (and files) a solution's process may write below (``hardening.sandbox``): its own temporary folder
+    (``TMPDIR``, which the worker made for it, and the caches in it: ``solution_folders``), the folder it builds
+    extensions in, and ``/dev`` (shared memory, and for a job on a GPU, ``gpu``, the GPU's device files); a process
+    of a job without a GPU (a CPU job, or a triage's builder beside the GPUs' jobs) may not open a GPU's device files,
+    which CUDA's driver opens for writing, whatever it sets ``CUDA_VISIBLE_DEVICES`` to. Each folder is made first
+    where it is missing."""
     folders = [os.environ.get("TMPDIR", tempfile.gettempdir()), os.environ.get("TORCH_EXTENSIONS_DIR")]
     folders = [folder for folder in folders if folder]
     for folder in folders:
         with contextlib.suppress(OSError):
             pathlib.Path(folder).mkdir(parents=True, exist_ok=True)
-    return [*folders, "/dev"]
+    if gpu:
+        return [*folders, _DEVICES_FOLDER]
+    devices = []
+    with contextlib.suppress(OSError), os.scandir(_DEVICES_FOLDER) as entries:
+        devices = [entry.path for entry in entries if not entry.name.startswith(_GPU_DEVICES)]
+    return [*folders, *devices]
 
 
 def remove_batons(builds: pathlib.Path, since: float) -> None:

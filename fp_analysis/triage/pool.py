@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import os
 import pathlib
 import queue
@@ -150,20 +149,22 @@ def local_rows(
     options and a sample whose files are these byte for byte; two solutions may name their extension alike."""
     slots = placement.environments
 
-    def environment(pair: Pair, slot: int | None) -> dict[str, str]:
-        folder = pair_extensions(given[pair.id])
-        if slot is None:  # a builder: a GPU of its own too (a solution's import may use one), spread by pair
-            slot = int(hashlib.sha256(pair.id.encode("utf-8", "surrogateescape")).hexdigest()[:8], 16)
-        return {"TORCH_EXTENSIONS_DIR": folder, **slots[slot % len(slots)]}
+    def environment(pair: Pair, slot: int) -> dict[str, str]:
+        # --workers above the GPUs share them round the slots
+        return {"TORCH_EXTENSIONS_DIR": pair_extensions(given[pair.id]), **slots[slot % len(slots)]}
 
     def build(pair: Pair) -> dict:
-        # ninja's parallelism bounded: the builders together fill the cores (``_default_builders``), not each alone
+        # no GPU: a builder runs beside the slots' jobs, whose GPUs a solution's import must not touch (its process is
+        # not let open a GPU's device files: ``places.solution_writable``); built for the slots' architectures
+        # (``_slot_environments``). ninja's parallelism bounded: the builders together fill the cores
+        # (``_default_builders``), not each alone
         env = {
-            **environment(pair, None),
+            **environment(pair, 0),
+            "CUDA_VISIBLE_DEVICES": "",
             "MAX_JOBS": os.environ.get("MAX_JOBS", str(BUILD_JOBS)),
             **placement.header.environment(),
         }
-        return build_ahead(pair, options.timeout, env, given[pair.id])
+        return build_ahead(pair, options.timeout, env, given[pair.id], gpu_seen=False)
 
     def run(pair: Pair, built: dict | None, slot: int) -> dict:
         return explain_row(pair, options, environment(pair, slot), built, given[pair.id])

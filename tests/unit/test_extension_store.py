@@ -4,6 +4,7 @@ tests/process/test_extension_store.py, marked slow."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import pathlib
@@ -253,6 +254,7 @@ def test_a_failure_that_may_go_otherwise_outside_the_builders_sandbox_is_the_sol
         ("int x;\n", {"extra_cuda_cflags": ["--include-path=inc"]}),
         ("int x;\n", {"extra_cflags": ["-include", "factor.h"]}),
         ("int x;\n", {"extra_include_paths": ["inc"]}),
+        ("int x;\n", {"functions": {"twice": '") #if __has_include("probe.h") ("'}}),  # written into main.cpp
     ],
 )
 def test_sources_that_may_compile_otherwise_in_the_solutions_folder_keep_no_failure(tmp_path, source, flags):
@@ -303,3 +305,27 @@ def test_a_kept_failure_is_found_by_the_next_request_and_fits_the_answer(tmp_pat
     with ours, theirs:
         threading.Thread(target=wire.send, args=(ours, 1, answered), daemon=True).start()
         assert wire.receive(theirs, limits=extension_requests._ANSWER).body == answered
+
+
+def test_a_build_pruned_from_the_store_after_its_answer_is_built_by_the_solution(tmp_path, monkeypatch):
+    """``fpa cache --prune`` may remove a store's build between its answer and the solution's import: the call then
+    builds for itself, as without the store, rather than fail the solution."""
+    import torch.utils.cpp_extension as cpp
+
+    from fp_analysis.run import extension_requests, wire
+
+    def torchs_own(*args, **kwargs):
+        return "built by the solution"
+
+    torchs_own.__signature__ = inspect.signature(cpp.load_inline)
+    monkeypatch.setattr(cpp, "load_inline", torchs_own)
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        extension_requests.interpose(theirs, lambda: 7)
+
+        def worker():
+            asked = wire.receive(ours)
+            wire.send(ours, asked.seq, {"folder": str(tmp_path / "pruned")})
+
+        threading.Thread(target=worker, daemon=True).start()
+        assert cpp.load_inline("twice", SOURCE, functions=["twice"]) == "built by the solution"
