@@ -62,6 +62,7 @@ from .reduction_orders import (
     sequential_error_scale,
     summed_dims,
 )
+from .state import attribute_tensors, kept
 
 __all__ = [
     "Arithmetic",
@@ -236,6 +237,7 @@ def evaluate(
         interposer.exact_results = {}
     with (
         torch.no_grad(),
+        kept(model),  # what the Model keeps between calls, as this evaluation found it: each starts where the trial did
         _fused_modules_op_by_op(model),
         _module_names(model, interposer.modules),
         _parameters_in(model, arithmetic.dtype),
@@ -294,14 +296,16 @@ def _fused_modules_op_by_op(model: torch.nn.Module):
 
 @contextlib.contextmanager
 def _parameters_in(model: torch.nn.Module, dtype: torch.dtype):
-    """For fp64, the Model's floating parameters and buffers as float64 copies while the block runs, the
-    originals put back after: PyTorch checks that a conv's input and weight agree in dtype before the
-    dispatcher (and so the interposer) sees the op, and running statistics updated in fp64 must not
-    change the Model."""
+    """For fp64, the Model's floating parameters, buffers and tensors held as plain attributes (a hidden state) as
+    float64 copies while the block runs, the originals put back after: PyTorch checks that a conv's input and weight
+    agree in dtype before the dispatcher (and so the interposer) sees the op, running statistics updated in fp64
+    must not change the Model, and a write in place into a float32 state (``self.hidden.copy_(h0)``) would go to
+    the interposer's float64 copy of it and be lost, the rest of the evaluation reading the state unwritten."""
     if dtype != torch.float64:
         yield
         return
-    tensors = [t for t in [*model.parameters(), *model.buffers()] if t.is_floating_point()]
+    held = [*model.parameters(), *model.buffers(), *attribute_tensors(model)]
+    tensors = list({id(t): t for t in held if t.is_floating_point()}.values())
     originals = [t.data for t in tensors]
     try:
         for t in tensors:

@@ -14,6 +14,7 @@ from ..errors import AnalysisMemoryError, OutOfScopeError
 from ..numerics.backends import tf32
 from .graph import DATA_MOVES, OpKind, OpRecord, describe_op
 from .interpose import Arithmetic, Evaluation, evaluate
+from .state import carried, named
 
 __all__ = ["KeptItems", "check_path", "checked_fp32", "guarded"]
 
@@ -79,6 +80,13 @@ def checked_fp32(model: torch.nn.Module, inputs: Sequence) -> Evaluation:
             as_fp32 = evaluate(model, inputs, Arithmetic(dtype=torch.float32))
     except TypeError as error:
         raise OutOfScopeError(str(error)) from None
+    state = carried(model, lambda: _plain_call(model, inputs), _same_bits)
+    if state:
+        raise OutOfScopeError(
+            f"the Model's output depends on what its previous call left in it ({named(state)}, changed by forward "
+            "and read by the next call): each trial's output depends on the calls before it, which the analysis's "
+            "evaluations of one trial do not repeat; pass that state as an input, or reset it in forward"
+        )
     random = [o for o in as_fp32.ops if o.kind is OpKind.RANDOM]
     if random and _draws_reach(model, inputs, as_fp32.output):
         raise OutOfScopeError(
@@ -112,6 +120,12 @@ def _draws_reach(model: torch.nn.Module, inputs: Sequence, output) -> bool:
         if not _same_bits(again, output):
             return True
     return False
+
+
+def _plain_call(model: torch.nn.Module, inputs: Sequence):
+    """The Model called as the check calls it (inputs copied, no gradients), cuDNN's and cuBLAS's TF32 off."""
+    with torch.no_grad(), tf32(conv=False, matmul=False):
+        return model(*[t.clone() if isinstance(t, torch.Tensor) else t for t in inputs])
 
 
 def _same_bits(a, b: torch.Tensor) -> bool:
