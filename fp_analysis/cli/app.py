@@ -26,7 +26,7 @@ from typer.core import TyperGroup
 from .. import records
 from ..errors import ExitCode, FpaError, UserCodeError
 from ..run.interrupts import kept_signal_handlers
-from ..run.places import place_kernels
+from ..run.places import kernels_placed
 from . import bench, cache, explain, fuzz, orders, report, tolerance, triage
 from .console import err, printable, shown
 from .worker import print_worker
@@ -65,14 +65,15 @@ class _Group(TyperGroup):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         argv = list(sys.argv[1:] if args is None else args)
         as_json = "--json" in argv
-        with kept_signal_handlers():  # called in a process that goes on (a test): its handlers are left as they were
+        # called in a process that goes on (a test): its handlers and variables are left as they were; every command's
+        # kernels, and what ``fpa cache`` lists, in the cache home it was given
+        with kept_signal_handlers(), kernels_placed():
             code = self._run(argv, prog_name, complete_var, as_json, **extra)
         if standalone_mode:
             sys.exit(code)
         return code
 
     def _run(self, argv, prog_name, complete_var, as_json: bool, **extra) -> int:
-        place_kernels()  # every command's kernels, and what ``fpa cache`` lists, in the cache home it was given
         try:
             code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
             if code == ExitCode.INTERRUPTED:  # typer turns Ctrl-C (and our SIGTERM) into this code

@@ -62,7 +62,7 @@ from .reduction_orders import (
     sequential_error_scale,
     summed_dims,
 )
-from .state import attribute_tensors, kept
+from .state import attribute_tensors, kept, state_storages
 
 __all__ = [
     "Arithmetic",
@@ -245,6 +245,8 @@ def evaluate(
         interposer.exact = exact_storages([*model.parameters(), *model.buffers(), *copies])
         with interposer:
             output = model(*copies)
+        if isinstance(output, torch.Tensor) and output.untyped_storage().data_ptr() in state_storages(model):
+            output = output.clone()  # the Model's own tensor (a buffer it writes and returns): put back on leaving
     if not isinstance(output, torch.Tensor):
         raise TypeError(f"the Model returned a {type(output).__name__}, not a tensor")
     return Evaluation(

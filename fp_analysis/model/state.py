@@ -1,6 +1,7 @@
-"""What a Model keeps between calls besides its parameters: its buffers and its tensors held as plain attributes
-(KernelBench's vanilla RNNs keep their hidden state as ``self.hidden`` and reassign it in ``forward``; a BatchNorm in
-training mode updates its running statistics on every call).
+"""What a Model keeps between calls besides its parameters: its buffers, its tensors held as attributes (alone or in a
+list, tuple or dict), and its numbers (KernelBench's vanilla RNNs keep their hidden state as ``self.hidden`` and
+reassign it in ``forward``; a BatchNorm in training mode updates its running statistics on every call; a Model may
+count its calls).
 
 The analysis evaluates the Model many times on one trial's inputs — in fp64, under rewrites, in Monte-Carlo runs —
 and each evaluation must start where the trial did. One that left a float64 hidden state (an fp64 evaluation
@@ -8,6 +9,10 @@ reassigning ``self.hidden``) made the next fp32 evaluation fail or take another 
 state as it found it (``kept``), and a Model whose output depends on what its previous call left (the state carried
 from call to call, ``carried``) is named out of scope: the trials' outputs then depend on the order of the calls,
 which the analysis's evaluations do not repeat.
+
+A tensor of the state larger than ``_COPIED_BYTES`` (a precomputed table) is not copied on every evaluation: one that
+a call replaces is put back, one a call writes in place is not (its in-place writes bump its version: ``carried``
+names it where the output depends on them).
 """
 
 from __future__ import annotations
@@ -17,42 +22,165 @@ from collections.abc import Callable, Iterator, Sequence
 
 import torch
 
-__all__ = ["attribute_tensors", "carried", "kept", "named"]
+__all__ = ["attribute_tensors", "carried", "kept", "named", "state_storages"]
+
+# The largest tensor of a Model's state copied before each evaluation (bytes): above, identity and version only.
+_COPIED_BYTES = 1 << 24
+_NUMBERS = (bool, int, float)
 
 
-class _Held:
-    """One tensor of a Model's state: where it is (a buffer or an attribute of a module), the tensor held when the
-    state was taken, and a copy of its values. Changed where another tensor is held now, or other bits (compared, not
-    told by the version counter: a BatchNorm's kernel writes its running statistics without bumping it)."""
+class _Slot:
+    """Where a value of the state is held: a module's buffer or attribute, or an item of a list, tuple or dict held as
+    an attribute; ``where`` names it (``self.hidden``, ``self.h[0]``)."""
 
-    def __init__(self, module: torch.nn.Module, name: str, where: str, buffer: bool):
-        self.module, self.name, self.where, self.buffer = module, name, where, buffer
-        self.tensor = self._current()
-        self.values = self.tensor.detach().clone()
+    def __init__(self, get: Callable[[], object], put: Callable[[object], None], where: str):
+        self.get, self.put, self.where = get, put, where
 
-    def _current(self):
-        return self.module._buffers.get(self.name) if self.buffer else self.module.__dict__.get(self.name)
+
+class _HeldTensor:
+    """A tensor of the state: the one held when the state was taken, its version then, and (up to ``_COPIED_BYTES``)
+    a copy of its values. Changed where another is held now, or it was written (other bits; or, uncopied, another
+    version: a BatchNorm's kernel writes its running statistics without bumping it, so bits are compared where
+    they can be)."""
+
+    def __init__(self, slot: _Slot):
+        self.slot = slot
+        self.tensor = slot.get()
+        self.version = self.tensor._version
+        small = self.tensor.numel() * self.tensor.element_size() <= _COPIED_BYTES
+        self.values = self.tensor.detach().clone() if small else None
 
     def changed(self) -> bool:
-        now = self._current()
-        return now is not self.tensor or not _same_bits(now, self.values)
+        now = self.slot.get()
+        if now is not self.tensor or not isinstance(now, torch.Tensor):
+            return True
+        return now._version != self.version if self.values is None else not _same_bits(now, self.values)
 
     def restore(self) -> None:
-        """Hold the tensor held before, with the values it had (written back in place: whatever else holds it sees
-        them too)."""
-        try:
-            with torch.no_grad():
-                self.tensor.copy_(self.values)
-        except RuntimeError:  # resized or made another dtype in place: a copy of the values instead
-            self.tensor = self.values.clone()
-        if self.buffer:
-            self.module._buffers[self.name] = self.tensor
-        else:
-            self.module.__dict__[self.name] = self.tensor
+        """Hold the tensor held before, with the values it had (written back in place, so that whatever else holds it
+        sees them too; a copy of them where it was resized or retyped in place)."""
+        tensor, values = self.tensor, self.values
+        if values is not None:
+            if (tensor.shape, tensor.dtype, tensor.device) == (values.shape, values.dtype, values.device):
+                with torch.no_grad():
+                    tensor.copy_(values)
+            else:
+                self.tensor = tensor = values.clone()
+        self.slot.put(tensor)
+        self.version = tensor._version
+
+
+class _HeldValue:
+    """A number of the state, or a list, tuple or dict held as an attribute (the object and its items; its tensors
+    are held apart)."""
+
+    def __init__(self, slot: _Slot):
+        self.slot = slot
+        self.value = slot.get()
+        self.items = _items(self.value)
+
+    def changed(self) -> bool:
+        now = self.slot.get()
+        if isinstance(self.value, _NUMBERS):
+            return type(now) is not type(self.value) or now != self.value
+        return now is not self.value or _items(now) != self.items
+
+    def restore(self) -> None:
+        if isinstance(self.value, list):
+            self.value[:] = [same.item for _, same in self.items]
+        elif isinstance(self.value, dict):
+            self.value.clear()
+            self.value.update({key: same.item for key, same in self.items})
+        self.slot.put(self.value)
+
+
+def _items(value) -> list | None:
+    """A container's items as (key, object) pairs, compared by identity; None for a number."""
+    if isinstance(value, dict):
+        return [(key, _Same(item)) for key, item in value.items()]
+    if isinstance(value, (list, tuple)):
+        return [(index, _Same(item)) for index, item in enumerate(value)]
+    return None
+
+
+class _Same:
+    """An object compared by identity (a tensor's ``==`` is elementwise)."""
+
+    def __init__(self, item):
+        self.item = item
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Same) and other.item is self.item
+
+    __hash__ = None
+
+
+class _State:
+    """The state of a Model: every buffer, tensor attribute (alone or in a list, tuple or dict) and number attribute
+    of its modules; not its parameters."""
+
+    def __init__(self, model: torch.nn.Module):
+        self.held: list[_HeldTensor | _HeldValue] = []
+        for prefix, module in model.named_modules():
+            where = f"{prefix}." if prefix else "self."
+            for name, buffer in module._buffers.items():
+                if buffer is not None:
+                    self.held.append(_HeldTensor(_buffer_slot(module, name, where + name)))
+            for name, value in list(module.__dict__.items()):
+                if name.startswith("_") or name == "training" or isinstance(value, torch.nn.Parameter):
+                    continue
+                slot = _attribute_slot(module, name, where + name)
+                if isinstance(value, torch.Tensor):
+                    self.held.append(_HeldTensor(slot))
+                elif isinstance(value, _NUMBERS):
+                    self.held.append(_HeldValue(slot))
+                elif isinstance(value, (list, tuple, dict)) and any(isinstance(v, torch.Tensor) for v in
+                                                                       _values(value)):  # fmt: skip
+                    self.held.append(_HeldValue(slot))
+                    self.held += [_HeldTensor(_item_slot(value, key, f"{where}{name}[{key!r}]"))
+                                  for key, item in _keyed(value) if isinstance(item, torch.Tensor)]  # fmt: skip
+
+    def changed(self) -> list:
+        return [held for held in self.held if held.changed()]
+
+    def restore(self) -> None:
+        for held in self.changed():  # containers first (as listed): their tensors are then put back in them
+            held.restore()
+
+
+def _buffer_slot(module: torch.nn.Module, name: str, where: str) -> _Slot:
+    return _Slot(lambda: module._buffers.get(name), lambda value: module._buffers.__setitem__(name, value), where)
+
+
+def _attribute_slot(module: torch.nn.Module, name: str, where: str) -> _Slot:
+    return _Slot(lambda: module.__dict__.get(name), lambda value: module.__dict__.__setitem__(name, value), where)
+
+
+def _item_slot(container, key, where: str) -> _Slot:
+    def put(value):
+        if not isinstance(container, tuple):  # a tuple's items cannot be replaced: its tensors are written back
+            container[key] = value
+
+    return _Slot(lambda: _get(container, key), put, where)
+
+
+def _get(container, key):
+    try:
+        return container[key]
+    except (IndexError, KeyError):
+        return None
+
+
+def _keyed(value) -> list[tuple]:
+    return list(value.items()) if isinstance(value, dict) else list(enumerate(value))
+
+
+def _values(value) -> list:
+    return list(value.values()) if isinstance(value, dict) else list(value)
 
 
 def _same_bits(a, b: torch.Tensor) -> bool:
-    if not isinstance(a, torch.Tensor) or a.dtype != b.dtype or a.shape != b.shape or a.device != b.device:
+    if not isinstance(a, torch.Tensor) or (a.dtype, a.shape, a.device) != (b.dtype, b.shape, b.device):
         return False
     try:
         return torch.equal(a.detach().reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
@@ -60,43 +188,35 @@ def _same_bits(a, b: torch.Tensor) -> bool:
         return False
 
 
-class _State:
-    """The state of a Model: every buffer and tensor attribute of its modules (not its parameters)."""
-
-    def __init__(self, model: torch.nn.Module):
-        self.held: list[_Held] = []
-        for prefix, module in model.named_modules():
-            where = f"{prefix}." if prefix else "self."
-            for name, buffer in module._buffers.items():
-                if buffer is not None:
-                    self.held.append(_Held(module, name, where + name, buffer=True))
-            for name in _attributes(module):
-                self.held.append(_Held(module, name, where + name, buffer=False))
-
-    def changed(self) -> list[_Held]:
-        return [held for held in self.held if held.changed()]
-
-    def restore(self) -> None:
-        for held in self.changed():
-            held.restore()
-
-
-def _attributes(module: torch.nn.Module) -> list[str]:
+def _attribute_names(module: torch.nn.Module) -> list[str]:
     """The names of a module's tensors held as plain attributes (not parameters, not buffers)."""
     return [name for name, value in module.__dict__.items()
             if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter)]  # fmt: skip
 
 
 def attribute_tensors(model: torch.nn.Module) -> list[torch.Tensor]:
-    """The tensors the Model's modules hold as plain attributes (``self.hidden``), each once."""
-    found = {id(module.__dict__[name]): module.__dict__[name] for module in model.modules() for name in
-             _attributes(module)}  # fmt: skip
+    """The tensors the Model's modules hold as attributes (``self.hidden``; in a list, tuple or dict too), each once."""
+    found = {}
+    for module in model.modules():
+        for name, value in module.__dict__.items():
+            if name.startswith("_") or isinstance(value, torch.nn.Parameter):
+                continue
+            candidates = [value] if isinstance(value, torch.Tensor) else _values(value) if isinstance(
+                value, (list, tuple, dict)) else []  # fmt: skip
+            found |= {id(t): t for t in candidates if isinstance(t, torch.Tensor)}
     return list(found.values())
+
+
+def state_storages(model: torch.nn.Module) -> set[int]:
+    """The addresses of the storages the Model holds (parameters, buffers, tensor attributes): an output that is one
+    of them changes when they are put back."""
+    held = [*model.parameters(), *model.buffers(), *attribute_tensors(model)]
+    return {t.untyped_storage().data_ptr() for t in held if t.untyped_storage().nbytes()}
 
 
 @contextlib.contextmanager
 def kept(model: torch.nn.Module) -> Iterator[None]:
-    """Run the block, then put back whatever of the Model's state it changed (reassigned or written in place)."""
+    """Run the block, then put back whatever of the Model's state it changed (replaced or written in place)."""
     state = _State(model)
     try:
         yield
@@ -121,7 +241,7 @@ def carried(model: torch.nn.Module, call: Callable[[], torch.Tensor], same: Call
         if same(second, first):
             return []
         state.restore()
-        return [held.where for held in changed] if same(call(), first) else []
+        return [held.slot.where for held in changed] if same(call(), first) else []
     finally:
         state.restore()
 

@@ -134,7 +134,9 @@ def answer(request, deadline: float) -> dict:
             known = _known(folder, arguments["name"], failure)  # built while this call waited
             if known is None and not held and _building(store, key):
                 return {"own": "another build of the same arguments did not end in time"}
-            if known is None:  # held; or held by a process that builds nothing (a solution may lock any key's file)
+            if known is None and time.monotonic() >= deadline:
+                return {"own": "the store's build had no time left"}
+            if known is None:  # held; or held by a process that builds nothing
                 known = _build(arguments, arch, store, key, deadline)
     return {**known, "seconds": time.monotonic() - start}
 
@@ -248,9 +250,10 @@ def key_locked(store: pathlib.Path, key: str, deadline: float, building: Callabl
     folder that supports it) until the block ends; yields whether it was had before ``deadline`` (a deadline passed:
     tried once, without waiting; ``caches.prune``). With ``building`` (whether a build of the key is under way), the
     wait also ends once none has been for ``_NO_BUILD_S``: a lock is no proof of a build, as any process that may
-    read the file may lock it (``flock`` asks no more), a solution's too."""
+    open the file may lock it (``flock`` asks no more) — a sandboxed solution's process cannot open it
+    (``places.lock_file``), but an unsandboxed one's can (no Landlock, ``FPA_SANDBOX=0``)."""
     idle_since = None
-    with open(store / f".{key}.lock", "a") as lock:
+    with places.lock_file(store / f".{key}.lock") as lock:
         while True:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

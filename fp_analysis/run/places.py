@@ -27,7 +27,8 @@ __all__ = [
     "cache_dir",
     "extensions_folder",
     "hold_in_use",
-    "place_kernels",
+    "kernels_placed",
+    "lock_file",
     "remove_batons",
     "remove_folder",
     "solution_folders",
@@ -49,12 +50,24 @@ _DEVICES_FOLDER = "/dev"
 _IN_USE_WAIT_S = 2.0
 
 
-def place_kernels() -> None:
-    """Put fpa's built kernels in this cache root too where ``$XDG_CACHE_HOME`` moves it (``fpa_kernels``, a lower
-    layer, reads only ``KERNELS_OVERRIDE``): for this process and every process it starts, so that ``fpa cache``
-    lists and prunes the folder the kernels are built in, and no other."""
-    if not os.environ.get(KERNELS_OVERRIDE) and os.environ.get("XDG_CACHE_HOME"):
-        os.environ[KERNELS_OVERRIDE] = str(_cache_path("kernels"))  # made where used (a command may not need it)
+@contextlib.contextmanager
+def kernels_placed():
+    """While the block runs, fpa's built kernels in this cache root too where ``$XDG_CACHE_HOME`` moves it
+    (``fpa_kernels``, a lower layer, reads only ``KERNELS_OVERRIDE``): for this process and every process it starts,
+    so that ``fpa cache`` lists and prunes the folder the kernels are built in, and no other. The variable as it was
+    after the block (a command run inside a process that goes on: a test)."""
+    before = os.environ.get(KERNELS_OVERRIDE)
+    if before or not os.environ.get("XDG_CACHE_HOME"):
+        yield
+        return
+    os.environ[KERNELS_OVERRIDE] = str(_cache_path("kernels"))  # made where used (a command may not need it)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(KERNELS_OVERRIDE, None)
+        else:
+            os.environ[KERNELS_OVERRIDE] = before
 
 
 def remove_folder(folder: str | os.PathLike) -> None:
@@ -98,6 +111,17 @@ def extensions_folder(sources: dict, name: str) -> str:
     return str(cache_dir("extensions", EXTENSIONS_OVERRIDE) / hashlib.sha256(key.encode()).hexdigest()[:24])
 
 
+def lock_file(path: str | os.PathLike):
+    """``path`` (made where missing) opened to be ``flock``-ed: write-only, its mode write-only for its owner (set again
+    on one made before), so that no solution's process can open it to hold its lock — it may open for writing only
+    below its own folders (Landlock), for reading only what its mode lets it (its capabilities given up), and may
+    change no file's mode (seccomp). Raises OSError."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o200)
+    with contextlib.suppress(OSError):  # another user's, on a shared cache: as it is
+        os.fchmod(descriptor, 0o200)
+    return open(descriptor, "wb", buffering=0)
+
+
 def _use_lock(folder: str | os.PathLike) -> pathlib.Path:
     """The file whose lock says a solution's extensions folder is in use: beside it, where no solution may write."""
     folder = pathlib.Path(folder)
@@ -107,13 +131,13 @@ def _use_lock(folder: str | os.PathLike) -> pathlib.Path:
 def hold_in_use(folder: str | os.PathLike):
     """Mark a solution's extensions ``folder`` in use until the returned file is closed (a shared ``flock`` of its
     lock of use, which ``caches.prune`` must hold alone to remove the folder); None where it could not be had within
-    ``_IN_USE_WAIT_S`` (any process that may read the file may lock it, a solution of another job too), and the job
-    goes on unmarked. A lock had on a file that a prune removed meanwhile is taken again on the new one."""
+    ``_IN_USE_WAIT_S`` (another prune holds it; no sandboxed solution can: ``lock_file``), and the job goes on
+    unmarked. A lock had on a file that a prune removed meanwhile is taken again on the new one."""
     deadline = time.monotonic() + _IN_USE_WAIT_S
     path = _use_lock(folder)
     while time.monotonic() < deadline:
         try:
-            handle = open(path, "a")
+            handle = lock_file(path)
         except OSError:
             return None
         try:
@@ -133,7 +157,7 @@ def unused(folder: str | os.PathLike):
     waiting), holding that lock until the block ends; the lock's file goes with a folder gone by then."""
     path = _use_lock(folder)
     try:
-        handle = open(path, "a")
+        handle = lock_file(path)
     except OSError:
         yield False
         return

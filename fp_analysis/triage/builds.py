@@ -81,8 +81,9 @@ def _stands(failure: FpaError, solution: pathlib.Path, gpu_seen: bool) -> bool:
     """Whether a build's failure is the pair's verdict, which its job reports without importing the solution again:
     the solution's own doing (it raised, or changed its files), not a compiler the system killed (out of memory:
     the builders' load, not the solution's code). Where the build saw no GPU, only a failure of torch's build of
-    the extension, by a solution that does not ask torch.cuda (one that does may build otherwise with a GPU); any
-    other import may need the GPU the job has."""
+    the extension, by a solution that neither asks torch.cuda nor builds for the GPU it runs on (``-arch=native``,
+    ``TORCH_CUDA_ARCH_LIST=native``: without one nvcc builds for another, where sm_80 code fails): either may build
+    otherwise with a GPU; any other import may need the GPU the job has."""
     if not isinstance(failure, UserCodeError) or failure.fate not in (Fate.RAISED, Fate.MODIFIED_FILES):
         return False
     said = json.dumps(failure.to_dict(), default=str)  # the message and the traceback: the compiler's output
@@ -91,7 +92,8 @@ def _stands(failure: FpaError, solution: pathlib.Path, gpu_seen: bool) -> bool:
     if gpu_seen:
         return True
     try:
-        asks_the_gpu = "torch.cuda" in solution.read_text(errors="replace")
+        text = solution.read_text(errors="replace")
+        asks_the_gpu = "torch.cuda" in text or "native" in text
     except OSError:
         asks_the_gpu = True
     return _COMPILE_FAILED in said and not asks_the_gpu

@@ -265,7 +265,8 @@ def _resolved_device(device: str) -> str:
 def _slot_environments(device: str) -> list[dict[str, str]]:
     """The variables of each job slot: on a GPU host one slot per visible GPU, ``CUDA_VISIBLE_DEVICES`` naming it
     (the ids the user made visible, where they did), and ``TORCH_CUDA_ARCH_LIST`` set to the GPUs' architectures
-    unless the user set it (so that a builder builds what the job will load whichever GPU it sees)."""
+    unless the user set it to a list (so that a builder, which sees no GPU, builds what the job will load: "native"
+    or "" would build for no GPU there and for this one in the job, two keys)."""
     if device == "cpu":
         return [{}]
     import torch
@@ -274,7 +275,7 @@ def _slot_environments(device: str) -> list[dict[str, str]]:
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     ids = [v.strip() for v in visible.split(",") if v.strip()][:count] if visible else [str(i) for i in range(count)]
     extra = {}
-    if "TORCH_CUDA_ARCH_LIST" not in os.environ:
+    if os.environ.get("TORCH_CUDA_ARCH_LIST", "").strip() in ("", "native"):
         capabilities = [torch.cuda.get_device_capability(i) for i in range(count)]
         extra["TORCH_CUDA_ARCH_LIST"] = arch_list(capabilities, torch.cuda.get_arch_list())
     return [{"CUDA_VISIBLE_DEVICES": gpu, **extra} for gpu in ids]

@@ -202,7 +202,7 @@ def _node_arch_list() -> dict[str, str]:
 
     from ..run.extension_store import arch_list
 
-    if "TORCH_CUDA_ARCH_LIST" in os.environ:
+    if os.environ.get("TORCH_CUDA_ARCH_LIST", "").strip() not in ("", "native"):  # a list of the node's own
         return {}
     try:
         listed = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],

@@ -68,6 +68,29 @@ def test_a_build_task_builds_for_the_gpus_nvidia_smi_lists_on_its_node(listed, e
     assert triage_ray._node_arch_list() == expected
 
 
+@pytest.mark.parametrize("asked", [None, "", "native"])
+def test_the_slots_and_builders_build_for_the_gpus_unless_a_list_is_given(asked, monkeypatch):
+    """The builders see no GPU: the slots' ``TORCH_CUDA_ARCH_LIST`` (which they share) names the GPUs' architectures
+    where the user gave none, or "native" (which would build for no GPU in a builder and for this one in the job: two
+    keys, nothing built ahead found)."""
+    import torch
+
+    from fp_analysis.triage import pool
+
+    for name, value in (("device_count", lambda: 2), ("get_device_capability", lambda i: (9, 0)),
+                        ("get_arch_list", lambda: ["sm_80", "sm_90"])):  # fmt: skip
+        monkeypatch.setattr(torch.cuda, name, value)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    if asked is None:
+        monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)
+    else:
+        monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", asked)
+    slots = pool._slot_environments("cuda")
+    assert slots == [{"CUDA_VISIBLE_DEVICES": gpu, "TORCH_CUDA_ARCH_LIST": "9.0+PTX"} for gpu in ("0", "1")]
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "8.0;9.0")
+    assert pool._slot_environments("cuda")[0] == {"CUDA_VISIBLE_DEVICES": "0"}  # the user's list: torch reads it
+
+
 def test_a_node_without_nvidia_smi_or_with_its_own_arch_list_adds_none(monkeypatch):
     def missing(*args, **kwargs):
         raise FileNotFoundError("nvidia-smi")
@@ -90,6 +113,7 @@ _UNDECLARED = _NINJA + "main.cpp:3:1: error: 'x' was not declared"
         (_NINJA + "c++: fatal error: Killed signal terminated program cc1plus", Fate.RAISED, True, "", False),
         (_NINJA + "nvcc error   : 'cicc' died due to signal 9 (Kill signal)", Fate.RAISED, False, "", False),
         (_UNDECLARED, Fate.RAISED, False, "torch.cuda.get_device_capability()", False),
+        (_UNDECLARED, Fate.RAISED, False, 'extra_cuda_cflags=["-arch=native"]', False),  # no GPU: built for another
         ("RuntimeError: Found no NVIDIA driver on your system", Fate.RAISED, False, "", False),
         ("RuntimeError: Found no NVIDIA driver on your system", Fate.RAISED, True, "", True),
         ("the solution changed files", Fate.MODIFIED_FILES, True, "", True),
@@ -99,7 +123,7 @@ _UNDECLARED = _NINJA + "main.cpp:3:1: error: 'x' was not declared"
 def test_a_builds_failure_stands_only_where_it_is_the_solutions_own(message, fate, gpu_seen, source, stands, tmp_path):
     """The solution's own failure (it raised, or changed its files) stands, unless a compiler was killed (out of
     memory: the builders' load); where the build saw no GPU, only an extension that did not compile, by a solution
-    that does not ask torch.cuda."""
+    that neither asks torch.cuda nor builds for the GPU it runs on (a review, 2026-12-05: ``-arch=native``)."""
     solution = tmp_path / "solution.py"
     solution.write_text(f"# load_inline\n{source}\n")
     failure = UserCodeError(message, side="solution", where="importing solution.py", fate=fate)

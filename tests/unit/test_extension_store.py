@@ -4,6 +4,7 @@ tests/process/test_extension_store.py, marked slow."""
 
 from __future__ import annotations
 
+import fcntl
 import inspect
 import json
 import os
@@ -14,12 +15,13 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 import pytest
 
 from fp_analysis.run import extension_store, hardening
 from fp_analysis.run.extension_build import readable
-from fp_analysis.run.extension_checks import BUILD_ENVIRONMENT, not_shared
+from fp_analysis.run.extension_checks import BUILD_ENVIRONMENT, DEFAULTS, not_shared
 from fp_analysis.run.supervisor import JOB_FOLDER_PREFIX
 
 SOURCE = "#include <torch/extension.h>\ntorch::Tensor twice(torch::Tensor x) { return x * 2.0; }\n"
@@ -329,3 +331,32 @@ def test_a_build_pruned_from_the_store_after_its_answer_is_built_by_the_solution
 
         threading.Thread(target=worker, daemon=True).start()
         assert cpp.load_inline("twice", SOURCE, functions=["twice"]) == "built by the solution"
+
+
+def test_a_key_locked_by_what_builds_nothing_is_built_without_waiting_and_a_build_under_way_is_waited_for(
+    tmp_path, monkeypatch
+):
+    """A request waits for its key's lock only while a build of the key is under way (its ``.building-KEY-…``
+    folder): a lock held by anything else (a process that may open the file) is passed by after ``_NO_BUILD_S``."""
+    monkeypatch.setenv("FPA_EXTENSIONS_CACHE", str(tmp_path / "extensions"))
+    request = _request()
+    if not_shared(request):
+        pytest.skip(f"the store takes no request here: {not_shared(request)}")
+    arguments = {name: value for name, value in request["arguments"].items() if name not in DEFAULTS}
+    key, store = extension_store._key(arguments, ""), extension_store.store_folder()
+    built = []
+
+    def build(arguments, arch, store, key, deadline):
+        built.append(key)
+        return {"folder": str(store / key), "built": True}
+
+    monkeypatch.setattr(extension_store, "_build", build)
+    with extension_store.places.lock_file(store / f".{key}.lock") as other:
+        fcntl.flock(other, fcntl.LOCK_EX)  # held by what builds nothing
+        start = time.monotonic()
+        assert extension_store.answer(request, start + 60)["built"] and built == [key]
+        assert time.monotonic() - start < extension_store._NO_BUILD_S + 2
+        (store / f".building-{key}-x").mkdir()  # a build of it under way: waited for, to the deadline
+        start = time.monotonic()
+        assert "did not end in time" in extension_store.answer(request, start + 1.5)["own"]
+        assert time.monotonic() - start >= 1.5 and built == [key]

@@ -84,3 +84,66 @@ def test_running_statistics_change_but_are_not_carried_and_every_change_is_put_b
     model = _built()
     with torch.no_grad():
         assert carried(model, lambda: model(_inputs(with_hidden=False)[0]), _same) == ["self.hidden"]
+
+
+class ListState(nn.Module):
+    """The hidden state in a list, replaced item by item."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(FEATURES, FEATURES)
+        self.states = [torch.zeros(BATCH, FEATURES)]
+
+    def forward(self, x):
+        self.states[0] = torch.tanh(self.linear(x) + self.states[0])
+        return self.states[0] * 2
+
+
+class Counter(nn.Module):
+    """Its output scaled by how many times it was called."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(FEATURES, FEATURES)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return self.linear(x) * self.calls
+
+
+class WritesItsBuffer(nn.Module):
+    """Its output is a buffer it writes in place and returns."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(FEATURES, FEATURES)
+        self.register_buffer("out", torch.zeros(BATCH, FEATURES))
+
+    def forward(self, x):
+        self.out.copy_(torch.tanh(self.linear(x)))
+        return self.out
+
+
+@pytest.mark.parametrize(("built", "named"), [(ListState, r"self\.states\[0\]"), (Counter, r"self\.calls")])
+def test_state_in_a_list_or_a_number_is_named_too(built, named):
+    torch.manual_seed(0)
+    model, x = built(), torch.randn(BATCH, FEATURES)
+    with torch.no_grad():
+        reference = model(x)
+    with pytest.raises(OutOfScopeError, match=named):
+        analyse_model(model, [x], reference, reference.clone(), effort=Effort(runs=4))
+
+
+def test_an_output_that_is_the_models_own_buffer_is_judged_as_computed():
+    """The evaluation's output is copied before the state is put back (and, in fp64, the buffer its float32 self):
+    otherwise the fp64 truth was the float32 reference, and a legitimate candidate a bug (a review, 2026-12-05)."""
+    torch.manual_seed(0)
+    model, x = WritesItsBuffer(), torch.randn(BATCH, FEATURES)
+    with torch.no_grad():
+        reference = model(x).clone()
+        weight, bias = model.linear.weight.double(), model.linear.bias.double()
+        exact = torch.tanh(x.double() @ weight.t() + bias).float()  # a candidate closer to fp64 than the reference
+    assert not torch.equal(exact, reference)  # else the test shows nothing
+    verdict = analyse_model(model, [x], reference, exact, effort=Effort(runs=4)).verdict
+    assert verdict != "bug", verdict

@@ -1,0 +1,45 @@
+import torch
+import torch.nn as nn
+
+batch_size = 64
+in_features = 64
+out_features = 96
+num_groups = 8
+
+
+class ModelNew(nn.Module):
+    """Gemm -> BatchNorm1d (training) -> GELU -> GroupNorm -> mean over features -> ReLU."""
+
+    def __init__(self, in_features, out_features, num_groups):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+        self.batch_norm = nn.BatchNorm1d(out_features)
+        self.group_norm = nn.GroupNorm(num_groups, out_features)
+        # non-trivial GroupNorm affine (with the default 1/0 the feature mean is identically the bias mean)
+        nn.init.normal_(self.group_norm.weight, 1.0, 0.5)
+        nn.init.normal_(self.group_norm.bias, 0.0, 0.5)
+
+    def forward(self, x):
+        x = x @ self.gemm.weight.t() + self.gemm.bias
+        n = x.shape[0]
+        bn = self.batch_norm
+        mu = x.sum(0) / n
+        d = x - mu
+        var = (d * d).sum(0) / n
+        x = d * torch.rsqrt(var + bn.eps) * bn.weight + bn.bias
+        x = torch.nn.functional.gelu(x)
+        gn = self.group_norm
+        g = x.view(n, gn.num_groups, -1)
+        gm = g.mean(-1, keepdim=True)
+        gd = g - gm
+        gv = (gd * gd).mean(-1, keepdim=True)
+        x = (gd * torch.rsqrt(gv + gn.eps * 10)).view(n, -1) * gn.weight + gn.bias
+        return torch.relu(x.mean(1, keepdim=True))
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features, num_groups]

@@ -1,0 +1,34 @@
+import torch
+import torch.nn as nn
+
+batch_size = 64
+in_features = 64
+out_features = 96
+num_groups = 8
+
+
+class Model(nn.Module):
+    """KernelBench-faithful (default GroupNorm affine: the output is rounding noise around 0). Gemm -> BatchNorm1d (training) -> GELU -> GroupNorm -> mean over features -> ReLU."""
+
+    def __init__(self, in_features, out_features, num_groups):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+        self.batch_norm = nn.BatchNorm1d(out_features)
+        self.group_norm = nn.GroupNorm(num_groups, out_features)
+
+    def forward(self, x):
+        x = self.gemm(x)
+        x = self.batch_norm(x)
+        x = torch.nn.functional.gelu(x)
+        x = self.group_norm(x)
+        x = torch.mean(x, dim=1, keepdim=True)
+        x = torch.relu(x)
+        return x
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features, num_groups]
