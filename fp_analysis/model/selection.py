@@ -26,6 +26,7 @@ from .floor import FLOOR_MULTIPLIER, floor_of
 from .graph import describe_op
 from .interpose import Arithmetic, evaluate
 from .locate import locate
+from .state import kept
 from .verdict import Analysis, Cause, CauseKind, verdict_name
 
 __all__ = ["analyse_selection"]
@@ -89,7 +90,7 @@ class _ValuesOf(torch.nn.Module):
 
 def _selection(model: torch.nn.Module, inputs: Sequence) -> tuple[str, int | None, bool] | None:
     """(op name, dim, keepdim) of the Model's last argmax/argmin, None where it has none."""
-    with torch.no_grad(), _CaptureSelection() as capture:
+    with torch.no_grad(), kept(model), _CaptureSelection() as capture:  # the Model's state as the trial left it
         model(*[t.clone() if isinstance(t, torch.Tensor) else t for t in inputs])
     if not capture.calls:
         return None
