@@ -14,7 +14,7 @@ from ..errors import AnalysisMemoryError, OutOfScopeError
 from ..numerics.backends import tf32
 from .graph import DATA_MOVES, OpKind, OpRecord, describe_op
 from .interpose import Arithmetic, Evaluation, evaluate
-from .state import carried, named
+from .state import carried, named, same_bits
 
 __all__ = ["KeptItems", "check_path", "checked_fp32", "guarded"]
 
@@ -80,7 +80,7 @@ def checked_fp32(model: torch.nn.Module, inputs: Sequence) -> Evaluation:
             as_fp32 = evaluate(model, inputs, Arithmetic(dtype=torch.float32))
     except TypeError as error:
         raise OutOfScopeError(str(error)) from None
-    state = carried(model, lambda: _plain_call(model, inputs), _same_bits)
+    state = carried(model, lambda: _plain_call(model, inputs))
     if state:
         raise OutOfScopeError(
             f"the Model's output depends on what its previous call left in it ({named(state)}, changed by forward "
@@ -117,7 +117,7 @@ def _draws_reach(model: torch.nn.Module, inputs: Sequence, output) -> bool:
         with torch.random.fork_rng(devices=devices), tf32(conv=False, matmul=False):
             torch.manual_seed(seed)
             again = evaluate(model, inputs, Arithmetic(dtype=torch.float32)).output
-        if not _same_bits(again, output):
+        if not same_bits(again, output):
             return True
     return False
 
@@ -126,12 +126,6 @@ def _plain_call(model: torch.nn.Module, inputs: Sequence):
     """The Model called as the check calls it (inputs copied, no gradients), cuDNN's and cuBLAS's TF32 off."""
     with torch.no_grad(), tf32(conv=False, matmul=False):
         return model(*[t.clone() if isinstance(t, torch.Tensor) else t for t in inputs])
-
-
-def _same_bits(a, b: torch.Tensor) -> bool:
-    if not isinstance(a, torch.Tensor) or a.dtype != b.dtype or a.shape != b.shape:
-        return False
-    return torch.equal(a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))  # 0-d too
 
 
 def check_path(ops32: Sequence[OpRecord], ops64: Sequence[OpRecord]) -> None:

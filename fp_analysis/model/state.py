@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import torch
 
-__all__ = ["attribute_tensors", "carried", "kept", "named", "state_storages"]
+__all__ = ["attribute_tensors", "carried", "kept", "named", "same_bits", "state_storages"]
 
 # The largest tensor of a Model's state copied before each evaluation (bytes): above, identity and version only.
 _COPIED_BYTES = 1 << 24
@@ -54,7 +54,7 @@ class _HeldTensor:
         now = self.slot.get()
         if now is not self.tensor or not isinstance(now, torch.Tensor):
             return True
-        return now._version != self.version if self.values is None else not _same_bits(now, self.values)
+        return now._version != self.version if self.values is None else not same_bits(now, self.values)
 
     def restore(self) -> None:
         """Hold the tensor held before, with the values it had (written back in place, so that whatever else holds it
@@ -179,19 +179,14 @@ def _values(value) -> list:
     return list(value.values()) if isinstance(value, dict) else list(value)
 
 
-def _same_bits(a, b: torch.Tensor) -> bool:
+def same_bits(a, b: torch.Tensor) -> bool:
+    """Whether ``a`` is a tensor of ``b``'s dtype, shape and device with the same bits (0-d too; NaNs alike)."""
     if not isinstance(a, torch.Tensor) or (a.dtype, a.shape, a.device) != (b.dtype, b.shape, b.device):
         return False
     try:
         return torch.equal(a.detach().reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8))
     except RuntimeError:  # a layout without a byte view (sparse, quantized): told changed, and put back
         return False
-
-
-def _attribute_names(module: torch.nn.Module) -> list[str]:
-    """The names of a module's tensors held as plain attributes (not parameters, not buffers)."""
-    return [name for name, value in module.__dict__.items()
-            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter)]  # fmt: skip
 
 
 def attribute_tensors(model: torch.nn.Module) -> list[torch.Tensor]:
@@ -224,13 +219,12 @@ def kept(model: torch.nn.Module) -> Iterator[None]:
         state.restore()
 
 
-def carried(model: torch.nn.Module, call: Callable[[], torch.Tensor], same: Callable[[object, object], bool]) -> list[
-        str]:  # fmt: skip
+def carried(model: torch.nn.Module, call: Callable[[], torch.Tensor]) -> list[str]:
     """The Model's state that one ``call`` (the Model on a trial's inputs) changes and that changes the next call's
     output, by name (``self.hidden``); [] where a call changes none, or none that the next reads (a BatchNorm's running
     statistics in training mode; a hidden state each call overwrites from its inputs). Told apart from a Model that
     is not deterministic: the next call's output differs from the first, and a call from the first's state again
-    gives the first's bits (``same``). The state is as it was afterwards."""
+    gives the first's bits. The state is as it was afterwards."""
     state = _State(model)
     try:
         first = call()
@@ -238,10 +232,10 @@ def carried(model: torch.nn.Module, call: Callable[[], torch.Tensor], same: Call
         if not changed:
             return []
         second = call()
-        if same(second, first):
+        if same_bits(second, first):
             return []
         state.restore()
-        return [held.slot.where for held in changed] if same(call(), first) else []
+        return [held.slot.where for held in changed] if same_bits(call(), first) else []
     finally:
         state.restore()
 
