@@ -1,7 +1,7 @@
-"""What a Model keeps between calls besides its parameters: its buffers, its tensors held as attributes (alone or in a
-list, tuple or dict), and its numbers (KernelBench's vanilla RNNs keep their hidden state as ``self.hidden`` and
-reassign it in ``forward``; a BatchNorm in training mode updates its running statistics on every call; a Model may
-count its calls).
+"""What a Model keeps between calls: its buffers, its tensors held as attributes (alone or in a list, tuple or dict),
+its numbers, and its parameters where a call writes them (KernelBench's vanilla RNNs keep their hidden state as
+``self.hidden`` and reassign it in ``forward``; a BatchNorm in training mode updates its running statistics on every
+call; a Model may count its calls, or keep its state in a Parameter that does not require grad).
 
 The analysis evaluates the Model many times on one trial's inputs — in fp64, under rewrites, in Monte-Carlo runs —
 and each evaluation must start where the trial did. One that left a float64 hidden state (an fp64 evaluation
@@ -12,7 +12,10 @@ which the analysis's evaluations do not repeat.
 
 A tensor of the state larger than ``_COPIED_BYTES`` (a precomputed table) is not copied on every evaluation: one that
 a call replaces is put back, one a call writes in place is not (its in-place writes bump its version: ``carried``
-names it where the output depends on them).
+names it where the output depends on them). Parameters are the weights, which a call reads and does not write: an
+evaluation copies only those that do not require grad (state kept as a Parameter), and holds the others by identity
+and version; ``carried``, once per Model, copies them all, so that one a call writes is named where the next call
+reads it.
 """
 
 from __future__ import annotations
@@ -43,12 +46,12 @@ class _HeldTensor:
     version: a BatchNorm's kernel writes its running statistics without bumping it, so bits are compared where
     they can be)."""
 
-    def __init__(self, slot: _Slot):
+    def __init__(self, slot: _Slot, copied: bool = True):
         self.slot = slot
         self.tensor = slot.get()
         self.version = self.tensor._version
         small = self.tensor.numel() * self.tensor.element_size() <= _COPIED_BYTES
-        self.values = self.tensor.detach().clone() if small else None
+        self.values = self.tensor.detach().clone() if copied and small else None
 
     def changed(self) -> bool:
         now = self.slot.get()
@@ -117,15 +120,20 @@ class _Same:
 
 class _State:
     """The state of a Model: every buffer, tensor attribute (alone or in a list, tuple or dict) and number attribute
-    of its modules; not its parameters."""
+    of its modules, and its parameters: copied where they do not require grad or ``every_parameter`` is set, else held
+    by identity and version (module docstring)."""
 
-    def __init__(self, model: torch.nn.Module):
+    def __init__(self, model: torch.nn.Module, every_parameter: bool = False):
         self.held: list[_HeldTensor | _HeldValue] = []
         for prefix, module in model.named_modules():
             where = f"{prefix}." if prefix else "self."
             for name, buffer in module._buffers.items():
                 if buffer is not None:
                     self.held.append(_HeldTensor(_buffer_slot(module, name, where + name)))
+            for name, parameter in module._parameters.items():
+                if parameter is not None:
+                    slot = _Slot(_getter(module._parameters, name), _setter(module._parameters, name), where + name)
+                    self.held.append(_HeldTensor(slot, copied=every_parameter or not parameter.requires_grad))
             for name, value in list(module.__dict__.items()):
                 if name.startswith("_") or name == "training" or isinstance(value, torch.nn.Parameter):
                     continue
@@ -149,7 +157,15 @@ class _State:
 
 
 def _buffer_slot(module: torch.nn.Module, name: str, where: str) -> _Slot:
-    return _Slot(lambda: module._buffers.get(name), lambda value: module._buffers.__setitem__(name, value), where)
+    return _Slot(_getter(module._buffers, name), _setter(module._buffers, name), where)
+
+
+def _getter(table: dict, name: str) -> Callable[[], object]:
+    return lambda: table.get(name)
+
+
+def _setter(table: dict, name: str) -> Callable[[object], None]:
+    return lambda value: table.__setitem__(name, value)
 
 
 def _attribute_slot(module: torch.nn.Module, name: str, where: str) -> _Slot:
@@ -225,7 +241,7 @@ def carried(model: torch.nn.Module, call: Callable[[], torch.Tensor]) -> list[st
     statistics in training mode; a hidden state each call overwrites from its inputs). Told apart from a Model that
     is not deterministic: the next call's output differs from the first, and a call from the first's state again
     gives the first's bits. The state is as it was afterwards."""
-    state = _State(model)
+    state = _State(model, every_parameter=True)
     try:
         first = call()
         changed = state.changed()

@@ -143,3 +143,52 @@ def test_an_output_that_is_the_models_own_buffer_is_judged_as_computed():
     assert not torch.equal(exact, reference)  # else the test shows nothing
     verdict = analyse_model(model, [x], reference, exact, effort=Effort(runs=4)).verdict
     assert verdict != "bug", verdict
+
+
+class ParameterState(nn.Module):
+    """The hidden state kept in a Parameter (requires_grad False) and written in place: a Parameter is not a buffer,
+    but a call that writes one leaves state behind all the same."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(FEATURES + HIDDEN, HIDDEN)
+        self.hidden = nn.Parameter(torch.randn(BATCH, HIDDEN), requires_grad=False)
+
+    def forward(self, x):
+        new = torch.tanh(self.linear(torch.cat((x, self.hidden.to(x.dtype)), dim=1)))
+        with torch.no_grad():
+            self.hidden.copy_(new)
+        return new
+
+
+class ParameterTally(nn.Module):
+    """Counts its calls in a Parameter its output does not read."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(FEATURES, FEATURES)
+        self.calls = nn.Parameter(torch.zeros(()), requires_grad=False)
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.calls.add_(1)
+        return torch.tanh(self.linear(x))
+
+
+def test_state_kept_in_a_parameter_is_named_where_the_next_call_reads_it():
+    torch.manual_seed(0)
+    model, x = ParameterState(), torch.randn(BATCH, FEATURES)
+    with torch.no_grad():
+        reference = model(x)
+    with pytest.raises(OutOfScopeError, match=r"what its previous call left in it \(self\.hidden"):
+        analyse_model(model, [x], reference, reference.clone(), effort=Effort(runs=4))
+
+
+def test_a_parameter_written_but_not_read_is_analysed_and_put_back():
+    torch.manual_seed(0)
+    model, x = ParameterTally(), torch.randn(BATCH, FEATURES)
+    with torch.no_grad():
+        reference = model(x)
+    calls = model.calls.clone()
+    assert analyse_model(model, [x], reference, reference.clone(), effort=Effort(runs=4)).verdict == "identical"
+    assert torch.equal(model.calls, calls)  # every evaluation's write put back
