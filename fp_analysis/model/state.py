@@ -169,7 +169,7 @@ def _setter(table: dict, name: str) -> Callable[[object], None]:
 
 
 def _attribute_slot(module: torch.nn.Module, name: str, where: str) -> _Slot:
-    return _Slot(lambda: module.__dict__.get(name), lambda value: module.__dict__.__setitem__(name, value), where)
+    return _Slot(_getter(module.__dict__, name), _setter(module.__dict__, name), where)
 
 
 def _item_slot(container, key, where: str) -> _Slot:
