@@ -18,6 +18,7 @@ __all__ = [
     "CHUNK",
     "TOLERANCE_MARGIN",
     "chunks",
+    "departure_spreads",
     "departures",
     "differing",
     "fit",
@@ -75,6 +76,29 @@ def departures(values, recreation, scale) -> torch.Tensor:
         signed = torch.where(_difference(v, r) == 0, torch.zeros_like(v), v - r)
         parts.append((signed.nan_to_num(math.inf, math.inf, -math.inf) / s).to(torch.float32))
     return torch.cat(parts).reshape(values.shape)
+
+
+# Outputs ``departure_spreads`` reads at most: evenly strided, so a full-size output (16 M) costs a median of 1 M.
+_SPREAD_SAMPLE = 1 << 20
+
+
+def departure_spreads(values: torch.Tensor, recreation: torch.Tensor, truth: torch.Tensor) -> tuple[float, float, int]:
+    """How much ``values`` and ``recreation`` each depart from ``truth`` output by output, as (values' spread,
+    recreation's spread, outputs): the median absolute deviation of each departure (median |d − median d|) over the
+    outputs where the re-creation departs at all and all three are finite, at most ``_SPREAD_SAMPLE`` of them evenly
+    strided (``judge.unlike_size``). The median's: what every output shares is left out, and a side that copies a few
+    outputs from the re-creation does not move it (its breakdown point is one half: Rousseeuw & Croux 1993, J. Am.
+    Stat. Assoc. 88(424), "Alternatives to the median absolute deviation")."""
+    stride = max(1, -(-truth.numel() // _SPREAD_SAMPLE))
+    v, r, t = (x.reshape(-1)[::stride].to(torch.float64) for x in (values, recreation, truth))
+    kept = torch.isfinite(v) & torch.isfinite(r) & torch.isfinite(t) & (r != t)
+    if not bool(kept.any()):
+        return 0.0, 0.0, 0
+
+    def spread(d: torch.Tensor) -> float:
+        return float((d - d.median()).abs().median())
+
+    return spread(v[kept] - t[kept]), spread(r[kept] - t[kept]), int(kept.sum())
 
 
 def max_abs(a: torch.Tensor, b: torch.Tensor) -> float | None:

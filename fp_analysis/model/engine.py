@@ -32,9 +32,10 @@ The reference Model is the graph it runs (``fp_analysis.model.interpose``). ``an
    (STYLE 8; different fp32 orders differ by a few times, and 8 leaves a margin of about 4).
 3. **Re-creates each side** by rewriting the reference graph, one change at a time (``rewrites``): the
    linear ops' operands in TF32/bf16/fp16 (all of them, the convolutions or the matrix products apart, each
-   op alone), rounded to nearest with ties to even, and for TF32 also with ties away from zero where a side
-   is left over (PTX's cvt.rna: cuDNN's implicit-GEMM TF32 convolutions round so, the CUTLASS GEMM of a 1×1
-   conv to even; experiments/results/tf32_probe_h200.json); another form of one activation or formula of one op
+   op alone), rounded to nearest with ties to even, and for TF32 also with ties away from zero or toward zero
+   where a side is left over (PTX's cvt.rna: cuDNN's implicit-GEMM TF32 convolutions round so, the CUTLASS GEMM of
+   a 1×1 conv to even, experiments/results/tf32_probe_h200.json; a tensor core given fp32 bits truncates them);
+   another form of one activation or formula of one op
    (``forms``: a formula's cause is ``formula``); fast-math transcendentals, re-created through ``__expf``'s rounded
    argument, each op allowed its measured residual only (``fast_math``); precisions with forms; and where a side is
    left over, the whole Model under ``torch.autocast`` in bf16 or fp16 (``autocast``: results in the format too) or
@@ -86,6 +87,7 @@ from .judge import (
     simplest,
     unlike_any_order,
     unlike_reduced,
+    unlike_size,
     unlike_whole,
 )
 from .locate import locate
@@ -243,8 +245,8 @@ class _Analysis:
 
     def measure_fits(self) -> FitTable:
         """Each side's fit to each rewrite; the second-line rewrites (``Rewrite.second_line``: TF32 with ties away
-        from zero, the Model under autocast or in half precision) only where a side is left that no other rewrite
-        re-creates: elsewhere they cannot change the verdict, and they would double the evaluations."""
+        from zero or truncated, the Model under autocast or in half precision) only where a side is left that no other
+        rewrite re-creates: elsewhere they cannot change the verdict, and they would double the evaluations."""
         table = FitTable(self.rewrites)
         numbered = list(enumerate(self.rewrites, 1))
         for number, h in numbered:
@@ -342,7 +344,8 @@ class _Analysis:
                     ),
                 )
             if h.precision is not None:
-                fit = dataclasses.replace(fit, unlike=unlike_reduced(fit, table[side, Rewrite()]))
+                sized = unlike_size(*compare.departure_spreads(values, value, self.y64))
+                fit = dataclasses.replace(fit, unlike=unlike_reduced(fit, table[side, Rewrite()]) or sized)
             if h.whole:
                 fit = dataclasses.replace(fit, unlike=fit.unlike or unlike_whole(values, h.precision))
             elif h.autocast and on_grid(value, h.precision):  # its last op ran in the format: so must the side's

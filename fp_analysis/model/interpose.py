@@ -141,7 +141,8 @@ class Arithmetic:
     ``dtype``: float64 for the Model in double precision, float32 for the Model as given. ``linear_format``:
     "tf32", "bf16" or "fp16" rounds the operands of the linear ops in ``linear_ops`` (op indices; None: all of
     them, or only those of one kind with ``only_kind``: "convolution" or "matrix product") to nearest, ties as
-    ``linear_rounding`` says ("rne": to even; "rna": away from zero, as PTX's ``cvt.rna.tf32.f32`` does), summed as
+    ``linear_rounding`` says ("rne": to even; "rna": away from zero, as PTX's ``cvt.rna.tf32.f32`` does; "rz": toward
+    zero, as a tensor core reads fp32 bits), summed as
     ``accumulate`` says ("fp64": exact products summed in fp64; "fp32": PyTorch's own fp32 sum). ``kind_formats``
     (op kind → format), where given, says each kind's format instead (a reference mode: ``precision_mode``).
     ``forms``: op index → a form of ``FORMS``. ``fast_math``: the ops ``fast_math.EMULATED`` names computed as

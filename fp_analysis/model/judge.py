@@ -35,6 +35,7 @@ __all__ = [
     "simplest",
     "unlike_any_order",
     "unlike_reduced",
+    "unlike_size",
     "unlike_whole",
 ]
 
@@ -114,6 +115,33 @@ def unlike_reduced(fit: Fit, plain: Fit) -> str | None:
     )
 
 
+# How far below a reduced precision's own rounding a side's may stay and still be that precision's (``unlike_size``):
+# a kernel of bf16 or fp16 arithmetic rounds much of what the re-creation rounds, so its departures from the truth
+# vary from output to output about as much; 1/8 leaves room for one that keeps its results in fp32 where the
+# re-creation rounds them, or rounds fewer of its ops. Judged on at least _SIZE_OUTPUTS outputs: the spread of fewer
+# is too loose a measure (a few outputs' departures may be near equal by chance).
+_SIZE_SHARE = 1 / 8
+_SIZE_OUTPUTS = 16
+
+
+def unlike_size(side: float, recreation: float, outputs: int) -> str | None:
+    """Why a reduced-precision re-creation is not the side's arithmetic, None where it may be: ``side`` and
+    ``recreation`` say how much each departs from the fp64 truth from output to output (``compare.
+    departure_spreads``: the median absolute deviation, over the ``outputs`` where the re-creation departs). That
+    re-creation's floor is every op's rounding in the format going either way, wide enough to hold an fp32 side and a
+    constant off in its fourth digit (a held-out logsumexp with a stray 1e-3, +0.002 at each of 16 outputs, was
+    `candidate_bf16`; fp16 fitted it too). Rounding in a format errs by up to its unit roundoff at each rounding, in
+    directions that differ from output to output (Higham 2002, §2.2 and §3.1; Higham & Mary 2019, the floor's model),
+    so a side that rounded there varies about as much as the re-creation; one that varies by an eighth of it or less,
+    however far it is moved as a whole, did not round there, and what moves it is not that precision."""
+    if outputs < _SIZE_OUTPUTS or recreation <= 0.0 or side >= _SIZE_SHARE * recreation:
+        return None
+    return (
+        f"its departures from the fp64 truth vary by {side:.3g} from output to output (median absolute deviation over "
+        f"{outputs} outputs), the re-creation's by {recreation:.3g}: its results are not that precision's"
+    )
+
+
 # Share of a side's finite outputs that must be values of a format for the whole Model in that format (``Model.half()``)
 # to be its arithmetic: such a Model returns only that format's values, cast to fp32 or not; an fp32 side has about
 # one in 2^13 (fp16) or 2^16 (bf16) of its values on that grid by chance.
@@ -181,7 +209,7 @@ def unlike_any_order(agreeing: dict[str, int], outputs: int) -> str | None:
 def simplest(table: FitTable, side: str) -> Rewrite:
     """The rewrite to name for ``side`` among those that re-create it: plain first; then the fewest changes; then an
     exact re-creation before fast-math's looser allowance; then TF32 before bf16 and fp16 (operands inside fp16's
-    range round alike in TF32 and fp16, and a TF32 tensor core is the usual reason); ties to even before ties away;
+    range round alike in TF32 and fp16, and a TF32 tensor core is the usual reason); ties to even before the others;
     then the closest: first at fp32's resolution (the outputs beyond the plain floor of each: a real Model.half() fits
     half_bf16's wider floor too, but agrees with half_fp16), then in units of each one's σ."""
     return min(

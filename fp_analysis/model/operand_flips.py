@@ -106,14 +106,17 @@ def flip_effect(func, args, kwargs, fmt: str, rounding: str, index: int, noise):
 
 def _ambiguous(operand: torch.Tensor, window, fmt: str, rounding: str) -> torch.Tensor | None:
     """The spacing of ``fmt`` at each element of ``operand`` within ``window`` of a rounding boundary (0 elsewhere);
-    None where none is. The spacing is that of the binade the element lies in (``frexp`` of the element, not of its
-    rounding: one just below a power of two rounds up to it, where the spacing above is twice its own)."""
+    None where none is. The boundaries of rounding to nearest are the midpoints between neighbours; of truncation
+    (``rounding`` "rz"), the neighbours themselves. The spacing is that of the binade the element lies in (``frexp``
+    of the element, not of its rounding: one just below a power of two rounds up to it, where the spacing above is
+    twice its own)."""
     values = operand.float().to(operand.dtype)  # the fp32 value, as the rewrite rounds it
     rounded = round_to(values.float(), fmt, rounding).to(operand.dtype)
     _, exponent = torch.frexp(values)
     form = FORMATS[fmt]
     spacing = torch.ldexp(torch.ones_like(values), (exponent - form.precision).clamp_min(form.quantum_exponent_min))
-    distance = spacing / 2 - (values - rounded).abs()
+    off = (values - rounded).abs()
+    distance = torch.minimum(off, spacing - off) if rounding == "rz" else spacing / 2 - off
     near = (distance <= window) & torch.isfinite(values) & (values != 0)
     if not bool(near.any()):
         return None

@@ -3,7 +3,8 @@
 A rewrite changes one thing about how the reference Model computes (``fp_analysis.model.engine``'s docstring,
 step 3): its linear ops' operands rounded to TF32/bf16/fp16 (all of them, the convolutions or the matrix products
 apart, each op alone), rounded to nearest with ties to even or, for TF32, ties away from zero (PTX's cvt.rna:
-cuDNN's implicit-GEMM TF32 convolutions round so, experiments/results/tf32_probe_h200.json); another form of one
+cuDNN's implicit-GEMM TF32 convolutions round so, experiments/results/tf32_probe_h200.json) or toward zero (a tensor
+core given fp32 bits reads their top 19: a kernel that skips the conversion truncates); another form of one
 activation (``interpose.FORMS``: at every op of its name, and at each alone where there are at most
 ``_SINGLE_OP_REWRITES``, as for the linear ops: a recurrence's thousands of tanh ops must not each be a rewrite, each
 an evaluation of the whole graph); fast-math transcendentals (``fast_math``); a precision with a form; the Model
@@ -32,7 +33,15 @@ _DTYPE_NAMES = {"bf16": "bfloat16", "fp16": "float16"}
 # ties away from zero, and cuDNN's implicit-GEMM TF32 convolutions on the H200 agree with it and not with
 # ties-to-even (experiments/results/tf32_probe_h200.json: 180 units of σ from ties-to-even on a 3×3 conv with
 # K = 288, where one operand tie moves an output by 2^13/K units of its mean term).
-_TIES = {"rne": "to nearest, ties to even", "rna": "to nearest, ties away from zero, as cvt.rna.tf32.f32"}
+# A third, toward zero: an mma.sync or wgmma with .tf32 operands given fp32 registers uses their upper 19 bits and
+# ignores the 13 below (PTX ISA, "Warp-level matrix fragment" data types: .tf32 operands hold fp32 bit patterns whose
+# lower mantissa bits are ignored), so a kernel that leaves out cvt.rna (wmma's __float_to_tf32) truncates its
+# operands, as CUTLASS's round_toward_zero does and our 3xTF32 kernels' big part (kernels/conv_tf32.cuh).
+_TIES = {
+    "rne": "to nearest, ties to even",
+    "rna": "to nearest, ties away from zero, as cvt.rna.tf32.f32",
+    "rz": "toward zero, as a tensor core reads fp32 bits it is given",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +72,7 @@ class Rewrite:
     only_kind: str | None = None  # the linear ops of one kind only ("convolution", "matrix product")
     form: tuple[tuple[int, ...], str] | None = None  # (the op indices it acts on, form name)
     fast_math: bool = False
-    ties: str = "rne"  # how the operands' ties round: "rne" (to even) or "rna" (away from zero)
+    ties: str = "rne"  # how the operands round: "rne" (nearest, ties to even), "rna" (ties away) or "rz" (truncated)
     autocast: bool = False  # ``precision`` as torch.autocast runs the Model in it (``autocast``), not operands only
     whole: bool = False  # with ``autocast``: the whole Model in ``precision`` (``Model.half()``), no op in fp32
     order: str | None = None  # every sum and product (cumsum, prod…) in fp32 in this order (``ORDERS``)
@@ -85,7 +94,8 @@ class Rewrite:
     @property
     def second_line(self) -> bool:
         """Tried only where a side is left that no other rewrite re-creates (``engine``): TF32 with ties away from
-        zero (cuDNN's implicit GEMM), the whole Model under autocast, and the sums' named orders — a side of any of
+        zero (cuDNN's implicit GEMM) or truncated (a tensor core given fp32 bits), the whole Model under autocast, and
+        the sums' named orders — a side of any of
         them departs from every first-line rewrite, and each doubles the evaluations where it would change nothing."""
         return self.ties != "rne" or self.autocast or self.order is not None
 
@@ -201,7 +211,7 @@ def _sums(op: OpRecord, order: str | None) -> bool:
 
 def rewrites_of(ops: Sequence[OpRecord]) -> list[Rewrite]:
     """The rewrites tried on the graph ``ops`` (module docstring), plain first; each TF32 one followed by its
-    ties-away twin (tried only where a side is left that no other rewrite re-creates)."""
+    ties-away and truncating twins (tried only where a side is left that no other rewrite re-creates)."""
     linear = [o for o in ops if o.kind is OpKind.LINEAR]
     convolutions = [o for o in linear if o.name == "convolution"]
     scopes: list[dict] = [{}]
@@ -227,7 +237,7 @@ def rewrites_of(ops: Sequence[OpRecord]) -> list[Rewrite]:
     for h in [Rewrite(), *precisions, *forms, *combined, *fast, *orders, *autocast]:
         out.append(h)
         if h.precision == "tf32":
-            out.append(dataclasses.replace(h, ties="rna"))
+            out += [dataclasses.replace(h, ties=ties) for ties in ("rna", "rz")]
     return out
 
 

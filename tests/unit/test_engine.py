@@ -129,6 +129,24 @@ def test_a_reference_rounding_ties_away_as_cvt_rna_is_re_created_by_that_rule():
     assert "ties away from zero" in analysis.causes[0].evidence
 
 
+def test_a_candidate_truncating_its_operands_to_tf32_is_re_created_by_that_rule():
+    """A tensor core given fp32 bits reads their top 19 (a kernel without cvt.rna): TF32 toward zero, one way at
+    every operand, which neither rounding to nearest re-creates on a product of K = 256 (a held-out set's TF32
+    rewrites were `bug` before)."""
+    torch.manual_seed(0)
+    model = nn.Linear(256, 64)
+    x = torch.randn(32, 256)
+    truncated = Arithmetic(dtype=torch.float32, linear_format="tf32", linear_rounding="rz", accumulate="fp32")
+    candidate = evaluate(model, [x], truncated).output
+    with torch.no_grad():
+        reference = model(x)
+    analysis = analyse_model(model, [x], reference, candidate, effort=Effort(runs=4))
+    fits = {(r["side"], r["hypothesis"]): r["fits"] for r in analysis.hypotheses}
+    assert analysis.verdict == "candidate_tf32", analysis.hypotheses
+    assert fits[("candidate", "tf32~rz[all]")] and not fits[("candidate", "tf32[all]")]
+    assert "toward zero" in analysis.causes[0].evidence
+
+
 @pytest.mark.parametrize("candidate", ["shared", "plain"])
 def test_the_ties_away_rewrite_is_skipped_where_other_rewrites_re_create_both_sides(built, candidate):
     _, model, x, _, _ = built["conv2d_mish"]

@@ -22,6 +22,7 @@ from fp_analysis.model.judge import (
     parameter_analysis,
     parameters_first,
     simplest,
+    unlike_size,
 )
 from fp_analysis.model.rewrites import Rewrite, rewrites_of
 from fp_analysis.model.verdict import Analysis, Cause, CauseKind, Outcome, verdict_name
@@ -222,3 +223,11 @@ def test_a_difference_of_parameters_is_preferred_to_an_approximation_that_only_h
     assert not parameters_first(plain, plain)  # plain with the reference's own values: nothing simpler
     assert not parameters_first(approximated, approximated)
     assert not parameters_first(approximated, BUG)
+
+
+def test_a_side_that_varies_far_less_than_a_reduced_precision_is_not_that_precision():
+    assert unlike_size(1e-6, 2e-2, 16) is not None  # a constant shift: its departures hardly vary
+    assert "not that precision's" in unlike_size(1e-6, 2e-2, 16)
+    assert unlike_size(0.5e-2, 2e-2, 16) is None  # a quarter: a kernel that rounds fewer of its ops
+    assert unlike_size(1e-6, 2e-2, 15) is None  # too few outputs to measure a spread
+    assert unlike_size(0.0, 0.0, 100) is None  # the precision changes nothing there

@@ -87,3 +87,62 @@ def test_grid_share_is_the_share_round_to_keeps(fmt, dtype):
     expected = float((round_to(finite, fmt) == finite).double().mean())
     assert 0.2 < expected < 0.9  # the case mixes both kinds
     assert grid_share(values, fmt) == expected
+
+
+class _LinearRowSum(nn.Module):
+    """A Linear summed over its features, one output per row: the reduction of a held-out logsumexp chain."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(256, 128)
+
+    def forward(self, x):
+        return self.linear(x).sum(dim=1, keepdim=True)
+
+
+def _shifted(model, x):
+    """fp32, then +2e-3 at every output (2e-4 of their size, a reduced format's rounding, but the same at each)."""
+    return model(x) + 2e-3
+
+
+def _shifted_one_copied(model, x):
+    """The same, but for one output copied from the Model under bf16 autocast: it agrees with that re-creation at
+    fp32's resolution at one output more than with plain fp32 (``judge.unlike_reduced`` lets it through)."""
+    out = _shifted(model, x)
+    out[0] = _under_autocast(torch.bfloat16)(model, x)[0]
+    return out
+
+
+def _under_autocast(dtype):
+    def run(model, x):
+        with torch.autocast("cpu", dtype=dtype):
+            return model(x).float()
+
+    return run
+
+
+def _bf16_operands_fp32_results(model, x):
+    """A kernel that rounds its operands to bf16 and keeps every result in fp32 (autocast rounds them too)."""
+    w, b = model.linear.weight, model.linear.bias
+    return (x.bfloat16().float() @ w.bfloat16().float().T + b.bfloat16().float()).sum(dim=1, keepdim=True)
+
+
+@pytest.mark.parametrize(
+    ("make", "verdict"),
+    [
+        (_shifted, "bug"),
+        (_shifted_one_copied, "bug"),
+        (_under_autocast(torch.bfloat16), "candidate_bf16"),
+        (_under_autocast(torch.float16), "candidate_fp16"),
+        (_bf16_operands_fp32_results, "candidate_bf16"),
+    ],
+)
+def test_a_departure_the_same_at_every_output_is_not_a_reduced_precision(make, verdict):
+    """A reduced format's rounding varies from output to output; a constant added to every output does not, however
+    well it fits bf16's or fp16's wide floor (``judge.unlike_size``)."""
+    torch.manual_seed(1)
+    model, x = _LinearRowSum(), torch.randn(16, 256)
+    with torch.no_grad():
+        reference, candidate = model(x), make(model, x)
+    analysis = analyse_model(model, [x], reference, candidate, effort=Effort(runs=4))
+    assert analysis.verdict == verdict, [c.evidence for c in analysis.causes]
