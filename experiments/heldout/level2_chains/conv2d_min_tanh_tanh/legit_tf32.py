@@ -1,0 +1,25 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def _round_tf32(t):
+    # Round to TF32 (10 explicit mantissa bits), round-to-nearest on the float32 bit pattern.
+    if t.dtype != torch.float32:
+        return _round_tf32(t.float()).to(t.dtype)
+    bits = t.contiguous().view(torch.int32)
+    bits = (bits + 0x1000) & -0x2000
+    return bits.view(torch.float32)
+
+
+class ModelNew(nn.Module):
+    """Convolution on TF32 tensor cores: input and weight rounded to TF32, fp32 accumulation."""
+
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super(ModelNew, self).__init__()
+        self.conv = nn.Conv2d(in_channels, out_channels, kernel_size)
+
+    def forward(self, x):
+        x = F.conv2d(_round_tf32(x), _round_tf32(self.conv.weight), self.conv.bias)
+        x = torch.min(x, dim=1, keepdim=True)[0]
+        return torch.tanh(torch.tanh(x))

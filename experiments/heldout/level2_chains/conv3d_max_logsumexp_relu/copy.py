@@ -1,0 +1,20 @@
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    """
+    3D convolution, 3D max pooling, log-sum-exp over channels (kept), ReLU.
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding):
+        super(ModelNew, self).__init__()
+        self.conv = nn.Conv3d(in_channels, out_channels, kernel_size, stride=stride, padding=padding)
+        self.max_pool = nn.MaxPool3d(kernel_size=2, stride=2)
+
+    def forward(self, x):
+        x = self.conv(x)
+        x = self.max_pool(x)
+        x = torch.logsumexp(x, dim=1, keepdim=True)
+        x = torch.relu(x)
+        return x

@@ -1,0 +1,35 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """
+    GEMM, Sigmoid, scaling and a residual add of the GEMM output.
+    """
+
+    def __init__(self, input_size, hidden_size, scaling_factor):
+        super(Model, self).__init__()
+        self.gemm = nn.Linear(input_size, hidden_size)
+        self.scaling_factor = scaling_factor
+
+    def forward(self, x):
+        x = self.gemm(x)
+        original_x = x
+        x = torch.sigmoid(x)
+        x = x * self.scaling_factor
+        x = x + original_x
+        return x
+
+
+batch_size = 16
+input_size = 512
+hidden_size = 256
+scaling_factor = 2.0
+
+
+def get_inputs():
+    return [torch.randn(batch_size, input_size)]
+
+
+def get_init_inputs():
+    return [input_size, hidden_size, scaling_factor]

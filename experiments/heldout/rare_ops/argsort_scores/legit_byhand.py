@@ -1,0 +1,13 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, num_items):
+        super(ModelNew, self).__init__()
+        self.fc = nn.Linear(in_features, num_items)
+
+    def forward(self, x):
+        scores = (x[:, None, :] * self.fc.weight[None]).sum(dim=-1) + self.fc.bias
+        return torch.argsort(scores, dim=-1, descending=True)

@@ -1,0 +1,10 @@
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super(ModelNew, self).__init__()
+
+    def forward(self, a, d):
+        return torch.matmul(a * d[:, :, None], a.transpose(-1, -2))

@@ -1,0 +1,16 @@
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, h, w, eps):
+        super(ModelNew, self).__init__()
+        self.ln = nn.LayerNorm([h, w], eps=eps)
+        nn.init.normal_(self.ln.weight, 1.0, 0.2)
+        nn.init.normal_(self.ln.bias, 0.0, 0.2)
+
+    def forward(self, x):
+        mean = x.mean(dim=(-2, -1), keepdim=True)
+        msq = (x * x).mean(dim=(-2, -1), keepdim=True)
+        var = msq - mean * mean
+        return (x - mean) * torch.rsqrt(var + 1e-4) * self.ln.weight + self.ln.bias

@@ -1,0 +1,15 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, num_segments):
+        super(ModelNew, self).__init__()
+        self.num_segments = num_segments
+
+    def forward(self, x, seg):
+        e = torch.exp(x)
+        sums = torch.zeros(x.shape[0], self.num_segments, dtype=x.dtype, device=x.device)
+        sums = sums.scatter(1, seg, e)
+        return e / torch.gather(sums, 1, seg)

@@ -1,0 +1,31 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """
+    A linear layer followed by the k largest values of each row (sorted, largest first).
+    """
+
+    def __init__(self, in_features, out_features, k):
+        super(Model, self).__init__()
+        self.fc = nn.Linear(in_features, out_features)
+        self.k = k
+
+    def forward(self, x):
+        y = self.fc(x)
+        return torch.topk(y, self.k, dim=-1).values
+
+
+batch_size = 128
+in_features = 256
+out_features = 512
+k = 16
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features, k]
