@@ -344,8 +344,9 @@ class _Analysis:
                     ),
                 )
             if h.precision is not None:
-                sized = unlike_size(*compare.departure_spreads(values, value, self.y64))
-                fit = dataclasses.replace(fit, unlike=unlike_reduced(fit, table[side, Rewrite()]) or sized)
+                unlike = unlike_reduced(fit, table[side, Rewrite()])  # the spreads only where that lets it through
+                unlike = unlike or unlike_size(*compare.departure_spreads(values, value, self.y64))
+                fit = dataclasses.replace(fit, unlike=unlike)
             if h.whole:
                 fit = dataclasses.replace(fit, unlike=fit.unlike or unlike_whole(values, h.precision))
             elif h.autocast and on_grid(value, h.precision):  # its last op ran in the format: so must the side's
