@@ -70,6 +70,15 @@ def _words(analysis) -> list[str]:
 
 
 NAMES = [f.name for f in FAMILIES]
+# The level-3 networks analysed op by op take 2–7 s an analysis on CI's two cores. CI analyses each one's planted
+# output and its planted arithmetic; their reference-against-itself and all-zeros cases (which the one planted output
+# is stricter than), and the training-mode transformer's planted output (the eval-mode one's, through the slow path
+# of the same attention), run with the slow tests (experiments/device_run.sh slowtests, or FPA_RUN_SLOW=1).
+_NETWORKS = {"transformer_block", "transformer_block_training", "lstm_last_step", "gru_hidden"}
+
+
+def _families_in_ci(leave_out: set[str]) -> list:
+    return [pytest.param(name, marks=pytest.mark.slow) if name in leave_out else name for name in NAMES]
 
 
 def test_the_suite_covers_every_family(built):
@@ -139,14 +148,14 @@ def test_the_suite_covers_every_family(built):
 # ------------------------------------------------------------------------------------- every family, three candidates
 
 
-@pytest.mark.parametrize("family", NAMES)
+@pytest.mark.parametrize("family", _families_in_ci(_NETWORKS))
 def test_the_reference_itself_is_identical(built, family):
     model, inputs, reference = built(family)
     analysis = analyse_model(model, inputs, reference, reference.clone(), effort=EFFORT)
     assert analysis.verdict == "identical" and analysis.explained, (analysis.verdict, _words(analysis))
 
 
-@pytest.mark.parametrize("family", NAMES)
+@pytest.mark.parametrize("family", _families_in_ci(_NETWORKS))
 def test_zeros_are_a_bug(built, family):
     model, inputs, reference = built(family)
     assert float((reference != 0).float().mean()) > 0.1  # no family's reference is (nearly) all zeros
@@ -168,6 +177,8 @@ def _one_output_moved(reference: torch.Tensor) -> torch.Tensor:
     [
         pytest.param(name, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=KNOWN_ONE_OUTPUT[name]))
         if name in KNOWN_ONE_OUTPUT
+        else pytest.param(name, marks=pytest.mark.slow)
+        if name == "transformer_block_training"
         else name
         for name in NAMES
     ],

@@ -18,11 +18,6 @@ import tempfile
 import pytest
 
 from fp_analysis.model.verdict import CAUSES, FALSE_PASS_VERDICTS, Outcome
-from fp_analysis.triage.summary import arithmetic_precision, problem_order, summarize
-
-pytest.importorskip("seaborn")
-from matplotlib.colors import to_hex, to_rgb  # after the skip: seaborn brings matplotlib
-
 from fp_analysis.triage.report import (
     VERDICT_COLOURS,
     report_figures,
@@ -30,6 +25,27 @@ from fp_analysis.triage.report import (
     verdict_order,
     write_report,
 )
+from fp_analysis.triage.summary import arithmetic_precision, problem_order, summarize
+
+
+@pytest.fixture(autouse=True)
+def _seaborn():
+    """Each test skipped without seaborn; imported by the tests, not at collection (seaborn's import, scipy.stats's
+    with it, takes ~2 s in each pytest-xdist worker, which all collect this module)."""
+    pytest.importorskip("seaborn")
+
+
+def to_hex(colour, keep_alpha: bool) -> str:
+    from matplotlib.colors import to_hex as matplotlib_to_hex
+
+    return matplotlib_to_hex(colour, keep_alpha=keep_alpha)
+
+
+def to_rgb(colour) -> tuple[float, float, float]:
+    from matplotlib.colors import to_rgb as matplotlib_to_rgb
+
+    return matplotlib_to_rgb(colour)
+
 
 FAILURES = {*FALSE_PASS_VERDICTS, *(o.value for o in Outcome if o is not Outcome.IDENTICAL)}
 ARITHMETIC = {Outcome.IDENTICAL.value, *CAUSES} - FAILURES
