@@ -3,7 +3,10 @@ start warm.
 
 What it runs is torch's first convolution and numba's twins (``orders.accumulate``, ``arith.add32``), which the
 kernels' twins in ``fpa fuzz`` of a seed op compute with: loading the twins from numba's cache is paid by every
-process that does it, unless the process is forked from one that has. It is our own fixed code, never the user's,
+process that does it, unless the process is forked from one that has. It also imports what torch's first
+``torch._check`` imports (``torch.fx.experimental.symbolic_shapes``, and sympy with it): the reference
+decompositions the engine evaluates norms through (``torch._refs``) call it, and a job importing it itself paid
+0.36 s (measured on 2 cores: each group-norm pair of a triage). It is our own fixed code, never the user's,
 and the only torch the server (``fp_analysis.run.forkserver_loop``) runs itself.
 """
 
@@ -47,6 +50,7 @@ def warm_up() -> None:
     """
     import numpy as np
     import torch
+    import torch.fx.experimental.symbolic_shapes  # what torch._check imports at its first call
 
     from ..numerics.arith import add32
     from ..numerics.orders import AccumulationSpec, accumulate
