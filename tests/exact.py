@@ -15,33 +15,44 @@ from fp_analysis.numerics.formats import FORMATS
 
 
 def floor_log2(a: Fraction) -> int:
-    """floor(log2(a)) for a positive Fraction, by exact comparison."""
+    """floor(log2(a)) for a positive Fraction, by exact comparison: with n and d of b_n and b_d bits, a lies in
+    (2^(b_n−b_d−1), 2^(b_n−b_d+1)), so the answer is b_n − b_d or one less."""
     e = a.numerator.bit_length() - a.denominator.bit_length()
-    while Fraction(2) ** e > a:
-        e -= 1
-    while Fraction(2) ** (e + 1) <= a:
-        e += 1
-    return e
+    return e if _at_least_power(a.numerator, a.denominator, e) else e - 1
+
+
+def _at_least_power(n: int, d: int, e: int) -> bool:
+    """n/d ≥ 2^e, in integers."""
+    return n >= d << e if e >= 0 else n << -e >= d
 
 
 def round_fraction(q: Fraction, fmt: str, mode: str) -> float:
-    """The value of format ``fmt`` that rounding the exact nonzero rational ``q`` gives, as a Python float."""
+    """The value of format ``fmt`` that rounding the exact nonzero rational ``q`` gives, as a Python float.
+
+    The rational a = |q| as n/d, its quantum 2^k (k: the exponent of a's binade, not below emin, less the precision's
+    fraction bits): a/2^k = N/D in integers, its integer part m and remainder r = N − m·D; r/D against 1/2 is 2r
+    against D. The result m·2^k is below 2^(precision+1)·2^k, exact in a float unless it overflows."""
     f = FORMATS[fmt]
     negative = q < 0
     a = -q if negative else q
-    quantum_exp = max(floor_log2(a), f.emin) - (f.precision - 1)
-    scaled = a / Fraction(2) ** quantum_exp
-    n = scaled.numerator // scaled.denominator
-    rem = scaled - n
-    if mode == "rne" and (rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2 == 1)):
-        n += 1
-    elif mode == "rna" and rem >= Fraction(1, 2):
-        n += 1
-    value = Fraction(n) * Fraction(2) ** quantum_exp
-    if value > Fraction(f.max_finite):
-        value = f.max_finite if mode == "rz" else math.inf
-    result = float(value)
+    k = max(floor_log2(a), f.emin) - (f.precision - 1)
+    n, d = (a.numerator, a.denominator << k) if k >= 0 else (a.numerator << -k, a.denominator)
+    m, r = divmod(n, d)
+    if (mode == "rne" and (2 * r > d or (2 * r == d and m % 2 == 1))) or (mode == "rna" and 2 * r >= d):
+        m += 1
+    biggest = Fraction(f.max_finite)
+    if not _at_most(m, k, biggest):
+        result = f.max_finite if mode == "rz" else math.inf
+    else:
+        result = math.ldexp(m, k)
     return -result if negative else result
+
+
+def _at_most(m: int, k: int, bound: Fraction) -> bool:
+    """m·2^k ≤ bound, in integers."""
+    if k >= 0:
+        return (m << k) * bound.denominator <= bound.numerator
+    return m * bound.denominator <= bound.numerator << -k
 
 
 def round_float(x: float, fmt: str, mode: str) -> float:
