@@ -56,6 +56,7 @@ def describe(*args: str) -> None:
                 "stdin_is_devnull": os.path.samefile("/proc/self/fd/0", os.devnull),
                 "cuda_initialized": torch.cuda.is_initialized(),
                 "numba_loaded": "numba" in sys.modules,  # by the server's warm-up (``forkserver_warmup``), or not
+                "symbolic_shapes_loaded": "torch.fx.experimental.symbolic_shapes" in sys.modules,  # the same
             }
         ),
         flush=True,

@@ -1,4 +1,4 @@
-"""The fork server's warm-up: run once in the server what jobs on a conv run first, so the children forked after it
+"""The fork server's warm-up: run once in the server what jobs first run and import, so the children forked after it
 start warm.
 
 What it runs is torch's first convolution and numba's twins (``orders.accumulate``, ``arith.add32``), which the
@@ -6,7 +6,8 @@ kernels' twins in ``fpa fuzz`` of a seed op compute with: loading the twins from
 process that does it, unless the process is forked from one that has. It also imports what torch's first
 ``torch._check`` imports (``torch.fx.experimental.symbolic_shapes``, and sympy with it): the reference
 decompositions the engine evaluates norms through (``torch._refs``) call it, and a job importing it itself paid
-0.36 s (measured on 2 cores: each group-norm pair of a triage). It is our own fixed code, never the user's,
+0.36 s (measured on 2 cores: each group-norm pair of a triage), where the warm-up, once a session, takes ~0.5 s
+longer for it. It is our own fixed code, never the user's,
 and the only torch the server (``fp_analysis.run.forkserver_loop``) runs itself.
 """
 
@@ -40,7 +41,7 @@ def warm_before(target: str) -> None:
 
 
 def warm_up() -> None:
-    """Run once, in the server, what jobs on a conv run first (see the module docstring), so that the jobs forked
+    """Run once, in the server, what jobs first run and import (see the module docstring), so that the jobs forked
     after it (all but the first: ``warm_before``) start warm.
 
     On one torch thread, so that no OpenMP pool exists when the server forks (each child sets its own thread

@@ -50,6 +50,7 @@ def test_a_forked_child_sees_what_a_fresh_interpreter_sees(tmp_path, monkeypatch
     for seen in (fresh_seen, forked_seen):
         seen.pop("numpy_draw")
         seen.pop("numba_loaded")  # a fork after the server's warm-up has it: by design (the next test)
+        seen.pop("symbolic_shapes_loaded")
         seen["env"].pop("FPA_FORK_SERVER", None)
     # the descriptor numbers depend on what this process had open at each start: compare how many and which kinds
     assert len(fresh_seen.pop("fds")) == len(forked_seen.pop("fds"))
@@ -60,16 +61,19 @@ def test_a_forked_child_sees_what_a_fresh_interpreter_sees(tmp_path, monkeypatch
 
 
 def test_the_server_warms_up_before_its_second_worker_not_before_its_first(tmp_path, monkeypatch):
-    """A single job never waits for the warm-up (numba's twins); the jobs after the first start with it."""
+    """A single job never waits for the warm-up (numba's twins, what torch._check imports); the jobs after the first
+    start with it."""
     monkeypatch.setattr(forkserver, "_server", None)  # a server of this test's own, started by the first request
     monkeypatch.setattr(forkserver, "_server_key", None)
     try:
-        assert _describe(tmp_path, "before")[1]["numba_loaded"] is False
+        before = _describe(tmp_path, "before")[1]
+        assert before["numba_loaded"] is False and before["symbolic_shapes_loaded"] is False
         for number in (1, 2):
             worker = ChildProcess("worker", [str(tmp_path)], tmp_path, f"worker{number}")  # no job: it ends at once
             worker.proc.wait(60)
             worker.close()
-            assert _describe(tmp_path, f"after{number}")[1]["numba_loaded"] is (number == 2)
+            after = _describe(tmp_path, f"after{number}")[1]
+            assert after["numba_loaded"] is after["symbolic_shapes_loaded"] is (number == 2)
     finally:
         if forkserver._server is not None:
             forkserver._server.close()

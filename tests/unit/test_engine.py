@@ -69,13 +69,25 @@ def test_the_suite_covers_every_family(built):
 
 # Every candidate on every problem is 480 analyses that apply; CI's two cores run a third of them (162), the diagonals
 # (problem + candidate) % 3 == 0, which keep every candidate on at least two problems it applies to (the rarest, a
-# transposed convolution's output padding ignored, applies to 4) and every problem with at least two candidates; the
-# slow tests run them all (experiments/device_run.sh slowtests, or FPA_RUN_SLOW=1).
+# group's offset, applies to 3) and every problem with at least two candidates (checked below); the slow tests run
+# them all (experiments/device_run.sh slowtests, or FPA_RUN_SLOW=1).
 CASES = [
     pytest.param(p.name, c.name, marks=() if (i + j) % 3 == 0 else (pytest.mark.slow,))
     for i, p in enumerate(PROBLEMS)
     for j, c in enumerate(CANDIDATES)
 ]
+
+
+def test_the_grid_ci_runs_keeps_every_candidate_on_two_problems_and_every_problem_with_two_candidates(built):
+    by_name = {c.name: c for c in CANDIDATES}
+    applying = set()
+    for problem, name in (case.values for case in CASES if not case.marks):
+        spec, _, _, reference, ops = built[problem]
+        if by_name[name].applies(spec, ops, reference):
+            applying.add((problem, name))
+    assert len(applying) == 162
+    assert all(sum(name == c.name for _, name in applying) >= 2 for c in CANDIDATES)
+    assert all(sum(problem == p.name for problem, _ in applying) >= 2 for p in PROBLEMS)
 
 
 @pytest.mark.parametrize(("problem", "candidate"), CASES)
