@@ -40,19 +40,11 @@ def round_fraction(q: Fraction, fmt: str, mode: str) -> float:
     m, r = divmod(n, d)
     if (mode == "rne" and (2 * r > d or (2 * r == d and m % 2 == 1))) or (mode == "rna" and 2 * r >= d):
         m += 1
-    biggest = Fraction(f.max_finite)
-    if not _at_most(m, k, biggest):
+    if m * Fraction(2) ** k > Fraction(f.max_finite):
         result = f.max_finite if mode == "rz" else math.inf
     else:
         result = math.ldexp(m, k)
     return -result if negative else result
-
-
-def _at_most(m: int, k: int, bound: Fraction) -> bool:
-    """m·2^k ≤ bound, in integers."""
-    if k >= 0:
-        return (m << k) * bound.denominator <= bound.numerator
-    return m * bound.denominator <= bound.numerator << -k
 
 
 def round_float(x: float, fmt: str, mode: str) -> float:
